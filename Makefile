@@ -1,0 +1,95 @@
+# clockbench: what the host's clocksource costs its KVM guests.
+# `make help` lists the targets.
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+CC ?= cc
+MUSL_CC ?= musl-gcc
+CFLAGS ?= -O2 -g
+PROJECT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter
+LDLIBS := -lpthread -lm
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+BUILD := build
+ENGINE_SRCS := $(filter-out bench/main.c,$(wildcard bench/*.c))
+ENGINE_HDRS := $(wildcard bench/*.h)
+HOST_OBJS := $(patsubst bench/%.c,$(BUILD)/host/%.o,$(ENGINE_SRCS))
+MUSL_ENGINE_OBJS := $(patsubst bench/%.c,$(BUILD)/musl/%.o,$(ENGINE_SRCS))
+MUSL_INC := $(BUILD)/musl-include
+
+RESULTS := results
+RUN_ID ?= $(shell date -u +%Y%m%d-%H%M%S)-$(shell hostname -s 2>/dev/null || echo host)
+
+.PHONY: all deps check bench bench-host bench-self install uninstall clean help
+all: bench/clockbench $(BUILD)/clockbench-static
+
+bench/clockbench: $(HOST_OBJS) $(BUILD)/host/main.o
+	@echo "  LD      $@"
+	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/host/%.o: bench/%.c $(ENGINE_HDRS)
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+# Debian's musl-gcc sees only musl's headers; the seccomp code needs three
+# kernel header folders, and never glibc's.
+$(MUSL_INC)/.stamp:
+	$(Q)command -v $(MUSL_CC) >/dev/null || { echo "clockbench: $(MUSL_CC) not found: run 'make deps' (Debian: apt-get install musl-tools)" >&2; exit 1; }
+	@mkdir -p $(@D)
+	$(Q)ln -sfn /usr/include/linux $(@D)/linux
+	$(Q)ln -sfn /usr/include/asm-generic $(@D)/asm-generic
+	$(Q)ln -sfn /usr/include/$$(gcc -dumpmachine)/asm $(@D)/asm
+	@touch $@
+
+$(BUILD)/musl/%.o: bench/%.c $(ENGINE_HDRS) $(MUSL_INC)/.stamp
+	@mkdir -p $(@D)
+	@echo "  MUSLCC  $@"
+	$(Q)$(MUSL_CC) $(PROJECT_CFLAGS) -isystem $(MUSL_INC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/clockbench-static: $(MUSL_ENGINE_OBJS) $(BUILD)/musl/main.o
+	@echo "  LD      $@"
+	$(Q)$(MUSL_CC) -static $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+-include guest-init/guest.mk
+
+deps:
+	$(Q)./host-scripts/deps.sh
+
+check: all
+	$(Q)./tests/run
+
+# The default host measurement on the current clocksource.
+bench-host: all
+	$(Q)./host-scripts/bench-host.sh "$(RESULTS)" "$(RUN_ID)"
+
+bench: bench-host
+
+bench-self: all
+	$(Q)./tests/bench-self.sh
+
+install: bench/clockbench
+	install -d "$(DESTDIR)$(BINDIR)"
+	install -m 0755 bench/clockbench "$(DESTDIR)$(BINDIR)/clockbench"
+
+uninstall:
+	rm -f "$(DESTDIR)$(BINDIR)/clockbench"
+
+clean:
+	rm -rf $(BUILD) bench/clockbench
+
+help:
+	@echo "make              build bench/clockbench (gcc) and $(BUILD)/clockbench-static (musl)"
+	@echo "make deps         install the Debian packages the project needs (root), or print the command"
+	@echo "make check        run the tests (TAP; no root needed)"
+	@echo "make bench-host   measure this host on its current clocksource into $(RESULTS)/<run-id>/"
+	@echo "make bench        the main job (today: bench-host)"
+	@echo "make bench-self   the engine's own accuracy: loop overhead, run-to-run spread, musl vs glibc"
+	@echo "make install      install clockbench into \$$(DESTDIR)\$$(PREFIX)/bin (PREFIX=$(PREFIX))"
+	@echo "make uninstall    remove it again"
+	@echo "make clean        remove build products (never results/)"

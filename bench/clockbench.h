@@ -1,0 +1,280 @@
+/* clockbench.h: shared types and entry points of the measuring engine. */
+#ifndef CLOCKBENCH_H
+#define CLOCKBENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#define CB_VERSION "0.1.0"
+#define CB_SCHEMA "clockbench/1"
+#define CB_MAX_CPUS 1024
+
+/* Exit statuses, documented in README.md. */
+enum { CB_EXIT_OK = 0, CB_EXIT_FAIL = 1, CB_EXIT_USAGE = 2 };
+
+/* The whole program as a function: the host build's main() and the guest's
+ * PID 1 both call it, so the two builds share every line of the engine. */
+int clockbench_main(int argc, char **argv);
+
+/* ---- clocks and methods ---- */
+
+struct cb_clock {
+	const char *name;
+	clockid_t id;
+};
+extern const struct cb_clock cb_clocks[];
+extern const int cb_nclocks;
+
+enum cb_method { CB_VDSO, CB_SYSCALL, CB_RDTSC, CB_RDTSCP, CB_NMETHODS };
+extern const char *const cb_method_names[CB_NMETHODS];
+
+/* ---- options ---- */
+
+enum cb_format { CB_TEXT, CB_JSON, CB_CSV };
+
+struct cb_opts {
+	unsigned clocks;          /* bitmask over cb_clocks[] */
+	unsigned methods;         /* bitmask over enum cb_method */
+	int threads[CB_MAX_CPUS]; /* thread counts to sweep, ascending */
+	int nthreads;
+	int cpus[CB_MAX_CPUS];    /* CPUs to pin to, in order of use */
+	int ncpus;
+	double duration;          /* seconds per cell and per check */
+	unsigned batch;           /* calls per timed batch; 0 = automatic */
+	int cost;                 /* measure cost cells */
+	int check_warps, check_tsc;
+	unsigned tsc_rounds;      /* round trips per CPU in the TSC check */
+	enum cb_format format;
+	const char *output;       /* NULL = stdout */
+	const char *json_out, *csv_out;
+	int quiet;
+	int argc;
+	char **argv;
+};
+
+/* Parses argv into *o.  Returns -1 to go on, or an exit status (0 after
+ * --help/--version, CB_EXIT_USAGE after printing one line to stderr). */
+int cb_parse_opts(struct cb_opts *o, int argc, char **argv);
+
+/* ---- histogram (log-linear, integer values) ---- */
+
+#define CB_HIST_SUB_BITS 8 /* 256 buckets per power of two: < 0.4 % error */
+#define CB_HIST_BUCKETS ((64 - CB_HIST_SUB_BITS + 1) << CB_HIST_SUB_BITS)
+
+struct cb_hist {
+	uint64_t count, min, max;
+	long double sum;
+	uint32_t b[CB_HIST_BUCKETS];
+};
+
+void cb_hist_init(struct cb_hist *h);
+void cb_hist_add(struct cb_hist *h, uint64_t v);
+void cb_hist_merge(struct cb_hist *dst, const struct cb_hist *src);
+/* Value at quantile q in [0,1]: the smallest bucket whose cumulative count
+ * reaches ceil(q * count), reported as the bucket's midpoint clamped to
+ * [min, max].  Exact for values below 2^CB_HIST_SUB_BITS. */
+double cb_hist_quantile(const struct cb_hist *h, double q);
+double cb_hist_mean(const struct cb_hist *h);
+unsigned cb_hist_bucket(uint64_t v);
+uint64_t cb_hist_bucket_low(unsigned i);
+uint64_t cb_hist_bucket_high(unsigned i);
+
+/* ---- TSC ---- */
+
+static inline uint64_t cb_rdtsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* rdtsc ordered after every earlier instruction and before every later one. */
+static inline uint64_t cb_rdtsc_start(void)
+{
+	uint32_t lo, hi;
+	__asm__ __volatile__("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi) :: "memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* rdtscp waits for earlier instructions; lfence keeps later ones after it. */
+static inline uint64_t cb_rdtsc_end(void)
+{
+	uint32_t lo, hi, aux;
+	__asm__ __volatile__("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux) :: "memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* TSC ticks per nanosecond, calibrated against CLOCK_MONOTONIC_RAW over
+ * about ms milliseconds.  Returns 0 on failure. */
+double cb_tsc_calibrate(unsigned ms);
+
+/* ---- threads ---- */
+
+#include <stdatomic.h>
+
+/* A start line: every thread waits at it, then all go at once, or none
+ * does if the run is abandoned (so a failed pthread_create never leaves
+ * threads stuck, as a short barrier would). */
+struct cb_gate {
+	atomic_int ready, state;
+};
+void cb_gate_init(struct cb_gate *g);
+int cb_gate_wait(struct cb_gate *g);               /* 1 go, 0 abandoned */
+void cb_gate_open(struct cb_gate *g, int n, int go); /* waits for n first if go */
+int cb_pin(int cpu);                               /* this thread to one CPU */
+
+/* ---- cost measurement ---- */
+
+struct cb_stats {               /* one cell: clock x method x threads */
+	int clock;                  /* index into cb_clocks, -1 for rdtsc(p) */
+	enum cb_method method;
+	int threads;
+	unsigned batch;
+	uint64_t batches, calls;
+	double seconds;             /* wall time of the cell */
+	/* per call, overhead subtracted */
+	double ns_min, ns_median, ns_mean, ns_p99, ns_p999, ns_max;
+	double cyc_min, cyc_median, cyc_mean, cyc_p99, cyc_p999, cyc_max;
+	double calls_per_sec_thread, calls_per_sec_total;
+	double overhead_ns;         /* loop overhead subtracted, per call */
+	int path;                   /* enum cb_path of the probe, for the table */
+};
+
+struct cb_overhead {
+	unsigned batch;
+	double cycles_per_batch;    /* median of an empty timed batch */
+	double ns_per_call;
+};
+
+/* Calls per batch that keeps a batch near 1 us for this clock and method. */
+unsigned cb_auto_batch(int clock, enum cb_method m, double tsc_per_ns);
+int cb_measure_overhead(const struct cb_opts *o, unsigned batch, double tsc_per_ns,
+			struct cb_overhead *ov);
+/* Runs one cell.  Returns 0, or -1 with errno-style message printed. */
+int cb_measure_cell(const struct cb_opts *o, int clock, enum cb_method m, int threads,
+		    unsigned batch, double tsc_per_ns, const struct cb_overhead *ov,
+		    struct cb_stats *out);
+
+/* ---- path probe ---- */
+
+enum cb_path { CB_PATH_UNKNOWN, CB_PATH_USER, CB_PATH_SYSCALL, CB_PATH_ERROR };
+extern const char *const cb_path_names[];
+
+struct cb_probe {
+	int ok;                     /* seccomp worked; else reason says why */
+	char reason[160];
+	int vdso_present;           /* AT_SYSINFO_EHDR in the aux vector */
+	int vdso[32], syscall[32];  /* enum cb_path per clock index */
+};
+
+void cb_probe_paths(struct cb_probe *p);
+
+/* ---- checks ---- */
+
+struct cb_warp_result {
+	int clock;
+	int threads;
+	double seconds;
+	uint64_t reads, warps;
+	uint64_t max_warp_ns;
+};
+
+struct cb_tsc_cpu {
+	int cpu;
+	uint64_t rounds, warps;
+	int64_t offset_cycles;      /* from the fastest round trip */
+	uint64_t best_rtt_cycles;
+};
+
+struct cb_tsc_result {
+	int ref_cpu;
+	int ncpus;
+	struct cb_tsc_cpu cpu[CB_MAX_CPUS];
+	uint64_t total_warps;
+	int64_t max_abs_offset_cycles;
+	char kernel_clocksource[64];
+	const char *verdict;        /* "consistent", "inconsistent", "single-cpu" */
+	const char *kernel_verdict; /* "tsc-trusted" or "tsc-not-used" */
+	char working[512];
+};
+
+int cb_check_warps(const struct cb_opts *o, int clock, struct cb_warp_result *r);
+int cb_check_tsc(const struct cb_opts *o, double tsc_per_ns, struct cb_tsc_result *r);
+
+/* ---- context ---- */
+
+struct cb_context {
+	char hostname[256], kernel[256], cmdline[2048], cpu_model[128];
+	int constant_tsc, nonstop_tsc, tsc_known_freq, rdtscp, hypervisor_flag, invtsc;
+	char hypervisor[16];        /* CPUID 0x40000000 signature, "" if none */
+	int kvm_features_valid;
+	uint32_t kvm_features;      /* CPUID 0x40000001 EAX */
+	char clocksource[64], available_clocksource[256];
+	double tsc_per_ns;
+	long cpus_online, cpus_allowed;
+	char start[40], end[40];
+};
+
+void cb_context_collect(struct cb_context *c);
+void cb_iso_time(char *buf, size_t n);
+int cb_read_line(const char *path, char *buf, size_t n);
+
+/* ---- report and output ---- */
+
+struct cb_report {
+	const struct cb_opts *opts;
+	struct cb_context ctx;
+	struct cb_overhead overhead[CB_NMETHODS];
+	int have_overhead[CB_NMETHODS];
+	struct cb_stats *cells;
+	int ncells;
+	struct cb_probe probe;
+	struct cb_warp_result warps[32];
+	int nwarps;
+	struct cb_tsc_result *tsc;  /* NULL if not checked */
+	int tsc_failed;
+};
+
+void cb_render(FILE *f, const struct cb_report *r, enum cb_format fmt);
+
+/* Atomic output: cb_out_open() creates a temporary file beside path (so a
+ * bad path fails before any measuring); cb_out_commit() writes, fsyncs and
+ * renames it into place; cb_out_abort() removes it. */
+struct cb_out {
+	const char *path;
+	char tmp[4096];
+	int fd;
+};
+int cb_out_open(struct cb_out *out, const char *path);
+int cb_out_commit(struct cb_out *out, const char *data, size_t len);
+void cb_out_abort(struct cb_out *out);
+
+/* ---- json ---- */
+
+struct cb_json {
+	FILE *f;
+	int depth;
+	int need_comma[32];
+};
+void cb_json_begin(struct cb_json *j, FILE *f);
+void cb_json_obj(struct cb_json *j, const char *key);   /* key NULL in arrays */
+void cb_json_arr(struct cb_json *j, const char *key);
+void cb_json_end_obj(struct cb_json *j);
+void cb_json_end_arr(struct cb_json *j);
+void cb_json_str(struct cb_json *j, const char *key, const char *v); /* NULL -> null */
+void cb_json_int(struct cb_json *j, const char *key, long long v);
+void cb_json_uint(struct cb_json *j, const char *key, unsigned long long v);
+void cb_json_num(struct cb_json *j, const char *key, double v, int decimals); /* nan -> null */
+void cb_json_bool(struct cb_json *j, const char *key, int v);
+void cb_json_null(struct cb_json *j, const char *key);
+void cb_json_escape(FILE *f, const char *s);
+
+/* ---- diagnostics ---- */
+
+void cb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern int cb_quiet;
+void cb_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

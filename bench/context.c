@@ -1,0 +1,106 @@
+/* context.c: the facts every result carries about the machine it ran on. */
+#include "clockbench.h"
+
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define CS_DIR "/sys/devices/system/clocksource/clocksource0/"
+
+static void cpuid(uint32_t leaf, uint32_t r[4])
+{
+	__asm__ __volatile__("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "0"(leaf), "2"(0));
+}
+
+static int has_word(const char *line, const char *w)
+{
+	size_t n = strlen(w);
+	const char *p = line;
+
+	while ((p = strstr(p, w))) {
+		if ((p == line || p[-1] == ' ' || p[-1] == '\t') && (p[n] == ' ' || p[n] == '\n' || !p[n]))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+static void cpuinfo(struct cb_context *c)
+{
+	static char line[8192];
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	int got_flags = 0;
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		char *v = strchr(line, ':');
+		if (!v)
+			continue;
+		v += 1 + (v[1] == ' ');
+		if (!c->cpu_model[0] && !strncmp(line, "model name", 10)) {
+			snprintf(c->cpu_model, sizeof c->cpu_model, "%s", v);
+			c->cpu_model[strcspn(c->cpu_model, "\n")] = '\0';
+		} else if (!got_flags && !strncmp(line, "flags", 5)) {
+			got_flags = 1;
+			c->constant_tsc = has_word(v, "constant_tsc");
+			c->nonstop_tsc = has_word(v, "nonstop_tsc");
+			c->tsc_known_freq = has_word(v, "tsc_known_freq");
+			c->rdtscp = has_word(v, "rdtscp");
+			c->hypervisor_flag = has_word(v, "hypervisor");
+		}
+	}
+	fclose(f);
+}
+
+void cb_context_collect(struct cb_context *c)
+{
+	struct utsname u;
+	uint32_t r[4];
+	char *p;
+
+	if (uname(&u) == 0) {
+		snprintf(c->hostname, sizeof c->hostname, "%s", u.nodename);
+		snprintf(c->kernel, sizeof c->kernel, "%s", u.release);
+	}
+	if (cb_read_line("/proc/cmdline", c->cmdline, sizeof c->cmdline) < 0)
+		c->cmdline[0] = '\0';
+	cpuinfo(c);
+
+	cpuid(0x80000000, r);
+	if (r[0] >= 0x80000007) {
+		uint32_t m = r[0];
+		cpuid(0x80000007, r);
+		c->invtsc = !!(r[3] & (1u << 8));
+		if (!c->cpu_model[0] && m >= 0x80000004) {
+			char brand[49] = { 0 };
+			for (uint32_t i = 0; i < 3; i++) {
+				cpuid(0x80000002 + i, r);
+				memcpy(brand + 16 * i, r, 16);
+			}
+			for (p = brand; *p == ' '; p++)
+				;
+			snprintf(c->cpu_model, sizeof c->cpu_model, "%s", p);
+		}
+	}
+	cpuid(1, r);
+	if (r[2] & (1u << 31)) {
+		c->hypervisor_flag = 1;
+		cpuid(0x40000000, r);
+		memcpy(c->hypervisor, &r[1], 4);
+		memcpy(c->hypervisor + 4, &r[2], 4);
+		memcpy(c->hypervisor + 8, &r[3], 4);
+		c->hypervisor[12] = '\0';
+		if (!strcmp(c->hypervisor, "KVMKVMKVM") && r[0] >= 0x40000001) {
+			cpuid(0x40000001, r);
+			c->kvm_features_valid = 1;
+			c->kvm_features = r[0];
+		}
+	}
+	if (cb_read_line(CS_DIR "current_clocksource", c->clocksource, sizeof c->clocksource) < 0)
+		c->clocksource[0] = '\0';
+	if (cb_read_line(CS_DIR "available_clocksource", c->available_clocksource,
+			 sizeof c->available_clocksource) < 0)
+		c->available_clocksource[0] = '\0';
+	c->cpus_online = sysconf(_SC_NPROCESSORS_ONLN);
+}

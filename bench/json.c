@@ -1,0 +1,129 @@
+/* json.c: the one place JSON is written; commas and escaping live here. */
+#include "clockbench.h"
+
+#include <math.h>
+
+void cb_json_escape(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', f);
+	for (; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\r': fputs("\\r", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\b': fputs("\\b", f); break;
+		case '\f': fputs("\\f", f); break;
+		default:
+			/* Control bytes escaped; bytes >= 0x80 pass through, and
+			 * invalid UTF-8 is replaced so the output always parses. */
+			if (*p < 0x20 || *p == 0x7f) {
+				fprintf(f, "\\u%04x", *p);
+			} else if (*p < 0x80) {
+				fputc(*p, f);
+			} else {
+				int n = (*p >= 0xf0 && *p < 0xf5) ? 3 : (*p >= 0xe0) ? 2 : (*p >= 0xc2 && *p < 0xe0) ? 1 : -1;
+				int i;
+				for (i = 1; n > 0 && i <= n; i++)
+					if ((p[i] & 0xc0) != 0x80)
+						break;
+				if (n < 0 || i <= n) {
+					fputs("\\ufffd", f);
+				} else {
+					fwrite(p, 1, (size_t)n + 1, f);
+					p += n;
+				}
+			}
+		}
+	}
+	fputc('"', f);
+}
+
+static void sep(struct cb_json *j, const char *key)
+{
+	if (j->need_comma[j->depth])
+		fputc(',', j->f);
+	j->need_comma[j->depth] = 1;
+	if (key) {
+		cb_json_escape(j->f, key);
+		fputc(':', j->f);
+	}
+}
+
+void cb_json_begin(struct cb_json *j, FILE *f)
+{
+	j->f = f;
+	j->depth = 0;
+	j->need_comma[0] = 0;
+}
+
+static void open_(struct cb_json *j, const char *key, int c)
+{
+	sep(j, key);
+	fputc(c, j->f);
+	if (j->depth < 31)
+		j->depth++;
+	j->need_comma[j->depth] = 0;
+}
+
+void cb_json_obj(struct cb_json *j, const char *key) { open_(j, key, '{'); }
+void cb_json_arr(struct cb_json *j, const char *key) { open_(j, key, '['); }
+
+void cb_json_end_obj(struct cb_json *j)
+{
+	j->depth--;
+	fputc('}', j->f);
+	if (j->depth == 0)
+		fputc('\n', j->f);
+}
+
+void cb_json_end_arr(struct cb_json *j)
+{
+	j->depth--;
+	fputc(']', j->f);
+}
+
+void cb_json_str(struct cb_json *j, const char *key, const char *v)
+{
+	sep(j, key);
+	if (v)
+		cb_json_escape(j->f, v);
+	else
+		fputs("null", j->f);
+}
+
+void cb_json_int(struct cb_json *j, const char *key, long long v)
+{
+	sep(j, key);
+	fprintf(j->f, "%lld", v);
+}
+
+void cb_json_uint(struct cb_json *j, const char *key, unsigned long long v)
+{
+	sep(j, key);
+	fprintf(j->f, "%llu", v);
+}
+
+void cb_json_num(struct cb_json *j, const char *key, double v, int decimals)
+{
+	sep(j, key);
+	if (isfinite(v))
+		fprintf(j->f, "%.*f", decimals, v);
+	else
+		fputs("null", j->f);
+}
+
+void cb_json_bool(struct cb_json *j, const char *key, int v)
+{
+	sep(j, key);
+	fputs(v ? "true" : "false", j->f);
+}
+
+void cb_json_null(struct cb_json *j, const char *key)
+{
+	sep(j, key);
+	fputs("null", j->f);
+}

@@ -1,0 +1,313 @@
+/* opts.c: command line to struct cb_opts, with every number range-checked. */
+#include "clockbench.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct cb_clock cb_clocks[] = {
+	{ "realtime", CLOCK_REALTIME },
+	{ "monotonic", CLOCK_MONOTONIC },
+	{ "monotonic_raw", CLOCK_MONOTONIC_RAW },
+	{ "boottime", CLOCK_BOOTTIME },
+	{ "tai", CLOCK_TAI },
+	{ "realtime_coarse", CLOCK_REALTIME_COARSE },
+	{ "monotonic_coarse", CLOCK_MONOTONIC_COARSE },
+};
+const int cb_nclocks = (int)(sizeof cb_clocks / sizeof cb_clocks[0]);
+static const char *const clock_names[] = {
+	"realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse", "monotonic_coarse",
+};
+const char *const cb_method_names[CB_NMETHODS] = { "vdso", "syscall", "rdtsc", "rdtscp" };
+
+static const char usage[] =
+"usage: clockbench [OPTION]...\n"
+"Measure what a clock_gettime() call costs, per clock and per path, on 1..N\n"
+"pinned threads; check which path a read really took; check the TSC.\n"
+"\n"
+"  -c, --clock LIST     clocks: realtime monotonic monotonic_raw boottime tai\n"
+"                       realtime_coarse monotonic_coarse, or all\n"
+"                       (default: realtime,monotonic)\n"
+"  -m, --method LIST    vdso (the C library's clock_gettime), syscall (raw\n"
+"                       syscall instruction), rdtsc, rdtscp (baselines), or all\n"
+"                       (default: vdso,syscall,rdtsc)\n"
+"  -t, --threads LIST   thread counts: 1,2,4 or 1-8 or max or sweep (powers of\n"
+"                       two up to max, and max) (default: 1,max)\n"
+"  -C, --cpus LIST      CPUs to pin threads to, in order (default: all allowed)\n"
+"  -d, --duration SEC   seconds per cell and per check (default: 1)\n"
+"  -b, --batch N        calls per timed batch (default: automatic, ~1 us)\n"
+"      --check LIST     also run checks, apart from the cost cells: warps\n"
+"                       (clock read backwards across CPUs), tsc (per-CPU TSC\n"
+"                       offset from the first CPU), all, none (default: none)\n"
+"      --tsc-rounds N   round trips per CPU in the TSC check (default: 5000,\n"
+"                       at least 3000)\n"
+"      --no-cost        skip the cost cells (probe and checks only)\n"
+"      --probe          only the path check: vDSO or syscall, per clock\n"
+"  -f, --format FMT     text, json or csv for stdout or --output (default: text)\n"
+"  -o, --output FILE    write there instead of stdout (atomically)\n"
+"      --json FILE      also write the JSON report to FILE (atomically)\n"
+"      --csv FILE       also write the CSV rows to FILE (atomically)\n"
+"  -q, --quiet          no progress on stderr\n"
+"  -h, --help           this text\n"
+"  -V, --version        the version\n"
+"\n"
+"Exit status: 0 done, 1 run-time failure, 2 usage error.\n"
+"The JSON schema is described in docs/schema.md.\n";
+
+static int bad(const char *opt, const char *val, const char *why)
+{
+	fprintf(stderr, "clockbench: %s '%s': %s (see --help)\n", opt, val, why);
+	return CB_EXIT_USAGE;
+}
+
+/* Parses an unsigned decimal in [lo, hi]; -1 if not one. */
+static long long parse_num(const char *s, long long lo, long long hi)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < (unsigned long long)lo || v > (unsigned long long)hi)
+		return -1;
+	return (long long)v;
+}
+
+static int parse_names(const char *opt, const char *arg, const char *const *names, int n,
+		       unsigned *mask)
+{
+	char buf[512], *save = NULL, *tok;
+	int i;
+
+	if (strlen(arg) >= sizeof buf || !*arg)
+		return bad(opt, arg, "expected a comma-separated list");
+	strcpy(buf, arg);
+	*mask = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "all")) {
+			*mask = (1u << n) - 1;
+			continue;
+		}
+		for (i = 0; i < n && strcmp(tok, names[i]); i++)
+			;
+		if (i == n) {
+			fprintf(stderr, "clockbench: %s: unknown name '%s' (see --help)\n", opt, tok);
+			return CB_EXIT_USAGE;
+		}
+		*mask |= 1u << i;
+	}
+	if (!*mask)
+		return bad(opt, arg, "expected a comma-separated list");
+	return -1;
+}
+
+/* Parses "1,2,4", "1-8", "max", "sweep" into a sorted set within [lo, max]. */
+static int parse_list(const char *opt, const char *arg, int lo, int max, int allow_words,
+		      unsigned char *set)
+{
+	char buf[1024], *save = NULL, *tok;
+	long long a, b;
+
+	if (strlen(arg) >= sizeof buf || !*arg)
+		return bad(opt, arg, "expected a list such as 1,2,4 or 1-8");
+	strcpy(buf, arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *dash = strchr(tok, '-');
+		if (allow_words && !strcmp(tok, "max")) {
+			set[max] = 1;
+			continue;
+		}
+		if (allow_words && !strcmp(tok, "sweep")) {
+			for (a = 1; a < max; a *= 2)
+				set[a] = 1;
+			set[max] = 1;
+			continue;
+		}
+		if (dash) {
+			*dash = '\0';
+			a = parse_num(tok, 0, CB_MAX_CPUS - 1);
+			b = allow_words && !strcmp(dash + 1, "max") ? max : parse_num(dash + 1, 0, CB_MAX_CPUS - 1);
+			*dash = '-';
+			if (a < 0 || b < 0 || a > b)
+				return bad(opt, tok, "not a range such as 1-8");
+		} else {
+			a = b = parse_num(tok, 0, CB_MAX_CPUS - 1);
+			if (a < 0)
+				return bad(opt, tok, "not a number");
+		}
+		if (a < lo)
+			return bad(opt, tok, lo ? "must be at least 1" : "out of range");
+		if (b > max) {
+			char why[96];
+			if (allow_words)
+				snprintf(why, sizeof why, "only %d CPUs are allowed", max);
+			else
+				snprintf(why, sizeof why, "CPU %lld is not online or allowed", b);
+			return bad(opt, tok, why);
+		}
+		for (; a <= b; a++)
+			set[a] = 1;
+	}
+	return -1;
+}
+
+int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "clock", required_argument, NULL, 'c' },
+		{ "method", required_argument, NULL, 'm' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "cpus", required_argument, NULL, 'C' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "check", required_argument, NULL, 'K' },
+		{ "tsc-rounds", required_argument, NULL, 'R' },
+		{ "no-cost", no_argument, NULL, 'N' },
+		{ "probe", no_argument, NULL, 'P' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "json", required_argument, NULL, 'J' },
+		{ "csv", required_argument, NULL, 'S' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const check_names[] = { "warps", "tsc", "none" };
+	const char *threads_arg = "1,max", *cpus_arg = NULL;
+	static unsigned char set[CB_MAX_CPUS + 1];
+	cpu_set_t allowed;
+	int c, i, rc, maxcpu = 0;
+	unsigned mask;
+	char *end;
+
+	memset(o, 0, sizeof *o);
+	o->clocks = 1u << 0 | 1u << 1;
+	o->methods = 1u << CB_VDSO | 1u << CB_SYSCALL | 1u << CB_RDTSC;
+	o->duration = 1.0;
+	o->cost = 1;
+	o->tsc_rounds = 5000;
+	o->argc = argc;
+	o->argv = argv;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":c:m:t:C:d:b:f:o:qhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if ((rc = parse_names("--clock", optarg, clock_names, cb_nclocks, &o->clocks)) >= 0)
+				return rc;
+			break;
+		case 'm':
+			if ((rc = parse_names("--method", optarg, cb_method_names, CB_NMETHODS, &o->methods)) >= 0)
+				return rc;
+			break;
+		case 't': threads_arg = optarg; break;
+		case 'C': cpus_arg = optarg; break;
+		case 'd':
+			errno = 0;
+			o->duration = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(o->duration))
+				return bad("--duration", optarg, "not a number of seconds");
+			if (o->duration <= 0 || o->duration > 3600)
+				return bad("--duration", optarg, "must be more than 0 and at most 3600");
+			break;
+		case 'b': {
+			long long v = parse_num(optarg, 1, 1000000);
+			if (v < 0)
+				return bad("--batch", optarg, "must be a whole number from 1 to 1000000");
+			o->batch = (unsigned)v;
+			break;
+		}
+		case 'K':
+			if ((rc = parse_names("--check", optarg, check_names, 3, &mask)) >= 0)
+				return rc;
+			if (!strcmp(optarg, "all"))
+				mask = 3;
+			o->check_warps = !!(mask & 1);
+			o->check_tsc = !!(mask & 2);
+			break;
+		case 'R': {
+			long long v = parse_num(optarg, 3000, 100000000);
+			if (v < 0)
+				return bad("--tsc-rounds", optarg, "must be a whole number from 3000 to 100000000");
+			o->tsc_rounds = (unsigned)v;
+			break;
+		}
+		case 'N': o->cost = 0; break;
+		case 'P': o->cost = 0; o->check_warps = o->check_tsc = 0; break;
+		case 'f':
+			if (!strcmp(optarg, "text"))
+				o->format = CB_TEXT;
+			else if (!strcmp(optarg, "json"))
+				o->format = CB_JSON;
+			else if (!strcmp(optarg, "csv"))
+				o->format = CB_CSV;
+			else
+				return bad("--format", optarg, "expected text, json or csv");
+			break;
+		case 'o': o->output = optarg; break;
+		case 'J': o->json_out = optarg; break;
+		case 'S': o->csv_out = optarg; break;
+		case 'q': o->quiet = 1; break;
+		case 'h': fputs(usage, stdout); return CB_EXIT_OK;
+		case 'V': printf("clockbench %s\n", CB_VERSION); return CB_EXIT_OK;
+		case ':':
+			fprintf(stderr, "clockbench: option '%s' needs a value (see --help)\n", argv[optind - 1]);
+			return CB_EXIT_USAGE;
+		default:
+			fprintf(stderr, "clockbench: unknown option '%s' (see --help)\n", argv[optind - 1]);
+			return CB_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "clockbench: unexpected argument '%s' (see --help)\n", argv[optind]);
+		return CB_EXIT_USAGE;
+	}
+	for (i = 0; i < 3; i++) {
+		const char *p = i == 0 ? o->output : i == 1 ? o->json_out : o->csv_out;
+		if (p && !*p)
+			return bad(i == 0 ? "--output" : i == 1 ? "--json" : "--csv", p, "empty file name");
+	}
+
+	if (sched_getaffinity(0, sizeof allowed, &allowed) < 0) {
+		cb_warn("sched_getaffinity: %s", strerror(errno));
+		return CB_EXIT_FAIL;
+	}
+	for (i = 0; i < CB_MAX_CPUS && i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &allowed))
+			maxcpu = i;
+	memset(set, 0, sizeof set);
+	if (cpus_arg) {
+		if ((rc = parse_list("--cpus", cpus_arg, 0, maxcpu, 0, set)) >= 0)
+			return rc;
+		for (i = 0; i <= maxcpu; i++) {
+			if (!set[i])
+				continue;
+			if (!CPU_ISSET(i, &allowed)) {
+				char v[16];
+				snprintf(v, sizeof v, "%d", i);
+				return bad("--cpus", v, "CPU is not online or allowed");
+			}
+			o->cpus[o->ncpus++] = i;
+		}
+	} else {
+		for (i = 0; i <= maxcpu; i++)
+			if (CPU_ISSET(i, &allowed))
+				o->cpus[o->ncpus++] = i;
+	}
+
+	memset(set, 0, sizeof set);
+	if ((rc = parse_list("--threads", threads_arg, 1, o->ncpus, 1, set)) >= 0)
+		return rc;
+	for (i = 1; i <= o->ncpus; i++)
+		if (set[i])
+			o->threads[o->nthreads++] = i;
+	cb_quiet = o->quiet;
+	return -1;
+}

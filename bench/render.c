@@ -1,0 +1,288 @@
+/* render.c: one report, three formats (text, json, csv), one function each. */
+#include "clockbench.h"
+
+#include <string.h>
+
+#define KVM_FEATURE_CLOCKSOURCE2 3
+#define KVM_FEATURE_CLOCKSOURCE_STABLE_BIT 24
+
+static const char *clock_name(int clock)
+{
+	return clock >= 0 ? cb_clocks[clock].name : NULL;
+}
+
+static void json_quantiles(struct cb_json *j, const char *key, const double *v, int dec)
+{
+	static const char *const names[] = { "min", "median", "mean", "p99", "p999", "max" };
+	int i;
+
+	cb_json_obj(j, key);
+	for (i = 0; i < 6; i++)
+		cb_json_num(j, names[i], v[i], dec);
+	cb_json_end_obj(j);
+}
+
+/* Space-separated words as a JSON array. */
+static void json_words(struct cb_json *j, const char *key, const char *s)
+{
+	char buf[256], *save = NULL, *tok;
+
+	snprintf(buf, sizeof buf, "%s", s);
+	cb_json_arr(j, key);
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		cb_json_str(j, NULL, tok);
+	cb_json_end_arr(j);
+}
+
+static void render_json(FILE *f, const struct cb_report *r)
+{
+	const struct cb_context *c = &r->ctx;
+	const struct cb_opts *o = r->opts;
+	struct cb_json j;
+	int i, k;
+
+	cb_json_begin(&j, f);
+	cb_json_obj(&j, NULL);
+	cb_json_str(&j, "schema", CB_SCHEMA);
+
+	cb_json_obj(&j, "context");
+	cb_json_str(&j, "clockbench_version", CB_VERSION);
+	cb_json_arr(&j, "command_line");
+	for (i = 0; i < o->argc; i++)
+		cb_json_str(&j, NULL, o->argv[i]);
+	cb_json_end_arr(&j);
+	cb_json_str(&j, "hostname", c->hostname);
+	cb_json_str(&j, "kernel", c->kernel);
+	cb_json_str(&j, "kernel_cmdline", c->cmdline);
+	cb_json_str(&j, "cpu_model", c->cpu_model);
+	cb_json_obj(&j, "cpu_flags");
+	cb_json_bool(&j, "constant_tsc", c->constant_tsc);
+	cb_json_bool(&j, "nonstop_tsc", c->nonstop_tsc);
+	cb_json_bool(&j, "tsc_known_freq", c->tsc_known_freq);
+	cb_json_bool(&j, "rdtscp", c->rdtscp);
+	cb_json_bool(&j, "hypervisor", c->hypervisor_flag);
+	cb_json_bool(&j, "invtsc_cpuid", c->invtsc);
+	cb_json_end_obj(&j);
+	cb_json_str(&j, "hypervisor", c->hypervisor[0] ? c->hypervisor : NULL);
+	if (c->kvm_features_valid) {
+		cb_json_obj(&j, "kvm_features");
+		cb_json_uint(&j, "eax", c->kvm_features);
+		cb_json_bool(&j, "clocksource2", !!(c->kvm_features & (1u << KVM_FEATURE_CLOCKSOURCE2)));
+		cb_json_bool(&j, "stable_bit", !!(c->kvm_features & (1u << KVM_FEATURE_CLOCKSOURCE_STABLE_BIT)));
+		cb_json_end_obj(&j);
+	} else {
+		cb_json_null(&j, "kvm_features");
+	}
+	cb_json_str(&j, "clocksource", c->clocksource[0] ? c->clocksource : NULL);
+	json_words(&j, "available_clocksource", c->available_clocksource);
+	cb_json_num(&j, "tsc_mhz", c->tsc_per_ns * 1000, 3);
+	cb_json_int(&j, "cpus_online", c->cpus_online);
+	cb_json_int(&j, "cpus_allowed", c->cpus_allowed);
+	cb_json_num(&j, "duration_s", o->duration, 3);
+	cb_json_str(&j, "start", c->start);
+	cb_json_str(&j, "end", c->end);
+	cb_json_end_obj(&j);
+
+	cb_json_obj(&j, "overhead");
+	for (k = 0; k < CB_NMETHODS; k++) {
+		if (!r->have_overhead[k])
+			continue;
+		cb_json_obj(&j, cb_method_names[k]);
+		cb_json_uint(&j, "batch", r->overhead[k].batch);
+		cb_json_num(&j, "cycles_per_batch", r->overhead[k].cycles_per_batch, 1);
+		cb_json_num(&j, "ns_per_call", r->overhead[k].ns_per_call, 3);
+		cb_json_end_obj(&j);
+	}
+	cb_json_end_obj(&j);
+
+	cb_json_arr(&j, "results");
+	for (i = 0; i < r->ncells; i++) {
+		const struct cb_stats *s = &r->cells[i];
+		double ns[6] = { s->ns_min, s->ns_median, s->ns_mean, s->ns_p99, s->ns_p999, s->ns_max };
+		double cy[6] = { s->cyc_min, s->cyc_median, s->cyc_mean, s->cyc_p99, s->cyc_p999, s->cyc_max };
+		cb_json_obj(&j, NULL);
+		cb_json_str(&j, "clock", clock_name(s->clock));
+		cb_json_str(&j, "method", cb_method_names[s->method]);
+		cb_json_int(&j, "threads", s->threads);
+		cb_json_str(&j, "path", s->clock >= 0 ? cb_path_names[s->path] : NULL);
+		cb_json_uint(&j, "batch", s->batch);
+		cb_json_uint(&j, "batches", s->batches);
+		cb_json_uint(&j, "calls", s->calls);
+		cb_json_num(&j, "seconds", s->seconds, 3);
+		cb_json_num(&j, "overhead_ns_per_call", s->overhead_ns, 3);
+		json_quantiles(&j, "ns_per_call", ns, 2);
+		json_quantiles(&j, "cycles_per_call", cy, 2);
+		cb_json_num(&j, "calls_per_sec_thread", s->calls_per_sec_thread, 0);
+		cb_json_num(&j, "calls_per_sec_total", s->calls_per_sec_total, 0);
+		cb_json_end_obj(&j);
+	}
+	cb_json_end_arr(&j);
+
+	cb_json_obj(&j, "probe");
+	cb_json_str(&j, "method", "seccomp: clock_gettime syscall fails with a marker errno");
+	cb_json_bool(&j, "ok", r->probe.ok);
+	cb_json_str(&j, "reason", r->probe.ok ? NULL : r->probe.reason);
+	cb_json_bool(&j, "vdso_present", r->probe.vdso_present);
+	cb_json_obj(&j, "clocks");
+	for (i = 0; i < cb_nclocks; i++) {
+		cb_json_obj(&j, cb_clocks[i].name);
+		cb_json_str(&j, "vdso", cb_path_names[r->probe.vdso[i]]);
+		cb_json_str(&j, "syscall", cb_path_names[r->probe.syscall[i]]);
+		cb_json_end_obj(&j);
+	}
+	cb_json_end_obj(&j);
+	cb_json_end_obj(&j);
+
+	cb_json_obj(&j, "checks");
+	if (o->check_warps) {
+		cb_json_arr(&j, "warps");
+		for (i = 0; i < r->nwarps; i++) {
+			const struct cb_warp_result *w = &r->warps[i];
+			cb_json_obj(&j, NULL);
+			cb_json_str(&j, "clock", clock_name(w->clock));
+			cb_json_int(&j, "threads", w->threads);
+			cb_json_num(&j, "seconds", w->seconds, 3);
+			cb_json_uint(&j, "reads", w->reads);
+			cb_json_uint(&j, "warps", w->warps);
+			cb_json_uint(&j, "max_warp_ns", w->max_warp_ns);
+			cb_json_end_obj(&j);
+		}
+		cb_json_end_arr(&j);
+	} else {
+		cb_json_null(&j, "warps");
+	}
+	if (r->tsc) {
+		const struct cb_tsc_result *t = r->tsc;
+		cb_json_obj(&j, "tsc");
+		cb_json_int(&j, "ref_cpu", t->ref_cpu);
+		cb_json_bool(&j, "complete", !r->tsc_failed);
+		cb_json_arr(&j, "cpus");
+		for (i = 0; i < t->ncpus; i++) {
+			cb_json_obj(&j, NULL);
+			cb_json_int(&j, "cpu", t->cpu[i].cpu);
+			cb_json_uint(&j, "rounds", t->cpu[i].rounds);
+			cb_json_uint(&j, "warps", t->cpu[i].warps);
+			cb_json_int(&j, "offset_cycles", t->cpu[i].offset_cycles);
+			cb_json_num(&j, "offset_ns", (double)t->cpu[i].offset_cycles / c->tsc_per_ns, 1);
+			cb_json_uint(&j, "best_rtt_cycles", t->cpu[i].best_rtt_cycles);
+			cb_json_num(&j, "best_rtt_ns", (double)t->cpu[i].best_rtt_cycles / c->tsc_per_ns, 1);
+			cb_json_end_obj(&j);
+		}
+		cb_json_end_arr(&j);
+		cb_json_uint(&j, "total_warps", t->total_warps);
+		cb_json_int(&j, "max_abs_offset_cycles", t->max_abs_offset_cycles);
+		cb_json_str(&j, "kernel_clocksource", t->kernel_clocksource);
+		cb_json_str(&j, "kernel_verdict", t->kernel_verdict);
+		cb_json_str(&j, "verdict", r->tsc_failed ? "incomplete" : t->verdict);
+		cb_json_str(&j, "working", t->working);
+		cb_json_end_obj(&j);
+	} else {
+		cb_json_null(&j, "tsc");
+	}
+	cb_json_end_obj(&j);
+	cb_json_end_obj(&j);
+}
+
+static const char csv_header[] =
+	"clock,method,threads,path,batch,batches,calls,seconds,"
+	"ns_min,ns_median,ns_mean,ns_p99,ns_p999,ns_max,"
+	"cycles_min,cycles_median,cycles_mean,cycles_p99,cycles_p999,cycles_max,"
+	"calls_per_sec_thread,calls_per_sec_total\n";
+
+/* Numbers as in the JSON (same precision), so the two can be compared. */
+static void render_csv(FILE *f, const struct cb_report *r)
+{
+	int i;
+
+	fputs(csv_header, f);
+	for (i = 0; i < r->ncells; i++) {
+		const struct cb_stats *s = &r->cells[i];
+		fprintf(f, "%s,%s,%d,%s,%u,%llu,%llu,%.3f,"
+			"%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.0f,%.0f\n",
+			s->clock >= 0 ? cb_clocks[s->clock].name : "",
+			cb_method_names[s->method], s->threads,
+			s->clock >= 0 ? cb_path_names[s->path] : "",
+			s->batch, (unsigned long long)s->batches, (unsigned long long)s->calls, s->seconds,
+			s->ns_min, s->ns_median, s->ns_mean, s->ns_p99, s->ns_p999, s->ns_max,
+			s->cyc_min, s->cyc_median, s->cyc_mean, s->cyc_p99, s->cyc_p999, s->cyc_max,
+			s->calls_per_sec_thread, s->calls_per_sec_total);
+	}
+}
+
+static void render_text(FILE *f, const struct cb_report *r)
+{
+	const struct cb_context *c = &r->ctx;
+	int i, k;
+
+	fprintf(f, "clockbench %s on %s, Linux %s, %s\n", CB_VERSION, c->hostname, c->kernel,
+		c->cpu_model[0] ? c->cpu_model : "unknown CPU");
+	fprintf(f, "clocksource %s (available: %s); TSC %.1f MHz; %ld CPUs online, %ld used\n",
+		c->clocksource[0] ? c->clocksource : "unknown",
+		c->available_clocksource[0] ? c->available_clocksource : "unknown",
+		c->tsc_per_ns * 1000, c->cpus_online, c->cpus_allowed);
+	fprintf(f, "flags: constant_tsc %s, nonstop_tsc %s, invtsc (cpuid) %s; hypervisor %s",
+		c->constant_tsc ? "yes" : "no", c->nonstop_tsc ? "yes" : "no", c->invtsc ? "yes" : "no",
+		c->hypervisor[0] ? c->hypervisor : c->hypervisor_flag ? "(unnamed)" : "none");
+	if (c->kvm_features_valid)
+		fprintf(f, ", KVM stable bit advertised %s",
+			c->kvm_features & (1u << KVM_FEATURE_CLOCKSOURCE_STABLE_BIT) ? "yes" : "no");
+	fprintf(f, "\n%s .. %s\n", c->start, c->end);
+
+	if (r->ncells) {
+		fprintf(f, "\nloop overhead subtracted, ns per call (first clock):");
+		for (k = 0; k < CB_NMETHODS; k++)
+			if (r->have_overhead[k])
+				fprintf(f, " %s %.2f (batch %u)", cb_method_names[k],
+					r->overhead[k].ns_per_call, r->overhead[k].batch);
+		fprintf(f, "\n\n%-16s %-7s %-7s %3s %5s %9s %9s %9s %9s %9s %10s %9s\n", "clock", "method",
+			"path", "thr", "batch", "min", "median", "mean", "p99", "p99.9", "max", "Mcalls/s");
+		fprintf(f, "%-16s %-7s %-7s %3s %5s %9s %9s %9s %9s %9s %10s %9s\n", "", "", "", "", "",
+			"ns/call", "", "", "", "", "", "total");
+		for (i = 0; i < r->ncells; i++) {
+			const struct cb_stats *s = &r->cells[i];
+			fprintf(f, "%-16s %-7s %-7s %3d %5u %9.2f %9.2f %9.2f %9.2f %9.2f %10.2f %9.2f\n",
+				s->clock >= 0 ? cb_clocks[s->clock].name : "-", cb_method_names[s->method],
+				s->clock >= 0 ? cb_path_names[s->path] : "-", s->threads, s->batch,
+				s->ns_min, s->ns_median, s->ns_mean, s->ns_p99, s->ns_p999, s->ns_max,
+				s->calls_per_sec_total / 1e6);
+		}
+	}
+
+	fprintf(f, "\npath check (a forked child whose clock_gettime syscall fails with a marker):\n");
+	if (!r->probe.ok) {
+		fprintf(f, "  not available: %s\n", r->probe.reason);
+	} else {
+		for (i = 0; i < cb_nclocks; i++)
+			fprintf(f, "  %-16s vdso -> %-7s syscall -> %s\n", cb_clocks[i].name,
+				cb_path_names[r->probe.vdso[i]], cb_path_names[r->probe.syscall[i]]);
+	}
+	for (i = 0; i < r->nwarps; i++) {
+		const struct cb_warp_result *w = &r->warps[i];
+		fprintf(f, "%swarp check %-16s %d threads, %.1f s: %llu reads, %llu warps, worst %llu ns\n",
+			i ? "" : "\n", cb_clocks[w->clock].name, w->threads, w->seconds,
+			(unsigned long long)w->reads, (unsigned long long)w->warps,
+			(unsigned long long)w->max_warp_ns);
+	}
+	if (r->tsc) {
+		const struct cb_tsc_result *t = r->tsc;
+		fprintf(f, "\nTSC check against CPU %d:\n", t->ref_cpu);
+		for (i = 0; i < t->ncpus; i++)
+			fprintf(f, "  CPU %-4d offset %8lld cycles (%9.1f ns)  best round trip %6llu cycles  %llu warps in %llu rounds\n",
+				t->cpu[i].cpu, (long long)t->cpu[i].offset_cycles,
+				(double)t->cpu[i].offset_cycles / c->tsc_per_ns,
+				(unsigned long long)t->cpu[i].best_rtt_cycles,
+				(unsigned long long)t->cpu[i].warps, (unsigned long long)t->cpu[i].rounds);
+		fprintf(f, "  %s\n", t->working);
+		fprintf(f, "TSC verdict: %s (kernel: %s)\n", r->tsc_failed ? "incomplete" : t->verdict,
+			t->kernel_verdict);
+	}
+}
+
+void cb_render(FILE *f, const struct cb_report *r, enum cb_format fmt)
+{
+	switch (fmt) {
+	case CB_JSON: render_json(f, r); break;
+	case CB_CSV: render_csv(f, r); break;
+	default: render_text(f, r); break;
+	}
+}

@@ -1,0 +1,195 @@
+/* run.c: clockbench_main(): options, measuring plan, checks, outputs. */
+#include "clockbench.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Renders the report in fmt and writes it to out (atomically) or stdout. */
+static int emit(const struct cb_report *r, enum cb_format fmt, struct cb_out *out)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	int rc;
+
+	if (!m) {
+		cb_warn("open_memstream: %s", strerror(errno));
+		return -1;
+	}
+	cb_render(m, r, fmt);
+	if (fclose(m) != 0) {
+		cb_warn("rendering the report: %s", strerror(errno));
+		free(buf);
+		return -1;
+	}
+	if (out) {
+		rc = cb_out_commit(out, buf, len);
+	} else {
+		rc = fwrite(buf, 1, len, stdout) == len && fflush(stdout) == 0 ? 0 : -1;
+		if (rc < 0)
+			cb_warn("write stdout: %s", strerror(errno));
+	}
+	free(buf);
+	return rc;
+}
+
+/* Runs every cost cell in the order clock, method, threads. */
+static int measure(struct cb_report *r, const struct cb_opts *o, double tpn)
+{
+	unsigned batch[32][CB_NMETHODS];
+	struct cb_overhead ov;
+	int k, m, t, n = 0, total = 0, clocked;
+	double est;
+
+	for (m = 0; m < CB_NMETHODS; m++) {
+		if (!(o->methods & (1u << m)))
+			continue;
+		clocked = m == CB_VDSO || m == CB_SYSCALL;
+		for (k = 0; k < (clocked ? cb_nclocks : 1); k++)
+			if (!clocked || (o->clocks & (1u << k)))
+				total += o->nthreads;
+	}
+	r->cells = calloc((size_t)total, sizeof *r->cells);
+	if (!r->cells) {
+		cb_warn("calloc: %s", strerror(errno));
+		return -1;
+	}
+	est = total * (o->duration + 0.05);
+	if (est > 3)
+		cb_progress("%d cells of %.2g s: about %.0f s", total, o->duration, est);
+
+	/* Batch sizes first, on the first CPU, so that every thread count of a
+	 * clock and method shares one batch size. */
+	for (m = 0; m < CB_NMETHODS; m++)
+		for (k = 0; k < cb_nclocks && (o->methods & (1u << m)); k++)
+			batch[k][m] = o->batch ? o->batch
+				: cb_auto_batch(m == CB_VDSO || m == CB_SYSCALL ? k : -1, (enum cb_method)m, tpn);
+
+	for (k = 0; k < cb_nclocks + 1; k++) {
+		for (m = 0; m < CB_NMETHODS; m++) {
+			int ck = k < cb_nclocks ? k : -1;
+			clocked = m == CB_VDSO || m == CB_SYSCALL;
+			if (!(o->methods & (1u << m)) || clocked != (ck >= 0) || (ck >= 0 && !(o->clocks & (1u << ck))))
+				continue;
+			for (t = 0; t < o->nthreads; t++) {
+				unsigned b = batch[ck >= 0 ? ck : 0][m];
+				struct cb_stats *s = &r->cells[n];
+				if (t == 0 && cb_measure_overhead(o, b, tpn, &ov) < 0)
+					return -1;
+				if (!r->have_overhead[m]) {
+					r->overhead[m] = ov;
+					r->have_overhead[m] = 1;
+				}
+				if (est > 3)
+					cb_progress("[%d/%d] %s %s, %d thread%s", n + 1, total,
+						    ck >= 0 ? cb_clocks[ck].name : "tsc",
+						    cb_method_names[m], o->threads[t], o->threads[t] > 1 ? "s" : "");
+				if (cb_measure_cell(o, ck, (enum cb_method)m, o->threads[t], b, tpn, &ov, s) < 0)
+					return -1;
+				s->overhead_ns = ov.ns_per_call;
+				s->path = ck >= 0 ? (m == CB_VDSO ? r->probe.vdso[ck] : r->probe.syscall[ck])
+						  : CB_PATH_UNKNOWN;
+				n++;
+				r->ncells = n;
+			}
+		}
+	}
+	return 0;
+}
+
+static int checks(struct cb_report *r, const struct cb_opts *o, double tpn)
+{
+	static struct cb_tsc_result tsc;
+	int k;
+
+	for (k = 0; o->check_warps && k < cb_nclocks; k++) {
+		if (!(o->clocks & (1u << k)))
+			continue;
+		cb_progress("warp check: %s on %d CPUs for %.2g s", cb_clocks[k].name, o->ncpus, o->duration);
+		if (cb_check_warps(o, k, &r->warps[r->nwarps]) < 0)
+			return -1;
+		r->nwarps++;
+	}
+	if (o->check_tsc) {
+		cb_progress("TSC check: %d CPUs against CPU %d, %u round trips each", o->ncpus - 1, o->cpus[0],
+			    o->tsc_rounds);
+		r->tsc = &tsc;
+		r->tsc_failed = cb_check_tsc(o, tpn, &tsc) < 0;
+	}
+	return 0;
+}
+
+int clockbench_main(int argc, char **argv)
+{
+	static struct cb_opts o;
+	static struct cb_report r;
+	struct cb_out outs[3];
+	const char *paths[3];
+	enum cb_format fmts[3];
+	cpu_set_t saved;
+	int rc, i, failed = 0;
+	double tpn;
+
+	rc = cb_parse_opts(&o, argc, argv);
+	if (rc >= 0)
+		return rc;
+	memset(&r, 0, sizeof r);
+	r.opts = &o;
+
+	/* Every output file is created (as a temporary) before any measuring,
+	 * so a bad path fails in a second, not after the run. */
+	paths[0] = o.output, fmts[0] = o.format;
+	paths[1] = o.json_out, fmts[1] = CB_JSON;
+	paths[2] = o.csv_out, fmts[2] = CB_CSV;
+	for (i = 0; i < 3; i++) {
+		if (!paths[i])
+			continue;
+		if (cb_out_open(&outs[i], paths[i]) < 0) {
+			while (i-- > 0)
+				if (paths[i])
+					cb_out_abort(&outs[i]);
+			return CB_EXIT_FAIL;
+		}
+	}
+
+	cb_iso_time(r.ctx.start, sizeof r.ctx.start);
+	cb_context_collect(&r.ctx);
+	r.ctx.cpus_allowed = o.ncpus;
+	if (sched_getaffinity(0, sizeof saved, &saved) < 0 || cb_pin(o.cpus[0]) < 0) {
+		failed = 1;
+		goto done;
+	}
+	tpn = cb_tsc_calibrate(250);
+	if (tpn <= 0) {
+		cb_warn("TSC calibration against CLOCK_MONOTONIC_RAW failed");
+		failed = 1;
+		goto done;
+	}
+	r.ctx.tsc_per_ns = tpn;
+	cb_probe_paths(&r.probe);
+	if (!r.probe.ok)
+		cb_warn("path check unavailable: %s", r.probe.reason);
+	if (o.cost && measure(&r, &o, tpn) < 0)
+		failed = 1;
+	sched_setaffinity(0, sizeof saved, &saved);
+	if (!failed && checks(&r, &o, tpn) < 0)
+		failed = 1;
+	cb_iso_time(r.ctx.end, sizeof r.ctx.end);
+
+done:
+	for (i = 0; i < 3; i++) {
+		if (!paths[i])
+			continue;
+		if (failed)
+			cb_out_abort(&outs[i]);
+		else if (emit(&r, fmts[i], &outs[i]) < 0)
+			failed = 1;
+	}
+	if (!failed && !o.output && emit(&r, o.format, NULL) < 0)
+		failed = 1;
+	free(r.cells);
+	return failed ? CB_EXIT_FAIL : CB_EXIT_OK;
+}

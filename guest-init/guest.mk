@@ -1,0 +1,50 @@
+# guest.mk: the guest path: a static PID 1 running the engine, its initramfs,
+# and `make bench-guest`.  Included by the top Makefile; docs/guest.md.
+
+GUEST_BUILD := $(BUILD)/guest
+GUEST_INIT := $(GUEST_BUILD)/init
+# The engine the guest links; the same musl objects as build/clockbench-static.
+GUEST_ENGINE_OBJS ?= $(MUSL_ENGINE_OBJS)
+BUSYBOX ?= /bin/busybox
+ifeq ($(DEBUG),1)
+GUEST_INITRAMFS := $(GUEST_BUILD)/initramfs-debug.cpio
+GUEST_CPIO_FLAGS := --busybox "$(BUSYBOX)"
+else
+GUEST_INITRAMFS := $(GUEST_BUILD)/initramfs.cpio
+GUEST_CPIO_FLAGS :=
+endif
+
+# GUEST_TESTS: tests/guest/*.t, run by tests/run.  They need the initramfs
+# (hence `check` depends on it below), qemu-system-x86 and a kernel image
+# (KERNEL=, else /boot/vmlinuz-*); a boot test skips when either is missing.
+GUEST_TESTS := $(wildcard tests/guest/*.t)
+
+.PHONY: guest-init guest-initramfs bench-guest help-guest
+guest-init: $(GUEST_INIT)
+guest-initramfs: $(GUEST_INITRAMFS)
+
+$(GUEST_BUILD)/init.o: guest-init/init.c $(ENGINE_HDRS) $(MUSL_INC)/.stamp
+	@mkdir -p $(@D)
+	@echo "  MUSLCC  $@"
+	$(Q)$(MUSL_CC) $(PROJECT_CFLAGS) -isystem $(MUSL_INC) -Ibench $(CFLAGS) -c -o $@ $<
+
+# Stripped: the image holds /init alone and stays well under 1 MiB.
+$(GUEST_INIT): $(GUEST_BUILD)/init.o $(GUEST_ENGINE_OBJS)
+	@echo "  LD      $@"
+	$(Q)$(MUSL_CC) -static -s $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(GUEST_INITRAMFS): $(GUEST_INIT) guest-init/mkinitramfs.py
+	@echo "  CPIO    $@"
+	$(Q)python3 guest-init/mkinitramfs.py -o $@ --init $(GUEST_INIT) $(GUEST_CPIO_FLAGS)
+
+check: $(GUEST_INITRAMFS)
+
+# One guest run on the host's current clocksource, ending in a table.
+# Settings (KERNEL, ACCEL, VCPUS, MACHINE, CPU, PIN, ...) come from the
+# environment or the make command line; `host-scripts/launch-guest.sh --help`.
+bench-guest: $(GUEST_INITRAMFS)
+	$(Q)INITRAMFS="$(GUEST_INITRAMFS)" ./host-scripts/launch-guest.sh "$(RESULTS)" "$(RUN_ID)"
+
+help-guest:
+	@echo "make bench-guest  boot a QEMU guest with clockbench as PID 1; result in $(RESULTS)/<run-id>/guest-*.json"
+	@echo "make guest-initramfs [DEBUG=1]  build $(GUEST_BUILD)/initramfs.cpio (DEBUG=1 adds busybox)"
