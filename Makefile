@@ -61,16 +61,23 @@ $(BUILD)/clockbench-static: $(MUSL_ENGINE_OBJS) $(BUILD)/musl/main.o
 deps:
 	$(Q)./host-scripts/deps.sh
 
-check: all
+$(BUILD)/test-unit: tests/unit.c $(HOST_OBJS) $(ENGINE_HDRS)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -o $@ tests/unit.c $(HOST_OBJS) $(LDLIBS)
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test-unit
 	$(Q)./tests/run
 
 # The default host measurement on the current clocksource.
-bench-host: all
+bench-host: deps
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./host-scripts/bench-host.sh "$(RESULTS)" "$(RUN_ID)"
 
 bench: bench-host
 
-bench-self: all
+bench-self: deps
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./tests/bench-self.sh
 
 install: bench/clockbench

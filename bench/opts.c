@@ -130,13 +130,13 @@ static int parse_list(const char *opt, const char *arg, int lo, int max, int all
 		}
 		if (dash) {
 			*dash = '\0';
-			a = parse_num(tok, 0, CB_MAX_CPUS - 1);
-			b = allow_words && !strcmp(dash + 1, "max") ? max : parse_num(dash + 1, 0, CB_MAX_CPUS - 1);
+			a = parse_num(tok, 0, 1 << 30);
+			b = allow_words && !strcmp(dash + 1, "max") ? max : parse_num(dash + 1, 0, 1 << 30);
 			*dash = '-';
 			if (a < 0 || b < 0 || a > b)
 				return bad(opt, tok, "not a range such as 1-8");
 		} else {
-			a = b = parse_num(tok, 0, CB_MAX_CPUS - 1);
+			a = b = parse_num(tok, 0, 1 << 30);
 			if (a < 0)
 				return bad(opt, tok, "not a number");
 		}
@@ -296,6 +296,8 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 			}
 			o->cpus[o->ncpus++] = i;
 		}
+		if (!o->ncpus)
+			return bad("--cpus", cpus_arg, "no CPU given");
 	} else {
 		for (i = 0; i <= maxcpu; i++)
 			if (CPU_ISSET(i, &allowed))
@@ -308,6 +310,8 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 	for (i = 1; i <= o->ncpus; i++)
 		if (set[i])
 			o->threads[o->nthreads++] = i;
+	if (!o->nthreads)
+		return bad("--threads", threads_arg, "no thread count given");
 	cb_quiet = o->quiet;
 	return -1;
 }

@@ -507,7 +507,6 @@ static int run_engine(const struct params *p, char *threads_default)
 	}
 	if (!p->cost)
 		argv[argc++] = "--no-cost";
-	argv[argc++] = "--probe";
 	if (!p->verbose)
 		argv[argc++] = "--quiet";
 	argv[argc] = NULL;

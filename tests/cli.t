@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# cli.t: every bad input gives one line on stderr, exit 2 (usage) or 1
+# (run time), and leaves no file behind, partial or temporary.
+set -u -o pipefail
+cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
+bin=bench/clockbench
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ncpu=$(nproc)
+
+# expect STATUS DESCRIPTION ARGS...: exit status, one stderr line naming the
+# problem, no stdout, and nothing left in $tmp.
+expect() {
+	local want=$1 what=$2 rc lines
+	shift 2
+	"$bin" --output "$tmp/out.json" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
+	rc=$?
+	lines=$(wc -l <"$tmp/stderr")
+	left=$(find "$tmp" -mindepth 1 -not -name stdout -not -name stderr | wc -l)
+	if [ "$rc" -eq "$want" ] && [ "$lines" -eq 1 ] && [ ! -s "$tmp/stdout" ] && [ "$left" -eq 0 ] &&
+		grep -q '^clockbench: ' "$tmp/stderr"; then
+		ok 0 "$what: exit $want, '$(cat "$tmp/stderr")'"
+	else
+		ok 1 "$what: exit $rc (want $want), $lines stderr lines, $left files left"
+		diag "stderr: $(cat "$tmp/stderr")"
+	fi
+	rm -f "$tmp/stdout" "$tmp/stderr"
+}
+
+expect 2 "unknown clock" --clock realtime,sundial
+expect 2 "unknown method" --method vdso,hpet
+expect 2 "unknown option" --frobnicate
+expect 2 "unknown short option" -Z
+expect 2 "missing value" --duration
+expect 2 "stray argument" monotonic
+expect 2 "non-numeric threads" --threads two
+expect 2 "zero threads" --threads 0
+expect 2 "empty thread list" --threads ,
+expect 2 "negative threads" --threads -1
+expect 2 "reversed range" --threads 2-1
+expect 2 "more threads than CPUs" --threads $((ncpu + 1))
+expect 2 "more threads than chosen CPUs" --cpus 0 --threads 2
+expect 2 "CPU not online" --cpus 4000
+expect 2 "CPU out of range" --cpus 99999
+expect 2 "zero duration" --duration 0
+expect 2 "negative duration" --duration -1
+expect 2 "non-numeric duration" --duration 1s
+expect 2 "NaN duration" --duration nan
+expect 2 "huge duration" --duration 1e9
+expect 2 "zero batch" --batch 0
+expect 2 "batch with junk" --batch 12x
+expect 2 "batch overflow" --batch 99999999999999999999999
+expect 2 "TSC rounds below 3000" --tsc-rounds 100
+expect 2 "unknown check" --check everything
+expect 2 "unknown format" --format yaml
+expect 2 "empty --json name" --json ''
+
+# Unwritable outputs are run-time failures, found before measuring.
+"$bin" --duration 0.01 --output /nonexistent/dir/out.json >"$tmp/so" 2>"$tmp/se"
+rc=$?
+ok "$([ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/se")" -eq 1 ] && grep -q '/nonexistent/dir/out.json' "$tmp/se"; echo $?)" \
+	"unwritable --output: exit 1, one line naming the path"
+"$bin" --duration 0.01 --json "$tmp/ok.json" --csv /proc/nope.csv >"$tmp/so" 2>"$tmp/se"
+rc=$?
+ok "$([ "$rc" -eq 1 ] && [ -z "$(find "$tmp" -mindepth 1 -not -name so -not -name se)" ]; echo $?)" \
+	"one unwritable output of three: exit 1, the writable one not created either"
+rm -f "$tmp/so" "$tmp/se"
+
+"$bin" --help >"$tmp/help" 2>&1
+rc=$?
+ok "$([ "$rc" -eq 0 ] && grep -q -- '--threads' "$tmp/help" && grep -q 'Exit status' "$tmp/help"; echo $?)" "--help exits 0 and documents options and exit status"
+"$bin" --version >"$tmp/ver" 2>&1
+ok "$(grep -qE '^clockbench [0-9]+\.[0-9]+\.[0-9]+$' "$tmp/ver"; echo $?)" "--version prints the version"
+# Every option --help names is one the parser accepts (help tells the truth).
+bad=0
+while read -r opt; do
+	grep -q "\"${opt#--}\"" bench/opts.c || { bad=1; diag "help names $opt, the parser does not"; }
+done < <(grep -oE -- '--[a-z-]+' "$tmp/help" | sort -u)
+ok "$bad" "every option in --help exists in the parser"
+rm -f "$tmp/help" "$tmp/ver"
+done_testing
