@@ -78,7 +78,7 @@ bench: bench-host
 
 bench-self: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)./tests/bench-self.sh
+	$(Q)./tests/bench-self.sh "$(RESULTS)" "$(RUN_ID)"
 
 install: bench/clockbench
 	install -d "$(DESTDIR)$(BINDIR)"

@@ -114,7 +114,7 @@ static int checks(struct cb_report *r, const struct cb_opts *o, double tpn)
 		r->nwarps++;
 	}
 	if (o->check_tsc) {
-		cb_progress("TSC check: %d CPUs against CPU %d, %u round trips each", o->ncpus - 1, o->cpus[0],
+		cb_progress("TSC check: %d other CPU(s) against CPU %d, %u round trips each", o->ncpus - 1, o->cpus[0],
 			    o->tsc_rounds);
 		r->tsc = &tsc;
 		r->tsc_failed = cb_check_tsc(o, tpn, &tsc) < 0;

@@ -38,7 +38,7 @@ def parse(data):
     frames, problems, seen = [], [], set()
     m = HELLO_RE.search(data)
     hello = int(m.group(1)) if m else None
-    pos, ends_used = 0, 0
+    pos, spans = 0, []
     while True:
         at = data.find(BEGIN, pos)
         if at < 0:
@@ -75,14 +75,17 @@ def parse(data):
             problems.append("frame seq=%d: corrupt: end line %r" % (seq, got[:40].decode("ascii", "replace")))
             pos = start
             continue
-        ends_used += 1
         pos = start + length + len(trailer)
+        spans.append((at, pos))
         if seq in seen:
             problems.append("frame seq=%d: duplicated" % seq)
             continue
         seen.add(seq)
         frames.append({"kind": kind, "seq": seq, "payload": payload, "offset": at})
-    stray = data.count(END) - ends_used
+    stray, i = 0, data.find(END)
+    while i >= 0:
+        stray += not any(a <= i < b for a, b in spans)
+        i = data.find(END, i + 1)
     if stray > 0 and not any("truncated" in p or "corrupt" in p for p in problems):
         problems.append("%d end line(s) without a frame" % stray)
     return {"hello": hello, "frames": frames, "problems": problems}

@@ -137,6 +137,7 @@ APPEND=${APPEND:-}
 KERNEL=${KERNEL:-/boot/vmlinuz-$(uname -r)}
 if [ ! -e "$KERNEL" ]; then
 	found=$(find /boot -maxdepth 1 -name 'vmlinuz-*' 2>/dev/null | sort | tr '\n' ' ')
+	found=${found% }
 	die "kernel $KERNEL: no such file: name one with KERNEL=${found:+ (found: $found)}, e.g. the Debian kernel (apt-get install linux-image-amd64 gives /boot/vmlinuz-<version>-amd64)"
 fi
 [ -r "$KERNEL" ] || die "kernel $KERNEL: not readable: run as root, or copy it somewhere readable and name it with KERNEL="

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# faults.t: a bad guest parameter, an engine failure, a guest panic and a
+# guest hang each end in one clear error naming the console log, with the
+# documented QEMU status, and nothing written to results/.
+set -u -o pipefail
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib.sh
+. tests/guest/guest-lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export TMPDIR=$tmp
+
+kernel=$(guest_kernel)
+if ! command -v qemu-system-x86_64 >/dev/null || [ -z "$kernel" ]; then
+	skip "needs qemu-system-x86_64 and a kernel image (KERNEL=)"
+	done_testing
+	exit
+fi
+initrd=$(guest_initramfs)
+if [ -z "$initrd" ]; then
+	ok 1 "make guest-initramfs"
+	done_testing
+	exit
+fi
+
+# fault DESCRIPTION PATTERN VAR=VALUE...: boots with those settings; wants
+# exit 1, one stderr line matching PATTERN and naming an existing console
+# log, and an empty results folder.
+fault() {
+	local what=$1 pat=$2 rc lines log start=$SECONDS
+	shift 2
+	env KERNEL="$kernel" INITRAMFS="$initrd" ACCEL=tcg VCPUS=1 TIMEOUT=60 DURATION=0.1 CLOCKS=monotonic \
+		METHODS=vdso CHECK=none "$@" host-scripts/launch-guest.sh "$tmp/results" run >/dev/null 2>"$tmp/stderr"
+	rc=$?
+	lines=$(wc -l <"$tmp/stderr")
+	log=$(sed -n 's/.*(console log: \(.*\))$/\1/p' "$tmp/stderr")
+	if [ "$rc" -eq 1 ] && [ "$lines" -eq 1 ] && grep -qE "^launch-guest: $pat" "$tmp/stderr" &&
+		[ -n "$log" ] && [ -e "$log" ] && [ -z "$(find "$tmp/results" -type f 2>/dev/null)" ]; then
+		ok 0 "$what: exit 1 in $((SECONDS - start)) s, '$(cat "$tmp/stderr")'"
+	else
+		ok 1 "$what: exit $rc, $lines stderr lines, console log '$log'"
+		diag "stderr: $(cat "$tmp/stderr")"
+	fi
+}
+
+fault "unknown clockbench.* parameter" \
+	'bad clockbench\.\* parameter \(QEMU status 9\): guest reported an error in stage params: clockbench\.bogus: unknown parameter' \
+	APPEND=clockbench.bogus=1
+fault "engine rejects its arguments" \
+	'engine failed \(QEMU status 3\): guest reported an error in stage engine: engine exited with status 2' \
+	THREADS=0
+fault "guest kernel panic" 'guest panic: .*Kernel panic' APPEND=rdinit=/nonexistent
+fault "guest hang" 'guest timed out after 2s' TIMEOUT=2
+done_testing

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""frames.t: the results-channel parser (host-scripts/guestframe.py) takes one
+good frame and rejects truncated, corrupt, duplicated and missing ones (TAP)."""
+import json
+import os
+import sys
+import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "host-scripts"))
+import guestframe  # noqa: E402
+
+n = 0
+failed = 0
+
+
+def ok(cond, what, detail=None):
+    global n, failed
+    n += 1
+    if cond:
+        print("ok %d - %s" % (n, what))
+    else:
+        failed += 1
+        print("not ok %d - %s" % (n, what))
+        if detail:
+            print("# %s" % detail)
+
+
+def frame(payload, kind="result", seq=1, crc=None, length=None):
+    """A frame exactly as guest-init/init.c writes it."""
+    if crc is None:
+        crc = zlib.crc32(payload)
+    if length is None:
+        length = len(payload)
+    return (b"\nCLOCKBENCH-BEGIN v1 kind=%s seq=%d len=%d crc32=%08x\n" % (kind.encode(), seq, length, crc)
+            + payload + b"\nCLOCKBENCH-END seq=%d\n" % seq)
+
+
+def error_of(data):
+    """The FrameError message for data, or None when it is accepted."""
+    try:
+        guestframe.result(guestframe.parse(data))
+        return None
+    except guestframe.FrameError as e:
+        return str(e)
+
+
+hello = b"\nCLOCKBENCH-HELLO v1 uptime_ms=812\n"
+doc = {"schema": "clockbench-guest/1", "guest": {"clocksource": "kvm-clock"},
+       "bench": {"results": [{"threads": 1}, {"threads": 2}], "note": "CLOCKBENCH-END inside a string\nand a newline"}}
+good_payload = json.dumps(doc, indent=1).encode()
+good = hello + frame(good_payload)
+
+p = guestframe.parse(good)
+ok(p["hello"] == 812, "hello line gives the guest's uptime at /init")
+ok(len(p["frames"]) == 1 and not p["problems"], "one good frame, no problems", repr(p["problems"]))
+try:
+    r = guestframe.result(p)
+    ok(r["bench"]["results"][1]["threads"] == 2, "payload (with newlines and an END marker in a string) parses as JSON")
+except guestframe.FrameError as e:
+    ok(False, "good frame accepted", str(e))
+
+ok(error_of(b"noise\r\n\x00\xff" + good + b"trailing noise") is None, "noise around the frame is ignored")
+
+# truncation, at every interesting place
+cut_payload = good[:len(good) - 200]
+e = error_of(cut_payload)
+ok(e is not None and "truncated" in e and "of %d payload bytes" % len(good_payload) in e,
+   "payload cut short: truncated, with byte counts", e)
+e = error_of(good[:-5])
+ok(e is not None and "truncated" in e and "end line" in e, "end line cut short: truncated", e)
+e = error_of(hello + b"\nCLOCKBENCH-BEGIN v1 kind=res")
+ok(e is not None and "truncated frame header" in e, "header cut short: truncated", e)
+e = error_of(hello)
+ok(e is not None and "no result frame" in e and "812" in e, "hello but no frame: says /init started then nothing", e)
+e = error_of(b"")
+ok(e is not None and "never reached /init" in e, "empty channel: says the guest never reached /init", e)
+
+# corruption
+flipped = bytearray(good)
+i = good.index(b'"kvm-clock"') + 2
+flipped[i] ^= 0x20
+e = error_of(bytes(flipped))
+ok(e is not None and "corrupt" in e and "CRC-32" in e, "one flipped payload bit: CRC-32 mismatch", e)
+e = error_of(hello + frame(good_payload, crc=0x12345678))
+ok(e is not None and "corrupt" in e, "wrong CRC in header: corrupt", e)
+e = error_of(hello + frame(good_payload, length=len(good_payload) - 3))
+ok(e is not None and ("corrupt" in e), "length 3 bytes short: rejected as corrupt", e)
+e = error_of(hello + frame(good_payload).replace(b"seq=1 len", b"seq=x len"))
+ok(e is not None and "corrupt frame header" in e, "malformed header: corrupt frame header", e)
+e = error_of(hello + frame(good_payload).replace(b"CLOCKBENCH-END seq=1", b"CLOCKBENCH-END seq=2"))
+ok(e is not None and "corrupt" in e and "end line" in e, "end line naming another frame: corrupt", e)
+bad_json = b'{"schema":"clockbench-guest/1",'
+e = error_of(hello + frame(bad_json))
+ok(e is not None and "not valid JSON" in e, "good frame, bad JSON: not valid JSON", e)
+e = error_of(hello + frame(json.dumps({"schema": "other/1"}).encode()))
+ok(e is not None and "schema" in e, "good frame, wrong schema: rejected", e)
+
+# duplication
+e = error_of(good + frame(good_payload))
+ok(e is not None and "duplicated" in e, "same frame twice (same seq): duplicated", e)
+e = error_of(good + frame(good_payload, seq=2))
+ok(e is not None and "2 result frames" in e, "two result frames (seq 1 and 2): rejected", e)
+e = error_of(good + b"\nCLOCKBENCH-END seq=1\n")
+ok(e is not None and "without a frame" in e, "stray end line: rejected", e)
+
+# in-band errors from the guest
+err = json.dumps({"schema": "clockbench-guest-error/1", "stage": "params",
+                  "error": "clockbench.bogus: unknown parameter", "exit_code": 4}).encode()
+e = error_of(hello + frame(err, kind="error"))
+ok(e is not None and "stage params" in e and "clockbench.bogus: unknown parameter" in e,
+   "error frame: its stage and message are reported", e)
+e = error_of(hello + frame(good_payload, kind="weird"))
+ok(e is not None and "unknown frame kind" in e, "unknown frame kind: rejected", e)
+
+print("1..%d" % n)
+sys.exit(1 if failed else 0)

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# launcher-args.t: host-scripts/launch-guest.sh rejects bad settings with one
+# line and exit 2, names the fix for a missing kernel, initramfs or QEMU
+# with exit 1, never overwrites a result, and never leaves files behind.
+set -u -o pipefail
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib.sh
+. tests/guest/guest-lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export TMPDIR=$tmp # the launcher keeps a failed run's work folder there
+fake=$tmp/fake-image
+echo not-a-kernel >"$fake"
+launch=host-scripts/launch-guest.sh
+
+# expect STATUS PATTERN DESCRIPTION [VAR=VALUE...]: runs the launcher with
+# those settings (and a fake kernel, initramfs and QEMU unless overridden);
+# wants the exit status, exactly one stderr line matching PATTERN, and no
+# file in the results folder.
+expect() {
+	local want=$1 pat=$2 what=$3 rc lines left
+	shift 3
+	env KERNEL="$fake" INITRAMFS="$fake" QEMU=true ACCEL=tcg "$@" \
+		"$launch" "$tmp/results" run1 >"$tmp/stdout" 2>"$tmp/stderr"
+	rc=$?
+	lines=$(wc -l <"$tmp/stderr")
+	left=$(find "$tmp/results" -type f 2>/dev/null | wc -l)
+	if [ "$rc" -eq "$want" ] && [ "$lines" -eq 1 ] && [ "$left" -eq 0 ] && grep -qE "$pat" "$tmp/stderr"; then
+		ok 0 "$what: exit $want, '$(cat "$tmp/stderr")'"
+	else
+		ok 1 "$what: exit $rc (want $want), $lines stderr lines, $left files left"
+		diag "stderr: $(cat "$tmp/stderr")"
+	fi
+}
+
+expect 2 '^launch-guest: ACCEL=foo: expected one of: auto kvm tcg$' "ACCEL=foo" ACCEL=foo
+expect 2 'VCPUS=0: expected an integer from 1 to 64' "VCPUS=0" VCPUS=0
+expect 2 'VCPUS=two: expected an integer' "VCPUS=two" VCPUS=two
+expect 2 'VCPUS=65: expected an integer from 1 to 64' "VCPUS=65" VCPUS=65
+expect 2 'MACHINE=virt: expected one of' "MACHINE=virt" MACHINE=virt
+expect 2 'BACKEND=docker: expected one of: qemu libvirt' "BACKEND=docker" BACKEND=docker
+expect 2 'PIN=yes: expected one of: 0 1' "PIN=yes" PIN=yes
+expect 2 'HPET=maybe: expected one of' "HPET=maybe" HPET=maybe
+expect 2 'TIMEOUT=0: expected an integer from 1' "TIMEOUT=0" TIMEOUT=0
+expect 2 'DURATION=1s: expected seconds' "DURATION=1s" DURATION=1s
+expect 2 'THREADS=1;reboot: expected a list' "THREADS with a shell metacharacter" 'THREADS=1;reboot'
+expect 2 'CLOCKS=mono tonic: expected a list' "CLOCKS with a space" 'CLOCKS=mono tonic'
+expect 2 'CPU=host invtsc: expected a QEMU CPU model' "CPU with a space" 'CPU=host invtsc'
+
+"$launch" --bogus >/dev/null 2>"$tmp/stderr"
+rc=$?
+ok "$([ "$rc" -eq 2 ] && grep -q 'unknown option --bogus' "$tmp/stderr"; echo $?)" "unknown option: exit 2 ($rc)"
+"$launch" a b c >/dev/null 2>"$tmp/stderr"
+rc=$?
+ok "$([ "$rc" -eq 2 ] && grep -q 'too many arguments' "$tmp/stderr"; echo $?)" "three arguments: exit 2 ($rc)"
+KERNEL=$fake INITRAMFS=$fake QEMU=true ACCEL=tcg "$launch" "$tmp/results" ../escape >/dev/null 2>"$tmp/stderr"
+rc=$?
+ok "$([ "$rc" -eq 2 ] && grep -q 'RUN_ID=../escape: letters' "$tmp/stderr"; echo $?)" "RUN_ID with a slash: exit 2 ($rc)"
+"$launch" --help >"$tmp/stdout" 2>&1
+rc=$?
+ok "$([ "$rc" -eq 0 ] && grep -q 'ACCEL=auto|kvm|tcg' "$tmp/stdout"; echo $?)" "--help: exit 0, lists the settings"
+
+expect 1 'kernel /nonexistent/vmlinuz: no such file: name one with KERNEL=.*linux-image-amd64' \
+	"missing kernel: says KERNEL= and linux-image-amd64" KERNEL=/nonexistent/vmlinuz
+expect 1 "initramfs $tmp/none: missing or unreadable: run 'make guest-initramfs'" \
+	"missing initramfs: says make guest-initramfs" INITRAMFS="$tmp/none"
+expect 1 'qemu-nonexistent not found: .*apt-get install qemu-system-x86' \
+	"missing QEMU: names the package" QEMU=qemu-nonexistent
+if [ "$(id -u)" -ne 0 ]; then
+	chmod 000 "$tmp/fake-image"
+	expect 1 'not readable: run as root' "unreadable kernel" KERNEL="$tmp/fake-image"
+	chmod 644 "$tmp/fake-image"
+else
+	skip "unreadable kernel: root reads everything"
+fi
+if [ "$(id -u)" -eq 0 ] || [ ! -e /dev/kvm ]; then
+	# Without /dev/kvm the error must say so; with it (as root) ACCEL=kvm is
+	# accepted, so only the missing-device case is checked.
+	if [ ! -e /dev/kvm ]; then
+		expect 1 'ACCEL=kvm: /dev/kvm: no such device' "ACCEL=kvm without /dev/kvm" ACCEL=kvm
+	else
+		skip "ACCEL=kvm error: /dev/kvm is present and usable here"
+	fi
+else
+	expect 1 'ACCEL=kvm: /dev/kvm: permission denied' "ACCEL=kvm without access" ACCEL=kvm
+fi
+
+# An existing result is never overwritten, and is left as it was.
+cs=$(host_cs)
+nproc_=$(getconf _NPROCESSORS_ONLN)
+mkdir -p "$tmp/results/run1"
+echo precious >"$tmp/results/run1/guest-$cs-1vcpu.json"
+KERNEL=$fake INITRAMFS=$fake QEMU=true ACCEL=tcg VCPUS=1 "$launch" "$tmp/results" run1 >/dev/null 2>"$tmp/stderr"
+rc=$?
+ok "$([ "$rc" -eq 1 ] && grep -q 'exists: results are never overwritten' "$tmp/stderr" &&
+	[ "$(cat "$tmp/results/run1/guest-$cs-1vcpu.json")" = precious ] &&
+	[ "$(find "$tmp/results" -type f | wc -l)" -eq 1 ]; echo $?)" \
+	"existing result: exit 1 ($rc), file kept, nothing else written"
+diag "$(cat "$tmp/stderr")" "online CPUs: $nproc_"
+
+# ACCEL=auto decides by a time-limited boot, and says so when it falls back.
+kernel=$(guest_kernel)
+initrd=$(guest_initramfs)
+if [ -z "$kernel" ] || [ -z "$initrd" ] || ! command -v qemu-system-x86_64 >/dev/null; then
+	skip "ACCEL=auto probe: needs a kernel image, the initramfs and qemu-system-x86_64"
+else
+	start=$SECONDS
+	accel=$(KERNEL=$kernel INITRAMFS=$initrd PROBE_TIMEOUT=6 "$launch" --probe-only 2>"$tmp/stderr")
+	rc=$?
+	took=$((SECONDS - start))
+	if [ "$accel" = tcg ] && [ -e /dev/kvm ]; then
+		ok "$([ "$rc" -eq 0 ] && grep -q 'falling back to TCG: every figure of this run is EMULATED' "$tmp/stderr" &&
+			[ "$took" -le 12 ]; echo $?)" "ACCEL=auto: KVM unusable here, fell back to TCG with a warning in ${took}s"
+	else
+		ok "$([ "$rc" -eq 0 ] && { [ "$accel" = kvm ] || [ "$accel" = tcg ]; }; echo $?)" "ACCEL=auto chose '$accel' in ${took}s"
+	fi
+	diag "$(cat "$tmp/stderr")"
+fi
+done_testing
