@@ -33,6 +33,7 @@ enum {
 };
 #define DEBUG_EXIT_PORT 0xf4
 #define RESULT_PATH "/tmp/r.json"
+#define ENGINE_ERR "/tmp/engine.err"
 #define MAX_OUTPUT (16u << 20)
 #define MAX_LOGLINES 64
 
@@ -521,6 +522,9 @@ static int run_engine(const struct params *p, char *threads_default)
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
+		int fd = open(ENGINE_ERR, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			dup2(fd, 2);
 		optind = 1;
 		_exit(clockbench_main(argc, argv));
 	}
@@ -529,6 +533,23 @@ static int run_engine(const struct params *p, char *threads_default)
 		if (errno != EINTR)
 			return -1;
 	return st;
+}
+
+/* Copies the engine's stderr to the console; last gets its last line. */
+static void engine_stderr(char *last, size_t n)
+{
+	char line[512];
+	last[0] = 0;
+	FILE *f = fopen(ENGINE_ERR, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f)) {
+		dprintf(2, "%s", line);
+		line[strcspn(line, "\n")] = 0;
+		if (*line)
+			snprintf(last, n, "%s", line);
+	}
+	fclose(f);
 }
 
 /* Reads the whole of path into a new buffer; *len gets its size. */
@@ -610,10 +631,13 @@ int main(void)
 	int st = run_engine(&p, threads_default);
 	if (st < 0)
 		fail(GX_SETUP, "engine", "fork: %s", strerror(errno));
+	char last[512];
+	engine_stderr(last, sizeof last);
 	if (WIFSIGNALED(st))
-		fail(GX_SIGNAL, "engine", "engine killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+		fail(GX_SIGNAL, "engine", "engine killed by signal %d (%s)%s%s", WTERMSIG(st), strsignal(WTERMSIG(st)),
+		     *last ? ": " : "", last);
 	if (WEXITSTATUS(st))
-		fail(GX_ENGINE, "engine", "engine exited with status %d", WEXITSTATUS(st));
+		fail(GX_ENGINE, "engine", "engine exited with status %d%s%s", WEXITSTATUS(st), *last ? ": " : "", last);
 
 	size_t blen = 0;
 	char *bench = slurp(RESULT_PATH, &blen);

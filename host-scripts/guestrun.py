@@ -264,6 +264,8 @@ def explain_status(b, timeout, work):
     """Raises RunError for an exit status that means failure before the
     channel is looked at, with the best reason known."""
     rc = b["status"]
+    if rc is None:
+        return
     if rc in (124, 137):
         raise RunError("guest timed out after %ss%s" % (
             timeout, "" if b["hello_ms"] is None else " (init started at %d ms)" % b["hello_ms"]))
@@ -326,11 +328,11 @@ def table(doc, path=None):
     for r in rows:
         ns = r.get("ns_per_call") or {}
         cps = r.get("calls_per_sec_total")
-        cells.append((str(r.get("clock")), str(r.get("method")), str(r.get("threads")), str(r.get("path")),
+        cells.append((fmt(r.get("clock")), fmt(r.get("method")), fmt(r.get("threads")), fmt(r.get("path")),
                       fmt(ns.get("median")), fmt(ns.get("p99")), "-" if cps is None else "%.0f" % cps))
     w = [max(len(c[i]) for c in cells) for i in range(len(hdr))]
     for c in cells:
-        out.append("  ".join(c[i].rjust(w[i]) if i >= 2 else c[i].ljust(w[i]) for i in range(len(hdr))).rstrip())
+        out.append("  ".join(c[i].ljust(w[i]) if i in (0, 1, 3) else c[i].rjust(w[i]) for i in range(len(hdr))).rstrip())
     if not rows:
         out.append("(no result rows)")
     if emu:
@@ -378,7 +380,10 @@ def cmd_run(a):
     try:
         if a.backend == "libvirt":
             import guestvirt
-            b = guestvirt.boot(a, a.accel, work, params, a.timeout, a.pin, kernel_append(a, params))
+            try:
+                b = guestvirt.boot(a, a.accel, work, a.timeout, a.pin, kernel_append(a, params), watch)
+            except guestvirt.RunError as e:
+                raise RunError(str(e))
         else:
             b = boot_qemu(a, a.accel, work, params, a.timeout, a.pin)
         explain_status(b, a.timeout, work)
@@ -419,6 +424,9 @@ def cmd_run(a):
             "console_log": os.path.basename(final_log),
             "command": b["argv"],
         }
+        if "domain_xml" in b:
+            launcher["libvirt_uri"] = os.environ.get("LIBVIRT_URI", "qemu:///system")
+            launcher["libvirt_domain_xml"] = b["domain_xml"]
         out = {"schema": doc["schema"], "launcher": launcher, "guest": doc.get("guest"), "bench": bench}
         os.makedirs(outdir, exist_ok=True)
         with open(console, "rb") as f:

@@ -47,7 +47,7 @@ fault "unknown clockbench.* parameter" \
 	'bad clockbench\.\* parameter \(QEMU status 9\): guest reported an error in stage params: clockbench\.bogus: unknown parameter' \
 	APPEND=clockbench.bogus=1
 fault "engine rejects its arguments" \
-	'engine failed \(QEMU status 3\): guest reported an error in stage engine: engine exited with status 2' \
+	'engine failed \(QEMU status 3\): guest reported an error in stage engine: engine exited with status 2: clockbench: .*threads' \
 	THREADS=0
 fault "guest kernel panic" 'guest panic: .*Kernel panic' APPEND=rdinit=/nonexistent
 fault "guest hang" 'guest timed out after 2s' TIMEOUT=2

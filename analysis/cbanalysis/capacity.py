@@ -1,0 +1,150 @@
+"""capacity.py: what clock reads cost a vCPU and a fleet, in each measured state.
+
+share of a vCPU = reads/s x seconds per read; cores = hosts x vCPUs x share.
+"""
+from .util import frate, md_table, UsageError
+
+PRESET_RATES = (1e4, 1e5, 1e6)
+DEFAULT_HOSTS = 100
+DEFAULT_VCPUS = 64
+
+
+class State:
+    """A measured (or given) cost per read, and the tsc state it is compared to."""
+
+    def __init__(self, label, ns, source, baseline=None):
+        self.label, self.ns, self.source, self.baseline = label, ns, source, baseline
+
+
+def share(rate, ns):
+    """Fraction of one vCPU spent reading the clock rate times a second at
+    ns nanoseconds a read."""
+    return rate * ns * 1e-9
+
+
+def cores(hosts, vcpus, rate, ns):
+    return hosts * vcpus * share(rate, ns)
+
+
+def fshare(s):
+    txt = "%.3g %%" % (s * 100)
+    return txt + " (over 1 vCPU)" if s > 1 else txt
+
+
+def parse_rate(text):
+    try:
+        r = float(text)
+    except ValueError:
+        raise UsageError("--rate %s: expected reads per second, e.g. 1e6" % text)
+    if not (r > 0 and r < 1e12):
+        raise UsageError("--rate %s: expected a number above 0 and below 1e12" % text)
+    return r
+
+
+def parse_ns(text):
+    """LABEL=NS (or NS alone) for a state given by hand."""
+    label, sep, val = text.rpartition("=")
+    if not sep:
+        label, val = "given %s ns" % text, text
+    try:
+        ns = float(val)
+    except ValueError:
+        raise UsageError("--ns %s: expected LABEL=NANOSECONDS, e.g. hpet=187" % text)
+    if not (ns > 0 and ns < 1e9) or not label:
+        raise UsageError("--ns %s: expected LABEL=NANOSECONDS with 0 < NS < 1e9" % text)
+    return label, ns
+
+
+def parse_count(text, what):
+    try:
+        n = int(text)
+    except ValueError:
+        raise UsageError("--%s %s: expected a whole number" % (what, text))
+    if not 1 <= n <= 10 ** 9:
+        raise UsageError("--%s %s: expected 1 to 1000000000" % (what, text))
+    return n
+
+
+def states_from(measurements, multi_run):
+    """One State per measured, non-emulated state: CLOCK_MONOTONIC through
+    the C library, median, with every thread (vCPU) reading; its baseline is
+    the state on a tsc host of the same kind, vCPU count and run."""
+    out, by_key = [], {}
+    for m in measurements:
+        if m.emulated:
+            continue
+        rows = m.headline()
+        if not rows:
+            continue
+        r = rows[-1]
+        what = "host" if m.kind == "host" else "%s, host on" % m.where
+        label = "%s %s" % (what, m.host_cs) if m.kind == "guest" else "host on %s" % m.host_cs
+        if multi_run:
+            label = "%s: %s" % (m.run, label)
+        src = "monotonic vdso, %d thread%s, median" % (r.threads, "" if r.threads == 1 else "s")
+        st = State(label, r.median, src)
+        st.key = (m.run, m.kind, m.vcpus, m.backend)
+        st.cs = m.host_cs
+        out.append(st)
+        by_key.setdefault(st.key, {})[m.host_cs] = st
+    for st in out:
+        base = by_key[st.key].get("tsc")
+        if base is not None and base is not st:
+            st.baseline = base
+    return out
+
+
+def states_given(pairs):
+    out = []
+    for i, (label, ns) in enumerate(pairs):
+        out.append(State(label, ns, "given (--ns)"))
+    for st in out[1:]:
+        st.baseline = out[0]
+    return out
+
+
+def render(states, rates, hosts, vcpus, excluded=0):
+    """The capacity section: inputs, formula, share of a vCPU and fleet cores."""
+    total = hosts * vcpus
+    lines = ["### Inputs", "",
+             "- reads per second per vCPU: %s" % ", ".join(frate(r) for r in rates),
+             "- fleet: %d hosts x %d vCPUs each = %d vCPUs, every vCPU reading at that rate" % (hosts, vcpus, total),
+             "- ns per read: the median ns per call of each state (the row named); the median, not the mean, "
+             "because the mean carries preemptions of the measuring thread, which are not the clock's cost",
+             ""]
+    if excluded:
+        lines += ["- %d emulated (TCG) result%s left out: an emulator's timings are not a hypervisor's cost" %
+                  (excluded, "" if excluded == 1 else "s"), ""]
+    lines += ["### Formula", "", "```",
+              "share of a vCPU = reads/s x ns per read x 1e-9",
+              "cores spent     = hosts x vCPUs per host x share of a vCPU",
+              "extra cores     = hosts x vCPUs per host x reads/s x (ns per read - ns per read on tsc) x 1e-9",
+              "```", ""]
+    if not states:
+        return "\n".join(lines + ["No measured state to plan with.", ""])
+    hdr = ["state", "ns per read", "from"] + ["%s reads/s" % frate(r) for r in rates]
+    rows = [[s.label, "%.2f" % s.ns, s.source] + [fshare(share(r, s.ns)) for r in rates] for s in states]
+    lines += ["### Share of one vCPU", "", md_table(hdr, rows, "lrl" + "r" * len(rates)), ""]
+    hdr = ["state"] + ["cores at %s reads/s" % frate(r) for r in rates]
+    rows = []
+    for s in states:
+        cells = [s.label]
+        for r in rates:
+            c = "%.2f" % cores(hosts, vcpus, r, s.ns)
+            if s.baseline is not None:
+                c += " (%+.2f vs %s)" % (cores(hosts, vcpus, r, s.ns) - cores(hosts, vcpus, r, s.baseline.ns),
+                                         s.baseline.label)
+            cells.append(c)
+        rows.append(cells)
+    lines += ["### Fleet: cores spent on clock reads (%d x %d vCPUs)" % (hosts, vcpus), "",
+              md_table(hdr, rows, "l" + "r" * len(rates)), ""]
+    ex = [s for s in states if s.baseline is not None]
+    if ex:
+        s, r = ex[0], max(rates)
+        b = s.baseline
+        lines += ["Worked example, %s at %s reads/s: %s x %.2f ns = %s of a vCPU (%s on %s: %s); "
+                  "x %d vCPUs = %.2f cores against %.2f, %.2f more." % (
+                      s.label, frate(r), frate(r), s.ns, fshare(share(r, s.ns)), "%.2f ns" % b.ns, b.label,
+                      fshare(share(r, b.ns)), total, cores(hosts, vcpus, r, s.ns), cores(hosts, vcpus, r, b.ns),
+                      cores(hosts, vcpus, r, s.ns) - cores(hosts, vcpus, r, b.ns)), ""]
+    return "\n".join(lines)

@@ -1,0 +1,90 @@
+"""util.py: errors, atomic writes and number formatting shared by the analysis."""
+import math
+import os
+import tempfile
+
+PROG = "clockbench-report"
+
+
+class InputError(Exception):
+    """Bad input or a failed write: one line for the user, naming the file."""
+
+    def __init__(self, path, msg):
+        super().__init__("%s: %s" % (path, msg) if path else msg)
+        self.path = path
+
+
+class UsageError(Exception):
+    """A bad option value: exit 2."""
+
+
+def write_atomic(path, data, mode=0o644):
+    """Writes data (str or bytes) to path: a temporary file beside it,
+    fsync, chmod, rename.  A reader sees the old file or the new one, never
+    half of one; the temporary is removed on any failure."""
+    d = os.path.dirname(os.path.abspath(path))
+    if isinstance(data, str):
+        data = data.encode()
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
+    except OSError as e:
+        raise InputError(d, "cannot create a file there: %s" % e.strerror)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.rename(tmp, path)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise InputError(path, "write: %s" % e.strerror)
+
+
+def make_dir(path):
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise InputError(path, "mkdir: %s" % e.strerror)
+
+
+def is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def fnum(v, nd=2):
+    """A number for a table: fixed decimals, 'n/a' for None."""
+    if v is None:
+        return "n/a"
+    return "%.*f" % (nd, v)
+
+
+def fpct(frac, nd=1):
+    return "n/a" if frac is None else "%.*f %%" % (nd, frac * 100)
+
+
+def frate(r):
+    """Reads per second as 1e6, 2.5e5, 1000."""
+    if r >= 1000 and float(r).is_integer():
+        m, e = ("%e" % r).split("e")
+        m = m.rstrip("0").rstrip(".")
+        return "%se%d" % (m, int(e))
+    return "%g" % r
+
+
+def md_escape(s):
+    """A value for a Markdown table cell."""
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(header, rows, align=None):
+    """A Markdown table; align is a string of 'l'/'r' per column."""
+    align = align or "l" * len(header)
+    out = ["| " + " | ".join(md_escape(h) for h in header) + " |",
+           "| " + " | ".join("---:" if a == "r" else "---" for a in align) + " |"]
+    for r in rows:
+        out.append("| " + " | ".join(md_escape(c) for c in r) + " |")
+    return "\n".join(out)

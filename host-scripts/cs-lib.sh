@@ -1,0 +1,169 @@
+# cs-lib.sh: the one place the host clocksource is changed and put back.
+# Sourced by host-scripts/clocksource and host-scripts/compare.sh.
+# shellcheck shell=bash
+#
+# State: before the first change, the original clocksource is written to
+# $CB_STATE_DIR/clocksource.state together with the process that owns the
+# change.  Every harness command calls cs_recover first: a state file whose
+# owner is gone (killed with SIGKILL, power cut of the shell...) is
+# restored then, and the command says so.  Owner "manual" is a change the
+# operator asked to keep (clocksource set NAME --keep).
+#
+# Test hooks: CB_CS_DIR (a fake clocksource0 folder), CB_STATE_DIR,
+# CB_KVM_DEV (the device whose users count as VMs).
+
+CB_CS_DIR=${CB_CS_DIR:-/sys/devices/system/clocksource/clocksource0}
+CB_STATE_DIR=${CB_STATE_DIR:-/run/clockbench}
+CB_KVM_DEV=${CB_KVM_DEV:-/dev/kvm}
+cs_state=$CB_STATE_DIR/clocksource.state
+
+cs_say() { echo "clockbench: $*" >&2; }
+
+cs_current() { cat "$CB_CS_DIR/current_clocksource"; }
+cs_available() { tr ' ' '\n' <"$CB_CS_DIR/available_clocksource" | sed '/^$/d'; }
+
+cs_is_available() {
+	local n
+	while read -r n; do
+		[ "$n" = "$1" ] && return 0
+	done < <(cs_available)
+	return 1
+}
+
+# cs_need_write: fails with a clear line unless the clocksource can be set.
+cs_need_write() {
+	if [ ! -w "$CB_CS_DIR/current_clocksource" ]; then
+		if [ "$(id -u)" -ne 0 ]; then
+			cs_say "changing the clocksource needs root: run this with sudo"
+		else
+			cs_say "cannot write $CB_CS_DIR/current_clocksource"
+		fi
+		return 1
+	fi
+}
+
+# Start time of a process (field 22 of /proc/PID/stat): a pid alone can be
+# reused, pid plus start time cannot.
+cs_proc_start() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }
+	# shellcheck disable=SC2086 # split the fields on purpose
+	set -- $stat
+	echo "${20}"
+}
+
+cs_state_get() { sed -n "s/^$1=//p" "$cs_state" 2>/dev/null | head -n1; }
+
+# cs_write NAME: writes NAME and checks the kernel took it (a write of a name
+# it does not know is silently ignored by the kernel).
+cs_write() {
+	local now
+	printf '%s\n' "$1" >"$CB_CS_DIR/current_clocksource" 2>/dev/null || {
+		cs_say "write '$1' to $CB_CS_DIR/current_clocksource failed"
+		return 1
+	}
+	now=$(cs_current)
+	if [ "$now" != "$1" ]; then
+		cs_say "wrote '$1' to current_clocksource but the kernel reports '$now'"
+		return 1
+	fi
+}
+
+# cs_restore: puts the saved original back, checks it, removes the state.
+# Safe to call twice, and when nothing was changed.
+cs_restore() {
+	local orig
+	[ -f "$cs_state" ] || return 0
+	orig=$(cs_state_get original)
+	if [ -z "$orig" ]; then
+		cs_say "state file $cs_state has no original clocksource: not touching anything; inspect and remove it"
+		return 1
+	fi
+	if [ "$(cs_current)" != "$orig" ]; then
+		cs_write "$orig" || {
+			cs_say "RESTORE FAILED: the clocksource is '$(cs_current)', it was '$orig'; $cs_state kept"
+			return 1
+		}
+		cs_say "clocksource restored to '$orig'"
+	fi
+	rm -f "$cs_state"
+}
+
+# cs_recover: restores what a dead owner left behind, and says so.  Returns
+# 1 while another live run holds the clocksource.
+cs_recover() {
+	local owner start since orig
+	[ -f "$cs_state" ] || return 0
+	owner=$(cs_state_get owner)
+	start=$(cs_state_get owner_start)
+	since=$(cs_state_get since)
+	orig=$(cs_state_get original)
+	if [ "$owner" = manual ]; then
+		cs_say "note: the clocksource was set by hand to '$(cs_current)' at $since (original '$orig'); 'host-scripts/clocksource restore' puts it back"
+		return 0
+	fi
+	if [ -n "$owner" ] && [ "$owner" != "$$" ] && [ "$(cs_proc_start "$owner" 2>/dev/null)" = "$start" ]; then
+		cs_say "another clockbench run (pid $owner, since $since) holds the clocksource; wait for it"
+		return 1
+	fi
+	[ "$owner" = "$$" ] && return 0
+	if ! cs_need_write; then
+		cs_say "an interrupted run (pid $owner, since $since) left the clocksource at '$(cs_current)' (original '$orig'): run 'sudo host-scripts/clocksource restore'"
+		return 1
+	fi
+	cs_say "an interrupted run (pid $owner, since $since) left the clocksource at '$(cs_current)': restoring '$orig'"
+	cs_restore
+}
+
+# cs_foreign_vms: prints "pid N (comm)" for each process holding the KVM
+# device, except those listed in CB_OWN_PIDS.
+cs_foreign_vms() {
+	local fd pid dev
+	dev=$(readlink -f "$CB_KVM_DEV" 2>/dev/null || echo "$CB_KVM_DEV")
+	for fd in /proc/[0-9]*/fd/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = "$dev" ] || continue
+		pid=${fd#/proc/}
+		pid=${pid%%/*}
+		case " ${CB_OWN_PIDS:-} $$ " in *" $pid "*) continue ;; esac
+		echo "pid $pid ($(cat "/proc/$pid/comm" 2>/dev/null || echo '?'))"
+	done | sort -u
+}
+
+# cs_guard FORCE: refuses (returns 1) while foreign VMs run, unless FORCE=1.
+cs_guard() {
+	local vms
+	vms=$(cs_foreign_vms | paste -sd, - | sed 's/,/, /g')
+	[ -z "$vms" ] && return 0
+	if [ "$1" = 1 ]; then
+		cs_say "warning: --force: changing the clocksource under running VMs: $vms"
+		return 0
+	fi
+	cs_say "refusing to change the clocksource: KVM guests that clockbench did not start are running ($vms); flipping it changes every guest's clock. Stop them, or pass --force"
+	return 1
+}
+
+# cs_save OWNER: records the original before the first change (atomically).
+cs_save() {
+	local tmp
+	[ -f "$cs_state" ] && return 0
+	mkdir -p "$CB_STATE_DIR"
+	tmp=$(mktemp "$CB_STATE_DIR/.state.XXXXXX")
+	{
+		echo "original=$(cs_current)"
+		echo "owner=$1"
+		[ "$1" = manual ] || echo "owner_start=$(cs_proc_start "$1")"
+		echo "since=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	} >"$tmp"
+	mv -f "$tmp" "$cs_state"
+}
+
+# cs_set NAME: validates and switches; the caller has saved the state.
+cs_set() {
+	if ! cs_is_available "$1"; then
+		cs_say "unknown clocksource '$1': this kernel offers: $(cs_available | paste -sd' ' -)"
+		return 2
+	fi
+	[ "$(cs_current)" = "$1" ] && return 0
+	cs_write "$1" && cs_say "clocksource set to '$1'"
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# libvirt.t: BACKEND=libvirt boots the same guest as a transient domain
+# (virsh create, TCG, 2 vCPUs) with the same result; a guest error is
+# reported the same way.  Starts virtlogd and libvirtd when none runs, and
+# stops exactly those (by pid) at the end.
+set -u -o pipefail
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib.sh
+. tests/guest/guest-lib.sh
+tmp=$(mktemp -d)
+chmod 755 "$tmp" # libvirt's QEMU user reads the run's work folder below it
+export TMPDIR=$tmp
+uri=${LIBVIRT_URI:-qemu:///system}
+started=()
+cleanup() {
+	local pid
+	for pid in "${started[@]+"${started[@]}"}"; do
+		kill "$pid" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+kernel=$(guest_kernel)
+if ! command -v virsh >/dev/null || ! command -v libvirtd >/dev/null; then
+	skip "libvirt not installed (apt-get install libvirt-daemon-system libvirt-clients)"
+	done_testing
+	exit
+fi
+if [ -z "$kernel" ] || ! command -v qemu-system-x86_64 >/dev/null; then
+	skip "needs qemu-system-x86_64 and a kernel image (KERNEL=)"
+	done_testing
+	exit
+fi
+if ! virsh -c "$uri" uri >/dev/null 2>&1; then
+	if [ "$(id -u)" -ne 0 ]; then
+		skip "no libvirt daemon at $uri, and starting one needs root"
+		done_testing
+		exit
+	fi
+	# start_daemon NAME: starts NAME -d unless one runs; remembers its pid.
+	start_daemon() {
+		local pidfile=/run/$1.pid
+		if pgrep -x "$1" >/dev/null; then
+			return
+		fi
+		"$1" -d || return
+		for _ in $(seq 50); do
+			[ -s "$pidfile" ] && break
+			sleep 0.1
+		done
+		[ -s "$pidfile" ] && started+=("$(cat "$pidfile")")
+	}
+	start_daemon virtlogd
+	start_daemon libvirtd
+	for _ in $(seq 100); do
+		virsh -c "$uri" uri >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	diag "started: virtlogd and/or libvirtd, pids ${started[*]:-none}"
+fi
+ok "$(virsh -c "$uri" uri >/dev/null 2>&1; echo $?)" "libvirt answers at $uri"
+initrd=$(guest_initramfs)
+ok "$([ -n "$initrd" ]; echo $?)" "make guest-initramfs"
+[ -n "$initrd" ] || { done_testing; exit; }
+
+cs=$(host_cs)
+res=$tmp/results/run/guest-$cs-2vcpu-libvirt.json
+start=$SECONDS
+BACKEND=libvirt KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg VCPUS=2 TIMEOUT=120 DURATION=0.2 \
+	CLOCKS=monotonic METHODS=vdso CHECK=none host-scripts/launch-guest.sh "$tmp/results" run >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+ok "$([ "$rc" -eq 0 ] && [ -s "$res" ] && [ -s "${res%.json}.console.log" ]; echo $?)" "virsh create boot, TCG, 2 vCPUs: exit $rc in $((SECONDS - start)) s, result and console log"
+[ "$rc" -eq 0 ] || diag "$(cat "$tmp/stderr")"
+if [ -s "$res" ]; then
+	jcheck "$res" 'sorted(r["threads"] for r in d["bench"]["results"]) == [1, 2]' "rows for 1 and 2 threads"
+	jcheck "$res" 'd["launcher"]["backend"] == "libvirt" and d["launcher"]["accel"] == "tcg" and d["launcher"]["emulated"] is True and "<domain type=\"qemu\"" in d["launcher"]["libvirt_domain_xml"]' \
+		"labelled libvirt, tcg, emulated; domain type qemu recorded"
+	jcheck "$res" 'd["guest"]["vcpus_online"] == 2 and d["guest"]["clocksource"] and "sched_clock_marked_stable" in d["guest"]["log"]' "guest facts present"
+	jcheck "$res" 'd["launcher"]["pinning"]["mode"] == "pinned" and all(v["thread_id"] and v["host_cpu"] is not None for v in d["launcher"]["pinning"]["vcpus"])' \
+		"vCPUs pinned with <vcpupin>, thread ids recorded"
+	jcheck "$res" '0 < d["launcher"]["boot_ms"] < d["launcher"]["result_ms"]' "boot_ms recorded"
+else
+	for _ in 1 2 3 4 5; do skip "no result to check"; done
+fi
+ok "$(! virsh -c "$uri" list --all --name | grep -q '^clockbench-'; echo $?)" "no clockbench domain left behind"
+
+BACKEND=libvirt KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg VCPUS=1 TIMEOUT=60 APPEND=clockbench.bogus=1 \
+	host-scripts/launch-guest.sh "$tmp/results" run2 >/dev/null 2>"$tmp/stderr"
+rc=$?
+ok "$([ "$rc" -eq 1 ] && grep -q 'stage params: clockbench.bogus: unknown parameter (console log: ' "$tmp/stderr" &&
+	[ ! -e "$tmp/results/run2" ]; echo $?)" "bad guest parameter under libvirt: exit $rc, the guest's error, nothing in results/"
+diag "$(cat "$tmp/stderr")"
+done_testing

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# clocksource.t: the clocksource switch always puts things back: after the
+# command, after INT, TERM and HUP, and after SIGKILL (on the next call).
+# Most tests use a fake clocksource folder (no root needed); the last ones
+# flip this machine's real clocksource where it offers two, as root.
+set -u -o pipefail
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib.sh
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]+"${pids[@]}"}"; do kill -KILL -- "-$p" "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+cs=host-scripts/clocksource
+export CB_CS_DIR=$tmp/cs CB_STATE_DIR=$tmp/state CB_KVM_DEV=$tmp/kvm
+mkdir -p "$CB_CS_DIR"
+echo "tsc hpet acpi_pm " >"$CB_CS_DIR/available_clocksource"
+echo tsc >"$CB_CS_DIR/current_clocksource"
+: >"$CB_KVM_DEV"
+cur() { cat "$CB_CS_DIR/current_clocksource"; }
+wait_for() { # wait_for VALUE: until the fake clocksource reads VALUE (5 s)
+	for _ in $(seq 100); do [ "$(cur)" = "$1" ] && return 0; sleep 0.05; done
+	return 1
+}
+
+out=$("$cs" list 2>&1)
+ok "$([ "$out" = "$(printf 'tsc *\nhpet\nacpi_pm')" ]; echo $?)" "list names every clocksource and marks the current one"
+
+"$cs" set sundial -- true 2>"$tmp/err"
+rc=$?
+ok "$([ "$rc" -eq 2 ] && [ "$(cur)" = tsc ] && [ ! -e "$CB_STATE_DIR/clocksource.state" ] && grep -q "unknown clocksource 'sundial'" "$tmp/err"; echo $?)" \
+	"an unknown name is refused (exit 2), nothing changed, nothing saved"
+"$cs" set hpet 2>/dev/null
+ok "$([ $? -eq 2 ] && [ "$(cur)" = tsc ]; echo $?)" "set without a command or --keep is a usage error"
+
+inside=$("$cs" set hpet -- cat "$CB_CS_DIR/current_clocksource" 2>/dev/null)
+ok "$([ "$inside" = hpet ] && [ "$(cur)" = tsc ] && [ ! -e "$CB_STATE_DIR/clocksource.state" ]; echo $?)" \
+	"the command runs under hpet; tsc is back after it"
+"$cs" set acpi_pm -- sh -c 'exit 7' 2>/dev/null
+ok "$([ $? -eq 7 ] && [ "$(cur)" = tsc ]; echo $?)" "a failing command: its status is kept, and tsc restored"
+
+# A background job inherits SIGINT ignored; --default-signal undoes that,
+# as for a command run in the foreground of a terminal.
+for sig in INT TERM HUP; do
+	env --default-signal=INT "$cs" set hpet -- sleep 30 2>/dev/null &
+	p=$!
+	pids+=("$p")
+	wait_for hpet
+	child=$(pgrep -P "$p" | head -n1)
+	kill -"$sig" "$p"
+	wait "$p"
+	rc=$?
+	want=$((128 + $(kill -l "$sig")))
+	ok "$([ "$rc" -eq "$want" ] && [ "$(cur)" = tsc ] && [ ! -e "$CB_STATE_DIR/clocksource.state" ] && [ -n "$child" ] && ! kill -0 "$child" 2>/dev/null; echo $?)" \
+		"SIG$sig: exit $rc (want $want), the command stopped, tsc restored, state removed"
+done
+
+# SIGKILL cannot be caught: the next invocation must notice and restore.
+"$cs" set hpet -- sleep 30 2>/dev/null &
+p=$!
+pids+=("$p")
+wait_for hpet
+child=$(pgrep -P "$p" | head -n1)
+kill -KILL "$p"
+wait "$p" 2>/dev/null
+[ -n "$child" ] && kill -KILL -- "-$child" 2>/dev/null
+ok "$([ "$(cur)" = hpet ] && [ -e "$CB_STATE_DIR/clocksource.state" ]; echo $?)" "after SIGKILL the clocksource is still hpet, with the state file"
+"$cs" get >"$tmp/out" 2>"$tmp/err"
+ok "$([ "$(cur)" = tsc ] && [ ! -e "$CB_STATE_DIR/clocksource.state" ] && grep -q "interrupted run (pid $p" "$tmp/err" && grep -q "restoring 'tsc'" "$tmp/err"; echo $?)" \
+	"the next command restores tsc and says so: $(head -n1 "$tmp/err" | cut -c1-160)"
+
+# The guard: a process holding the KVM device is a guest we did not start.
+sleep 30 3<"$CB_KVM_DEV" &
+vm=$!
+pids+=("$vm")
+"$cs" set hpet -- true 2>"$tmp/err"
+rc=$?
+ok "$([ "$rc" -eq 1 ] && [ "$(cur)" = tsc ] && grep -q "pid $vm (sleep)" "$tmp/err" && [ ! -e "$CB_STATE_DIR/clocksource.state" ]; echo $?)" \
+	"refuses while a foreign VM runs, naming it: $(head -n1 "$tmp/err" | cut -c1-160)"
+inside=$("$cs" set hpet --force -- cat "$CB_CS_DIR/current_clocksource" 2>/dev/null)
+ok "$([ "$inside" = hpet ] && [ "$(cur)" = tsc ]; echo $?)" "--force overrides the guard, and still restores"
+inside=$(CB_OWN_PIDS=$vm "$cs" set hpet -- cat "$CB_CS_DIR/current_clocksource" 2>/dev/null)
+ok "$([ "$inside" = hpet ]; echo $?)" "a VM clockbench started itself (CB_OWN_PIDS) does not block"
+kill "$vm"
+wait "$vm" 2>/dev/null
+
+# Two runs at once: the second must not touch what the first saved.
+"$cs" set hpet -- sleep 30 2>/dev/null &
+p=$!
+pids+=("$p")
+wait_for hpet
+"$cs" set acpi_pm -- true 2>"$tmp/err"
+rc=$?
+ok "$([ "$rc" -eq 1 ] && [ "$(cur)" = hpet ] && grep -q 'another clockbench run' "$tmp/err"; echo $?)" "a second run is refused while the first holds the clocksource"
+"$cs" restore 2>"$tmp/err"
+ok "$([ $? -eq 1 ] && [ "$(cur)" = hpet ]; echo $?)" "restore refuses to pull the clocksource from under a live run"
+kill -TERM "$p"
+wait "$p" 2>/dev/null
+ok "$([ "$(cur)" = tsc ]; echo $?)" "the first run restores tsc when it ends"
+
+"$cs" set acpi_pm --keep 2>/dev/null
+rc=$?
+ok "$([ "$rc" -eq 0 ] && [ "$(cur)" = acpi_pm ] && grep -q '^owner=manual' "$CB_STATE_DIR/clocksource.state"; echo $?)" "--keep leaves the change, with the original saved"
+"$cs" status >"$tmp/out" 2>"$tmp/err"
+ok "$([ "$(cur)" = acpi_pm ] && grep -q 'set by hand' "$tmp/err" && grep -q 'saved original: tsc' "$tmp/out"; echo $?)" "a kept change is reported, not undone behind the operator's back"
+"$cs" restore 2>/dev/null
+rc=$?
+ok "$([ "$rc" -eq 0 ] && [ "$(cur)" = tsc ] && [ ! -e "$CB_STATE_DIR/clocksource.state" ]; echo $?)" "restore puts the original back"
+"$cs" restore 2>"$tmp/err"
+rc=$?
+ok "$([ "$rc" -eq 0 ] && grep -q 'nothing to restore' "$tmp/err"; echo $?)" "restore with nothing saved is harmless"
+
+if command -v setpriv >/dev/null && [ "$(id -u)" -eq 0 ]; then
+	chmod 0755 "$tmp" "$CB_CS_DIR"
+	chmod 0644 "$CB_CS_DIR/current_clocksource"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$cs" set hpet -- true 2>"$tmp/err"
+	ok "$([ $? -eq 1 ] && grep -q 'needs root' "$tmp/err" && [ "$(cur)" = tsc ]; echo $?)" "without root: one line saying root is needed"
+else
+	skip "needs root and setpriv to test the non-root message"
+fi
+
+# The real thing, where this machine offers a second clocksource.
+unset CB_CS_DIR CB_KVM_DEV
+real=/sys/devices/system/clocksource/clocksource0
+orig=$(cat "$real/current_clocksource" 2>/dev/null)
+other=$(tr ' ' '\n' <"$real/available_clocksource" 2>/dev/null | grep -vx "$orig" | grep -v '^$' | head -n1)
+if [ "$(id -u)" -ne 0 ] || [ -z "$other" ]; then
+	skip "a real flip needs root and two clocksources"
+	skip "a real flip needs root and two clocksources"
+elif [ -n "$(CB_STATE_DIR=$tmp/state bash -c '. host-scripts/cs-lib.sh; cs_foreign_vms')" ]; then
+	skip "KVM guests are running on this machine: no real flip"
+	skip "KVM guests are running on this machine: no real flip"
+else
+	inside=$("$cs" set "$other" -- cat "$real/current_clocksource" 2>/dev/null)
+	ok "$([ "$inside" = "$other" ] && [ "$(cat "$real/current_clocksource")" = "$orig" ]; echo $?)" \
+		"real flip: $orig -> $inside during the command -> $(cat "$real/current_clocksource") after"
+	"$cs" set "$other" -- sleep 30 2>/dev/null &
+	p=$!
+	pids+=("$p")
+	for _ in $(seq 100); do [ "$(cat "$real/current_clocksource")" = "$other" ] && break; sleep 0.05; done
+	kill -TERM "$p"
+	wait "$p" 2>/dev/null
+	ok "$([ "$(cat "$real/current_clocksource")" = "$orig" ]; echo $?)" "real flip interrupted by TERM: $orig restored"
+fi
+done_testing
