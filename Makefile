@@ -25,7 +25,7 @@ MUSL_INC := $(BUILD)/musl-include
 RESULTS := results
 RUN_ID ?= $(shell date -u +%Y%m%d-%H%M%S)-$(shell hostname -s 2>/dev/null || echo host)
 
-.PHONY: all deps check bench bench-host bench-self install uninstall clean help
+.PHONY: all deps check bench bench-host bench-self compare host-check install uninstall clean help
 all: bench/clockbench $(BUILD)/clockbench-static
 
 bench/clockbench: $(HOST_OBJS) $(BUILD)/host/main.o
@@ -57,6 +57,7 @@ $(BUILD)/clockbench-static: $(MUSL_ENGINE_OBJS) $(BUILD)/musl/main.o
 	$(Q)$(MUSL_CC) -static $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 -include guest-init/guest.mk
+-include analysis/analysis.mk
 
 deps:
 	$(Q)./host-scripts/deps.sh
@@ -74,7 +75,17 @@ bench-host: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./host-scripts/bench-host.sh "$(RESULTS)" "$(RUN_ID)"
 
-bench: bench-host
+# TSC against every other clocksource, host and guest, always restored.
+compare: deps
+	$(Q)$(MAKE) --no-print-directory all guest-initramfs
+	$(Q)./host-scripts/compare.sh "$(RESULTS)" "$(RUN_ID)"
+
+# The main job.
+bench: compare
+
+# A read-only health report of this host's clock.
+host-check: all
+	$(Q)./host-scripts/host-check
 
 bench-self: deps
 	$(Q)$(MAKE) --no-print-directory all
@@ -95,7 +106,10 @@ help:
 	@echo "make deps         install the Debian packages the project needs (root), or print the command"
 	@echo "make check        run the tests (TAP; no root needed)"
 	@echo "make bench-host   measure this host on its current clocksource into $(RESULTS)/<run-id>/"
-	@echo "make bench        the main job (today: bench-host)"
+	@echo "make compare      flip the host clocksource (tsc first, then the others), bench host and guest under"
+	@echo "                  each, trace KVM's master clock and stable bit; always restored (root)"
+	@echo "make bench        the main job: make compare"
+	@echo "make host-check   read-only health report of this host's clock (exit 0 healthy, 1 degraded)"
 	@echo "make bench-self   the engine's own accuracy: loop overhead, run-to-run spread, musl vs glibc"
 	@echo "make install      install clockbench into \$$(DESTDIR)\$$(PREFIX)/bin (PREFIX=$(PREFIX))"
 	@echo "make uninstall    remove it again"

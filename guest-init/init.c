@@ -167,14 +167,19 @@ static void send_frame(const char *kind, const char *payload, size_t len)
 
 /* Ends the guest: QEMU exits with (code << 1) | 1 through isa-debug-exit
  * when code is non-zero and the device exists; otherwise, and for code 0,
- * a normal power-off (QEMU status 0).  Never returns. */
+ * a power-off or reboot (QEMU status 0 under -no-reboot).  Never returns. */
 static void __attribute__((noreturn)) finish(int code)
 {
 	sync();
 	if (code && ioperm(DEBUG_EXIT_PORT, 1, 1) == 0)
 		outb((unsigned char)code, DEBUG_EXIT_PORT);
-	reboot(RB_POWER_OFF);
-	say("reboot(RB_POWER_OFF): %s", strerror(errno));
+	/* Without ACPI (microvm,acpi=off) power-off only halts; a reboot ends
+	 * QEMU under -no-reboot (and libvirt's on_reboot=destroy) instead. */
+	if (access("/sys/firmware/acpi", F_OK) == 0)
+		reboot(RB_POWER_OFF);
+	else
+		reboot(RB_AUTOBOOT);
+	say("reboot: %s", strerror(errno));
 	for (;;)
 		pause();
 }

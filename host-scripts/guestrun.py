@@ -89,18 +89,32 @@ def kernel_append(a, params):
     return " ".join(words)
 
 
-def qemu_argv(a, accel, work, params):
+def machine_opts(a):
+    """-machine's value.  microvm boots only without ACPI here (with it,
+    it hung), and /init then reboots instead of powering off."""
     mopts = [a.machine]
     if a.hpet != "default":
         mopts.append("hpet=" + a.hpet)
+    if a.machine == "microvm":
+        mopts.append("acpi=off")
+    return ",".join(mopts)
+
+
+def qemu_argv(a, accel, work, params):
+    """QEMU's argv: paused (-S) until QMP's cont, console and results on two
+    file chardevs, the debug-exit device, QMP on a socket in work."""
+    res = ["-serial", "chardev:res"]
+    if a.machine == "microvm":
+        # microvm has one serial port; the results get a second at 0x2f8.
+        res = ["-device", "isa-serial,chardev=res,iobase=0x2f8,irq=3"]
     return [
         a.qemu, "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot", "-S",
-        "-machine", ",".join(mopts),
+        "-machine", machine_opts(a),
         "-accel", "tcg,thread=multi" if accel == "tcg" else "kvm",
         "-cpu", a.cpu, "-smp", str(a.vcpus), "-m", str(a.mem),
         "-kernel", a.kernel, "-initrd", a.initramfs, "-append", kernel_append(a, params),
         "-chardev", "file,id=con,path=" + os.path.join(work, "console.log"), "-serial", "chardev:con",
-        "-chardev", "file,id=res,path=" + os.path.join(work, "channel.out"), "-serial", "chardev:res",
+        "-chardev", "file,id=res,path=" + os.path.join(work, "channel.out"), *res,
         "-device", "isa-debug-exit,iobase=0xf4,iosize=0x01",
         "-qmp", "unix:%s,server=on,wait=off" % os.path.join(work, "qmp.sock"),
     ]
@@ -400,6 +414,7 @@ def cmd_run(a):
             "qemu": a.qemu,
             "qemu_version": qemu_version(a.qemu),
             "machine": a.machine,
+            "machine_options": machine_opts(a),
             "cpu": a.cpu,
             "accel": a.accel,
             "emulated": a.accel == "tcg",
@@ -473,7 +488,7 @@ def main():
         s.add_argument("--qemu", default="qemu-system-x86_64")
         s.add_argument("--kernel", required=True)
         s.add_argument("--initramfs", required=True)
-        s.add_argument("--machine", default="q35")
+        s.add_argument("--machine", default="q35", choices=("q35", "pc", "microvm"))
         s.add_argument("--cpu", default="max")
         s.add_argument("--vcpus", type=int, default=1)
         s.add_argument("--mem", type=int, default=256)

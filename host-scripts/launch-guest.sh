@@ -26,7 +26,7 @@ Settings, from the environment (defaults in brackets):
   PROBE_TIMEOUT=S     seconds the KVM probe may take [8]
   VCPUS=N             [min(online CPUs, 4)]
   MEM=MIB             guest memory [256]
-  MACHINE=q35|pc      [q35]
+  MACHINE=q35|pc|microvm  [q35] (microvm: acpi=off, results on a 2nd isa-serial)
   CPU=MODEL[,+feat]   e.g. host, host,+invtsc, host,-kvmclock, max [host under KVM, max under TCG]
   HPET=on|off|default QEMU's HPET [default]
   PIN=1|0             pin vCPU n to host CPU n (0: leave them floating) [1]
@@ -104,7 +104,7 @@ COST=${COST:-1}
 
 one_of BACKEND "$BACKEND" qemu libvirt
 one_of ACCEL "$ACCEL" auto kvm tcg
-one_of MACHINE "$MACHINE" q35 pc
+one_of MACHINE "$MACHINE" q35 pc microvm
 one_of HPET "$HPET" on off default
 one_of PIN "$PIN" 0 1
 one_of COST "$COST" 0 1
@@ -113,6 +113,12 @@ int_in MEM "$MEM" 64 65536
 int_in TIMEOUT "$TIMEOUT" 1 86400
 int_in PROBE_TIMEOUT "$PROBE_TIMEOUT" 1 600
 VCPUS=$((10#$VCPUS))
+if [ "$MACHINE" = microvm ] && [ "$HPET" != default ]; then
+	usage_err "HPET=$HPET: microvm has no HPET; it applies to q35 and pc"
+fi
+if [ "$MACHINE" = microvm ] && [ "$BACKEND" = libvirt ]; then
+	usage_err "MACHINE=microvm: BACKEND=libvirt supports q35 and pc"
+fi
 if [ -n "${CPU:-}" ]; then
 	[[ $CPU =~ ^[A-Za-z0-9][A-Za-z0-9,.+=_-]*$ ]] || usage_err "CPU=$CPU: expected a QEMU CPU model such as host,+invtsc"
 fi

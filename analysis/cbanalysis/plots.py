@@ -1,4 +1,5 @@
 """plots.py: ns per call against threads and against vCPUs, PNG and SVG, with gnuplot."""
+import math
 import os
 import shutil
 import subprocess
@@ -53,13 +54,29 @@ def series_vcpus(measurements, multi_run):
     return [(label, sorted(pts), emu) for (label, emu), pts in sorted(groups.items())]
 
 
+def ytics(lo, hi):
+    """1-2-5 steps covering [lo, hi], one step beyond each end."""
+    out, dec = [], 10.0 ** math.floor(math.log10(lo))
+    while not out or out[-1] < hi:
+        for m in (1, 2, 5):
+            out.append(m * dec)
+        dec *= 10
+    while len(out) > 1 and out[1] <= lo:
+        out.pop(0)
+    while len(out) > 1 and out[-2] >= hi:
+        out.pop()
+    return out
+
+
 def _script(series, xlabel, title, fmt, out):
     xs = sorted({x for _, pts, _ in series for x, _ in pts})
+    ys = [y for _, pts, _ in series for _, y in pts]
+    yt = ytics(min(ys), max(ys))
     lines = []
     if fmt == "png":
-        lines.append("set terminal pngcairo size 960,600 noenhanced font ',10'")
+        lines.append("set terminal pngcairo size 960,640 noenhanced font ',10'")
     else:
-        lines.append("set terminal svg size 960,600 dynamic noenhanced font 'sans,11'")
+        lines.append("set terminal svg size 960,640 dynamic noenhanced font 'sans,11'")
     lines += ["set output %s" % _q(out),
               "set title %s" % _q(title),
               "set xlabel %s" % _q(xlabel),
@@ -67,7 +84,9 @@ def _script(series, xlabel, title, fmt, out):
               "set logscale y 10", "set logscale x 2",
               "set xrange [%g:%g]" % (xs[0] / 1.5, xs[-1] * 1.5),
               "set xtics (%s)" % ", ".join("'%d' %d" % (x, x) for x in xs),
-              "set grid", "set key outside right top", "set mytics 10"]
+              "set ytics (%s)" % ", ".join("'%g' %g" % (t, t) for t in yt),
+              "set yrange [%g:%g]" % ((yt[0], yt[-1]) if len(yt) > 1 else (yt[0] / 2, yt[0] * 2)),
+              "set grid", "set key below"]
     plots = []
     for i, (label, pts, emu) in enumerate(series):
         lines.append("$d%d << EOD" % i)

@@ -76,16 +76,30 @@ rc=$?
 ok "$([ "$rc" -eq 1 ] && grep -q 'never overwritten' "$tmp/stderr"; echo $?)" "same run id again: refused before booting (exit $rc)"
 
 res1=$out/guest-$cs-1vcpu.json
-KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg VCPUS=1 PIN=0 TIMEOUT=120 DURATION=0.1 CLOCKS=monotonic METHODS=vdso \
-	CHECK=none host-scripts/launch-guest.sh "$tmp/results" run >"$tmp/stdout" 2>"$tmp/stderr"
+KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg MACHINE=pc HPET=off VCPUS=1 PIN=0 TIMEOUT=120 DURATION=0.1 \
+	CLOCKS=monotonic METHODS=vdso CHECK=none host-scripts/launch-guest.sh "$tmp/results" run >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
-ok "$([ "$rc" -eq 0 ] && [ -s "$res1" ]; echo $?)" "PIN=0 boot with 1 vCPU: exit $rc, guest-$cs-1vcpu.json"
+ok "$([ "$rc" -eq 0 ] && [ -s "$res1" ]; echo $?)" "pc, HPET=off, PIN=0, 1 vCPU: exit $rc, guest-$cs-1vcpu.json"
 [ "$rc" -eq 0 ] || diag "$(cat "$tmp/stderr")"
 if [ -s "$res1" ]; then
 	jcheck "$res1" 'd["launcher"]["pinning"]["mode"] == "floating" and [v["host_cpu"] for v in d["launcher"]["pinning"]["vcpus"]] == [None]' "PIN=0: recorded as floating"
 	jcheck "$res1" '[r["threads"] for r in d["bench"]["results"]] == [1]' "1 vCPU: one row, 1 thread"
+	jcheck "$res1" 'd["launcher"]["machine_options"] == "pc,hpet=off" and "hpet" not in d["guest"]["available_clocksource"].split()' \
+		"HPET=off: recorded, and the guest has no hpet clocksource"
 else
-	skip "no 1-vCPU result to check"
-	skip "no 1-vCPU result to check"
+	for _ in 1 2 3; do skip "no pc result to check"; done
+fi
+
+res2=$tmp/results/microvm/guest-$cs-1vcpu.json
+KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg MACHINE=microvm VCPUS=1 TIMEOUT=120 DURATION=0.1 \
+	CLOCKS=monotonic METHODS=vdso CHECK=none host-scripts/launch-guest.sh "$tmp/results" microvm >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+ok "$([ "$rc" -eq 0 ] && [ -s "$res2" ]; echo $?)" "microvm (results on a second isa-serial): exit $rc"
+[ "$rc" -eq 0 ] || diag "$(cat "$tmp/stderr")"
+if [ -s "$res2" ]; then
+	jcheck "$res2" 'd["launcher"]["machine_options"] == "microvm,acpi=off" and d["launcher"]["exit_status"] == 0 and d["guest"]["clocksource"]' \
+		"microvm: acpi=off recorded, guest ended QEMU with status 0, clocksource recorded"
+else
+	skip "no microvm result to check"
 fi
 done_testing

@@ -1,0 +1,152 @@
+"""prom.py: a node_exporter textfile-collector file from one run's results.
+
+Names sit beside node_time_clocksource_*: node_clockbench_*, base units
+(seconds, hertz), info metrics end in _info.  Emulated (TCG) guests are left
+out: their timings are not a hypervisor's.
+"""
+import datetime
+
+from .load import trace_facts
+from .util import write_atomic
+
+HELP = {
+    "node_clockbench_clock_read_median_seconds": "Seconds per clock read measured by clockbench: median over timed batches.",
+    "node_clockbench_clock_read_p99_seconds": "Seconds per clock read measured by clockbench: 99th percentile over timed batches.",
+    "node_clockbench_clock_read_user_space": "1 if the clock read was answered in user space (vDSO), 0 if it made a syscall (seccomp probe).",
+    "node_clockbench_guest_stable_bit": "1 if the guest's pvclock had PVCLOCK_TSC_STABLE_BIT (host trace, else the guest's kernel log).",
+    "node_clockbench_guest_master_clock": "1 if KVM's master clock was on for the guest at the end of the run (host trace).",
+    "node_clockbench_guest_tsc_offset_writes": "kvm_write_tsc_offset events for the guest during the run (host trace).",
+    "node_clockbench_guest_pvclock_updates": "kvm_pvclock_update events for the guest during the run (host trace).",
+    "node_clockbench_clock_warps": "Reads lower than one another thread had already published, during the warp check.",
+    "node_clockbench_tsc_warps": "TSC reads outside their own round trip in the TSC check.",
+    "node_clockbench_tsc_max_offset_seconds": "Largest absolute TSC offset from the reference CPU in the TSC check.",
+    "node_clockbench_tsc_frequency_hertz": "TSC frequency calibrated against CLOCK_MONOTONIC_RAW.",
+    "node_clockbench_run_end_timestamp_seconds": "End of the clockbench measurement, Unix time.",
+    "node_clockbench_last_run_timestamp_seconds": "End of the newest clockbench measurement in the file, Unix time.",
+    "node_clockbench_measurement_info": "Facts of a clockbench measurement (kernel, CPU, clocksource, guest facts).",
+    "node_clockbench_tsc_check_info": "Verdicts of clockbench's TSC check and of the kernel.",
+}
+
+
+def esc(v):
+    return str(v).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def fmt_value(v):
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, int):
+        return str(v)
+    return "%.12g" % v
+
+
+def epoch(iso):
+    try:
+        return datetime.datetime.strptime(iso, "%Y-%m-%dT%H:%M:%SZ").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+    except (TypeError, ValueError):
+        return None
+
+
+class Families:
+    """Samples grouped by metric name, in the order first seen."""
+
+    def __init__(self):
+        self.order, self.samples = [], {}
+
+    def add(self, name, labels, value):
+        if value is None:
+            return
+        if name not in self.samples:
+            self.order.append(name)
+            self.samples[name] = []
+        self.samples[name].append((labels, value))
+
+    def text(self, comments):
+        out = ["# clockbench: %s" % c for c in comments]
+        for name in self.order:
+            out.append("# HELP %s %s" % (name, HELP[name]))
+            out.append("# TYPE %s gauge" % name)
+            seen = set()
+            for labels, v in self.samples[name]:
+                lab = ",".join('%s="%s"' % (k, esc(val)) for k, val in labels if val is not None)
+                if lab in seen:
+                    continue
+                seen.add(lab)
+                out.append("%s{%s} %s" % (name, lab, fmt_value(v)) if lab else "%s %s" % (name, fmt_value(v)))
+        return "\n".join(out) + "\n"
+
+
+def base_labels(m):
+    return [("where", m.kind), ("clocksource", m.host_cs),
+            ("vcpus", str(m.vcpus) if m.kind == "guest" else None)]
+
+
+def render(ms, all_clocks=False):
+    f = Families()
+    comments = []
+    last = None
+    for m in ms:
+        if m.emulated:
+            comments.append("left out %s: emulated (TCG), not a hypervisor's cost" % m.path)
+            continue
+        bl = base_labels(m)
+        c = m.context
+        for r in m.rows:
+            if not all_clocks and r.clock not in (None, "monotonic"):
+                continue
+            rl = bl + [("clock", r.clock or "none"), ("method", r.method), ("threads", str(r.threads))]
+            for key in ("median", "p99"):
+                v = r.ns.get(key)
+                f.add("node_clockbench_clock_read_%s_seconds" % key, rl, None if v is None else v / 1e9)
+        for r in sorted(m.rows, key=lambda r: r.threads):
+            if r.clock is not None and r.path in ("user", "syscall") and (all_clocks or r.clock == "monotonic"):
+                f.add("node_clockbench_clock_read_user_space", bl + [("clock", r.clock), ("method", r.method)],
+                      r.path == "user")
+        if m.kind == "guest":
+            mc, sb, _ = trace_facts(m)
+            if sb is None:
+                lg = m.guest.get("log") if isinstance(m.guest.get("log"), dict) else {}
+                v = lg.get("sched_clock_marked_stable")
+                if isinstance(v, bool) and m.guest.get("hypervisor") == "KVMKVMKVM":
+                    f.add("node_clockbench_guest_stable_bit", bl + [("source", "guest_log")], v)
+            else:
+                f.add("node_clockbench_guest_stable_bit", bl + [("source", "trace")], sb)
+            f.add("node_clockbench_guest_master_clock", bl, mc)
+            t = m.trace or {}
+            for k in ("tsc_offset_writes", "pvclock_updates"):
+                if isinstance(t.get(k), int) and not isinstance(t.get(k), bool) and t.get("available") is not False:
+                    f.add("node_clockbench_guest_" + k, bl, t[k])
+        checks = m.doc.get("checks") if isinstance(m.doc.get("checks"), dict) else {}
+        for w in checks.get("warps") or []:
+            if isinstance(w, dict) and isinstance(w.get("warps"), int) and w.get("clock"):
+                f.add("node_clockbench_clock_warps", bl + [("clock", w["clock"])], w["warps"])
+        t = checks.get("tsc")
+        mhz = c.get("tsc_mhz") if isinstance(c.get("tsc_mhz"), (int, float)) else None
+        if isinstance(t, dict):
+            if isinstance(t.get("total_warps"), int):
+                f.add("node_clockbench_tsc_warps", bl, t["total_warps"])
+            off = t.get("max_abs_offset_cycles")
+            if isinstance(off, (int, float)) and mhz:
+                f.add("node_clockbench_tsc_max_offset_seconds", bl, off / (mhz * 1e6))
+            f.add("node_clockbench_tsc_check_info", bl + [("verdict", t.get("verdict") or "n/a"),
+                                                          ("kernel_verdict", t.get("kernel_verdict") or "n/a")], 1)
+        if mhz:
+            f.add("node_clockbench_tsc_frequency_hertz", bl, mhz * 1e6)
+        end = epoch(c.get("end"))
+        f.add("node_clockbench_run_end_timestamp_seconds", bl, end)
+        if end is not None:
+            last = end if last is None else max(last, end)
+        info = bl + [("run", m.run), ("kernel", c.get("kernel") or "n/a"), ("cpu_model", c.get("cpu_model") or "n/a"),
+                     ("hypervisor", c.get("hypervisor") or "none"), ("version", c.get("clockbench_version") or "n/a"),
+                     ("measured_clocksource", c.get("clocksource") or "n/a")]
+        if m.kind == "guest":
+            info += [("accel", m.accel), ("qemu_version", m.launcher.get("qemu_version") or "n/a"),
+                     ("guest_clocksource", m.guest.get("clocksource") or "n/a")]
+        f.add("node_clockbench_measurement_info", info, 1)
+    f.add("node_clockbench_last_run_timestamp_seconds", [], last)
+    return f.text(comments)
+
+
+def write(ms, path, all_clocks=False):
+    write_atomic(path, render(ms, all_clocks))

@@ -1,0 +1,291 @@
+"""report.py: report.md for one or more run folders: headline tables, plots, capacity, context, details."""
+import os
+
+from . import capacity, plots
+from .load import trace_facts
+from .util import fnum, md_table, write_atomic
+
+EMU_MARK = "†"
+EMU_NOTE = ("%s EMULATED: QEMU TCG, no KVM. These figures are an emulator's, not a hypervisor's cost: "
+            "compare the paths and facts, never the nanoseconds. They are left out of the capacity planning."
+            % EMU_MARK)
+
+
+def cs_order(cs):
+    return (cs != "tsc", cs)
+
+
+def sort_key(m):
+    return (m.run, m.kind != "host", m.vcpus or 0, m.emulated, m.backend or "", cs_order(m.host_cs))
+
+
+def baseline(m, ms):
+    """The measurement on a tsc host that m's ratios are taken against."""
+    for b in ms:
+        if b.host_cs == "tsc" and b.run == m.run and b.kind == m.kind and b.vcpus == m.vcpus \
+                and b.backend == m.backend and b.emulated == m.emulated:
+            return b
+    return None
+
+
+def ratio(a, b):
+    if a is None or b is None or b <= 0:
+        return "n/a"
+    return "%.2f" % (a / b)
+
+
+def tsc_check(m):
+    t = (m.doc.get("checks") or {}).get("tsc")
+    if not isinstance(t, dict):
+        return "n/a"
+    return "%s; kernel: %s" % (t.get("verdict", "n/a"), t.get("kernel_verdict", "n/a"))
+
+
+def master_clock_cell(m):
+    mc, _, why = trace_facts(m)
+    if mc is None:
+        return "n/a (%s)" % why if why else "n/a"
+    t = m.trace.get("master_clock") or {}
+    s = "on" if mc else "off"
+    if t.get("hostclock"):
+        s += " (hostclock %s)" % t["hostclock"]
+    if isinstance(t.get("transitions"), int) and t["transitions"]:
+        s += ", %d transition%s" % (t["transitions"], "" if t["transitions"] == 1 else "s")
+    return s
+
+
+def stable_bit_cell(m):
+    """From the host's trace where there is one, else from the guest's log."""
+    _, sb, _ = trace_facts(m)
+    if sb is not None:
+        if sb:
+            return "set (trace)"
+        per = (m.trace.get("stable_bit") or {}).get("per_vcpu") or {}
+        clear = sorted(k for k, v in per.items() if v is False) if isinstance(per, dict) else []
+        return "clear (trace%s)" % (", vCPU " + ",".join(clear) if clear and len(clear) < len(per) else "")
+    g = m.guest
+    if g.get("hypervisor") not in (None, "KVMKVMKVM") or g.get("kvmclock_advertised") is False:
+        return "n/a (no kvm-clock)"
+    lg = g.get("log") if isinstance(g.get("log"), dict) else {}
+    v = lg.get("sched_clock_marked_stable")
+    if v is True:
+        return "set (guest log)"
+    if v is False:
+        return "not set (guest log)"
+    return "n/a"
+
+
+def accel_cell(m):
+    a = m.accel
+    return "%s (EMULATED)%s" % (a, EMU_MARK) if m.emulated else a
+
+
+def headline_tables(ms, multi):
+    """The host and guest tables for CLOCK_MONOTONIC through the C library."""
+    out = []
+    hosts = [m for m in ms if m.kind == "host"]
+    guests = [m for m in ms if m.kind == "guest"]
+    pre = ["run"] if multi else []
+    if hosts:
+        rows = []
+        for m in hosts:
+            b = baseline(m, ms)
+            for r in m.headline():
+                br = b.row(r.clock, r.method, r.threads) if b else None
+                rows.append(([m.run] if multi else []) + [
+                    m.host_cs, r.threads, fnum(r.median), fnum(r.p99),
+                    ratio(r.median, br and br.median), ratio(r.p99, br and br.p99), r.path or "n/a", tsc_check(m)])
+        hdr = pre + ["host clocksource", "threads", "median ns", "p99 ns", "x tsc (median)", "x tsc (p99)",
+                     "path", "TSC check"]
+        out += ["### Host", "", md_table(hdr, rows, "l" * len(pre) + "lrrrrrll"), ""]
+    if guests:
+        rows = []
+        for m in guests:
+            b = baseline(m, ms)
+            gcs = m.guest.get("clocksource") or "n/a"
+            for r in m.headline():
+                br = b.row(r.clock, r.method, r.threads) if b else None
+                rows.append(([m.run] if multi else []) + [
+                    m.host_cs, m.vcpus, r.threads, fnum(r.median), fnum(r.p99),
+                    ratio(r.median, br and br.median), ratio(r.p99, br and br.p99),
+                    r.path or "n/a", gcs, master_clock_cell(m), stable_bit_cell(m), accel_cell(m)])
+        hdr = pre + ["host clocksource", "vCPUs", "threads", "median ns", "p99 ns", "x tsc (median)",
+                     "x tsc (p99)", "guest path", "guest clocksource", "master clock", "stable bit", "accel"]
+        out += ["### Guests", "", md_table(hdr, rows, "l" * len(pre) + "lrrrrrrlllll"), ""]
+        if any(m.emulated for m in guests):
+            out += [EMU_NOTE, ""]
+    missing = [m for m in ms if not m.headline()]
+    for m in missing:
+        out += ["No CLOCK_MONOTONIC vdso row in %s (see the detailed section)." % os.path.basename(m.path), ""]
+    return out
+
+
+def findings(ms):
+    """A few sentences: each non-tsc state against its tsc baseline."""
+    out = []
+    for m in ms:
+        b = baseline(m, ms)
+        rows = m.headline()
+        if b is None or b is m or not rows:
+            continue
+        r = rows[0]
+        br = b.row(r.clock, r.method, r.threads)
+        if not br:
+            continue
+        what = "the host" if m.kind == "host" else "a %s guest" % m.where.replace("guest ", "")
+        s = "- %s%s on %s: CLOCK_MONOTONIC costs %.2f ns against %.2f ns on tsc (x%s) at %d thread%s; the read " \
+            "is answered %s." % ("[EMULATED] " if m.emulated else "", what, m.host_cs, r.median, br.median,
+                                 ratio(r.median, br.median), r.threads, "" if r.threads == 1 else "s",
+                                 {"user": "in user space (vDSO)", "syscall": "by a syscall"}.get(r.path, "by path %s" % r.path))
+        out.append(s)
+    return out + [""] if out else []
+
+
+def ctx_facts(m):
+    c = m.context
+    fl = c.get("cpu_flags") if isinstance(c.get("cpu_flags"), dict) else {}
+    kf = c.get("kvm_features") if isinstance(c.get("kvm_features"), dict) else None
+    cmd = c.get("kernel_cmdline") if isinstance(c.get("kernel_cmdline"), str) else ""
+    clockopts = [w for w in cmd.split() if w.startswith(("tsc=", "clocksource=", "notsc", "no-kvmclock"))]
+    t = (m.doc.get("checks") or {}).get("tsc")
+    warps = (m.doc.get("checks") or {}).get("warps")
+    nw = sum(w.get("warps", 0) for w in warps if isinstance(w, dict) and isinstance(w.get("warps"), int)) \
+        if isinstance(warps, list) else None
+    avail = c.get("available_clocksource")
+    facts = [
+        ("hostname", c.get("hostname")),
+        ("kernel", c.get("kernel")),
+        ("clock options on the kernel command line", " ".join(clockopts) or "none"),
+        ("CPU", c.get("cpu_model")),
+        ("TSC flags", ", ".join(k for k in ("constant_tsc", "nonstop_tsc", "tsc_known_freq", "invtsc_cpuid")
+                                if fl.get(k)) or "none"),
+        ("hypervisor (CPUID)", c.get("hypervisor") or "none (bare metal)"),
+        ("stable bit advertised (CPUID 0x40000001 bit 24)", "n/a" if kf is None else kf.get("stable_bit")),
+        ("clocksource (available)", "%s (%s)" % (c.get("clocksource"), " ".join(avail) if isinstance(avail, list) else avail)),
+        ("TSC MHz", c.get("tsc_mhz")),
+        ("CPUs online / allowed", "%s / %s" % (c.get("cpus_online"), c.get("cpus_allowed"))),
+        ("TSC check", "n/a" if not isinstance(t, dict) else "%s (%s)" % (t.get("verdict"), t.get("working", ""))),
+        ("clock warps seen", "n/a" if nw is None else nw),
+        ("clockbench version", c.get("clockbench_version")),
+        ("run", "%s .. %s" % (c.get("start"), c.get("end"))),
+    ]
+    return facts
+
+
+def guest_facts(m):
+    la, g = m.launcher, m.guest
+    lg = g.get("log") if isinstance(g.get("log"), dict) else {}
+    pin = la.get("pinning") if isinstance(la.get("pinning"), dict) else {}
+    t = m.trace or {}
+    facts = [
+        ("accel", accel_cell(m)),
+        ("accel note", la.get("accel_note")),
+        ("QEMU", la.get("qemu_version")),
+        ("machine / cpu model given", "%s / %s" % (la.get("machine", "n/a"), la.get("cpu", "n/a"))),
+        ("vCPUs (pinning)", "%s (%s)" % (m.vcpus, pin.get("mode", "n/a"))),
+        ("boot to /init, ms", la.get("boot_ms")),
+        ("guest kernel", g.get("kernel")),
+        ("guest clocksource (before the run)", "%s (%s)" % (g.get("clocksource"), g.get("clocksource_before"))),
+        ("guest sees invtsc", g.get("invtsc")),
+        ("guest log: sched_clock marked stable", lg.get("sched_clock_marked_stable")),
+        ("guest log: TSC marked unstable", lg.get("tsc_marked_unstable")),
+        ("master clock (host trace)", master_clock_cell(m)),
+        ("stable bit", stable_bit_cell(m)),
+        ("TSC offset writes / pvclock updates (trace)", "%s / %s" % (t.get("tsc_offset_writes", "n/a"),
+                                                                      t.get("pvclock_updates", "n/a"))),
+    ]
+    return facts + [("guest " + k, v) for k, v in ctx_facts(m) if k in ("hypervisor (CPUID)", "stable bit advertised (CPUID 0x40000001 bit 24)", "TSC check", "clock warps seen")]
+
+
+def cell(v):
+    if v is None:
+        return "n/a"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return v
+
+
+def context_tables(ms, outdir):
+    out = []
+    for kind, title in (("host", "Hosts"), ("guest", "Guests")):
+        sel = [m for m in ms if m.kind == kind]
+        if not sel:
+            continue
+        hdr = ["fact"] + ["[%s](%s)" % (os.path.basename(m.path), os.path.relpath(m.path, outdir)) for m in sel]
+        facts = [ctx_facts(m) if kind == "host" else guest_facts(m) for m in sel]
+        if kind == "guest":
+            facts = [[("host kernel / clocksource at launch", "%s / %s" % (
+                (m.launcher.get("host") or {}).get("kernel", "n/a"),
+                (m.launcher.get("host") or {}).get("clocksource", "n/a")))] + f for m, f in zip(sel, facts)]
+        rows = []
+        for i, (k, _) in enumerate(facts[0]):
+            rows.append([k] + [cell(f[i][1]) for f in facts])
+        out += ["### %s" % title, "", md_table(hdr, rows), ""]
+    return out
+
+
+def detail_tables(ms, outdir):
+    out = []
+    for m in ms:
+        title = "%s: %s" % (m.run, os.path.basename(m.path))
+        if m.emulated:
+            title += " (EMULATED: tcg)%s" % EMU_MARK
+        rows = [[r.clock or "-", r.method, r.threads, r.path or "-", fnum(r.ns.get("min")), fnum(r.median),
+                 fnum(r.ns.get("mean")), fnum(r.p99), fnum(r.ns.get("p999")), fnum(r.ns.get("max")),
+                 "n/a" if r.cps_total is None else "%.0f" % r.cps_total] for r in m.rows]
+        hdr = ["clock", "method", "threads", "path", "min", "median", "mean", "p99", "p99.9", "max", "calls/s total"]
+        out += ["### %s" % title, "", "[%s](%s)" % (m.path, os.path.relpath(m.path, outdir)), ""]
+        out += [md_table(hdr, rows, "llrl" + "r" * 7) if rows else "(no cost rows)", ""]
+    return out
+
+
+def plot_section(ms, outdir, multi, want_plots, warn):
+    out = ["## Plots", ""]
+    if not want_plots:
+        return out + ["Plots not drawn (--no-plots).", ""]
+    if not plots.available():
+        warn("plots skipped: %s not found (Debian: apt-get install gnuplot-nox)" % plots.GNUPLOT)
+        return out + ["Plots skipped: gnuplot is not installed (Debian package `gnuplot-nox`).", ""]
+    made = []
+    for name, series, xl, title in (
+            ("ns-vs-threads", plots.series_threads(ms, multi), "threads (each pinned to its own CPU, all reading)",
+             "Host: CLOCK_MONOTONIC (vdso method), median ns per call, by host clocksource"),
+            ("ns-vs-vcpus", plots.series_vcpus(ms, multi), "guest vCPUs (all reading)",
+             "Guests: CLOCK_MONOTONIC (vdso method), median ns per call, by host clocksource")):
+        if not series:
+            out += ["No %s data for `%s`." % ("host" if "threads" in name else "guest", name), ""]
+            continue
+        plots.plot(series, xl, title, os.path.join(outdir, name))
+        made.append(name)
+        out += ["![%s](%s.png)" % (title, name), "", "[SVG](%s.svg)" % name, ""]
+    if any(m.emulated for m in ms if m.kind == "guest") and "ns-vs-vcpus" in made:
+        out += ["Dashed lines marked [EMULATED: tcg] are QEMU TCG runs: an emulator's timings, not a hypervisor's.", ""]
+    return out
+
+
+def build(ms, outdir, rates, hosts, vcpus, given, want_plots, warn):
+    """Writes outdir/report.md (and the plots); returns its path."""
+    ms = sorted(ms, key=sort_key)
+    runs = sorted({m.run for m in ms})
+    multi = len(runs) > 1
+    lines = ["# clockbench report: %s" % ", ".join(runs), "",
+             "Inputs: %s." % ", ".join("[%s](%s)" % (os.path.join(m.run, os.path.basename(m.path)),
+                                                      os.path.relpath(m.path, outdir)) for m in ms), "",
+             "## CLOCK_MONOTONIC, ns per call", "",
+             "The headline: `clock_gettime(CLOCK_MONOTONIC)` through the C library (the engine's `vdso` method, "
+             "served by the vDSO where the kernel allows), median and p99 ns per call over timed batches. "
+             "`x tsc` divides by the same row (threads, vCPUs, run, accelerator) measured with the host on `tsc`. "
+             "`path` is what the engine's seccomp probe saw: `user` (answered in user space) or `syscall`.", ""]
+    lines += findings(ms)
+    lines += headline_tables(ms, multi)
+    lines += plot_section(ms, outdir, multi, want_plots, warn)
+    states = capacity.states_from(ms, multi) + capacity.states_given(given)
+    excluded = sum(1 for m in ms if m.emulated)
+    lines += ["## Capacity planning", "", capacity.render(states, rates, hosts, vcpus, excluded)]
+    lines += ["## Context", ""] + context_tables(ms, outdir)
+    lines += ["## Every clock and method", ""] + detail_tables(ms, outdir)
+    lines += ["---", "Written by `analysis/clockbench-report`; the formulas and columns are explained in "
+              "docs/analysis.md.", ""]
+    path = os.path.join(outdir, "report.md")
+    write_atomic(path, "\n".join(lines))
+    return path

@@ -1,0 +1,67 @@
+"""taplib.py: TAP output and helpers for the analysis tests (imported, not run)."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TOOL = os.path.join(ROOT, "analysis", "clockbench-report")
+FX = os.path.join(ROOT, "tests", "analysis", "fixtures")
+BEFORE = os.path.join(FX, "20260101-120000-hv1")
+AFTER = os.path.join(FX, "20260201-120000-hv1")
+LAB = os.path.join(FX, "20260301-120000-lab")
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+        self.tmp = tempfile.mkdtemp(prefix="clockbench-analysis-test.")
+
+    def ok(self, cond, desc, diag=None):
+        self.n += 1
+        if cond:
+            print("ok %d - %s" % (self.n, desc))
+        else:
+            self.failed += 1
+            print("not ok %d - %s" % (self.n, desc))
+            if diag:
+                for line in str(diag).splitlines()[:20]:
+                    print("# " + line)
+        sys.stdout.flush()
+        return cond
+
+    def skip(self, reason):
+        self.n += 1
+        print("ok %d # SKIP %s" % (self.n, reason))
+
+    def done(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        print("1..%d" % self.n)
+        sys.exit(1 if self.failed else 0)
+
+
+def run(*args, env=None):
+    e = dict(os.environ)
+    e.pop("CLOCKBENCH_DEBUG", None)
+    if env:
+        e.update(env)
+    p = subprocess.run([TOOL] + list(args), capture_output=True, text=True, env=e, cwd=ROOT)
+    return p.returncode, p.stdout, p.stderr
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def table_row(md, *cells):
+    """The first Markdown table row whose leading cells are exactly cells."""
+    for line in md.splitlines():
+        if not line.startswith("| "):
+            continue
+        parts = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if parts[:len(cells)] == [str(c) for c in cells]:
+            return parts
+    return None

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# hostcheck.t: host-check's classification of why the TSC was lost, against
+# recorded kernel logs (tests/harness/fixtures/*.log), and its exit codes.
+set -u -o pipefail
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fx=tests/harness/fixtures
+
+# verdict LOG CURRENT AVAILABLE CMDLINE: prints "exit cause detail".
+verdict() {
+	mkdir -p "$tmp/cs"
+	echo "$2" >"$tmp/cs/current_clocksource"
+	echo "$3" >"$tmp/cs/available_clocksource"
+	printf '%s\n' "$4" >"$tmp/cmdline"
+	host-scripts/host-check --format json --log "$1" --cmdline "$tmp/cmdline" --cs-dir "$tmp/cs" >"$tmp/out.json" 2>"$tmp/err"
+	echo "$? $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["cause"], d["cause_detail"])' "$tmp/out.json" 2>&1)"
+}
+check() { # check WANT DESCRIPTION -- verdict args
+	local want=$1 what=$2 got
+	shift 3
+	got=$(verdict "$@")
+	ok "$([ "$got" = "$want" ]; echo $?)" "$what: $got"
+}
+
+check "1 boot_warp 6601281288 cycles warp" "boot warp (blog: CPU 0 three seconds behind)" -- "$fx/boot-warp.log" hpet "hpet acpi_pm" "ro quiet"
+check "1 watchdog read-back delay" "watchdog, HPET read-back delay (LKML)" -- "$fx/watchdog-readback.log" hpet "hpet acpi_pm" "ro"
+check "1 watchdog skew too large, remote CPU read timed out" "watchdog, remote CPU timeout and frequency skew (blog, BIOS 1.30)" -- "$fx/watchdog-remote.log" hpet "hpet acpi_pm" "ro"
+check "1 watchdog skew too large" "watchdog, skew too large" -- "$fx/watchdog-skew.log" hpet "hpet acpi_pm" "ro"
+check "0 never_lost None" "healthy: on tsc" -- "$fx/healthy-vm.log" tsc "tsc kvm-clock" "ro"
+check "1 by_hand None" "flipped by hand: tsc still offered, no loss in the log" -- "$fx/healthy-vm.log" kvm-clock "tsc kvm-clock" "ro"
+check "1 forced_unstable None" "tsc=unstable on the command line" -- /dev/null hpet "hpet acpi_pm" "ro tsc=unstable"
+check "1 set_at_boot None" "clocksource=hpet on the command line" -- /dev/null hpet "tsc hpet acpi_pm" "ro clocksource=hpet"
+check "1 unknown None" "not on tsc, tsc gone, nothing in the log: unknown, not guessed" -- /dev/null hpet "hpet acpi_pm" "ro"
+
+verdict "$fx/boot-warp.log" hpet "hpet acpi_pm" "ro" >/dev/null
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = d["kernel_log"]["evidence"]
+assert any("Measured 6601281288 cycles" in l for l in ev), ev
+assert d["healthy"] is False and d["clocksource"]["current"] == "hpet"
+assert d["tsc_check"] is None and "recorded" in d["tsc_check_note"]
+' "$tmp/out.json"
+ok $? "the evidence lines are quoted, and no TSC check is run when judging recorded files"
+
+host-scripts/host-check --format yaml >/dev/null 2>"$tmp/err"
+rc=$?
+ok "$([ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ]; echo $?)" "a bad --format: exit 2, one line: $(cat "$tmp/err")"
+host-scripts/host-check --log /nonexistent.log --cmdline /dev/null --cs-dir "$tmp/cs" --format json >"$tmp/out.json" 2>/dev/null
+ok "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any("/nonexistent.log" in c for c in d["could_not_read"])' "$tmp/out.json"; echo $?)" \
+	"an unreadable log is reported as not read, not as healthy evidence"
+
+# This host, for real (read-only): the verdict follows the kernel's clocksource.
+if [ -x bench/clockbench ]; then
+	host-scripts/host-check --format json --trace-seconds 0 >"$tmp/live.json" 2>"$tmp/err"
+	rc=$?
+	cur=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
+	want=1
+	[ "$cur" = tsc ] && want=0
+	ok "$([ "$rc" -eq "$want" ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["tsc_check"]["verdict"] in ("consistent","inconsistent","single-cpu")' "$tmp/live.json"; echo $?)" \
+		"this host ($cur): exit $rc, with clockbench's TSC check in the report"
+else
+	skip "bench/clockbench not built"
+fi
+done_testing
