@@ -196,13 +196,19 @@ def pin_vcpus(cpus, pin):
     return rec
 
 
+POWEROFF_GRACE = 10.0
+
+
 def watch(chan, proc, t0, alive=None):
-    """Polls the channel file until the guest ends.  Returns (bytes, hello
-    ms, result ms) with times since t0, None where not seen."""
+    """Polls the channel file until the guest ends, or POWEROFF_GRACE
+    seconds after an end line if it does not.  Returns (bytes, hello ms,
+    result ms) with times since t0, None where not seen."""
     data, hello_ms, result_ms = b"", None, None
     f = None
     while True:
         done = (proc.poll() is not None) if proc else not alive()
+        if result_ms is not None and time.monotonic() - t0 > result_ms / 1000 + POWEROFF_GRACE:
+            done = True
         if f is None and os.path.exists(chan):
             f = open(chan, "rb")
         if f is not None:
@@ -267,9 +273,12 @@ def boot_qemu(a, accel, work, params, timeout, pin):
             qlog = read_text(os.path.join(work, "qemu.log")) or ""
             raise RunError("QEMU failed to start: %s" % (qlog.splitlines()[-1] if qlog else e))
         data, hello_ms, result_ms = watch(os.path.join(work, "channel.out"), proc, t0)
-        rc = proc.wait()
+        rc = proc.poll()
     finally:
         stop(proc, 0)
+    if rc is None:
+        print("%s: warning: the guest did not power off within %.0f s of its result: QEMU killed" % (
+            PROG, POWEROFF_GRACE), file=sys.stderr)
     return {"data": data, "hello_ms": hello_ms, "result_ms": result_ms, "status": rc,
             "wall_ms": round((time.monotonic() - t0) * 1000), "pinning": pinning, "argv": argv}
 
@@ -406,6 +415,7 @@ def cmd_run(a):
         except guestframe.FrameError as e:
             panic = console_verdict(work)
             raise RunError("guest panic: %s" % panic if panic else str(e))
+        host["clocksource_end"] = read_text("/sys/devices/system/clocksource/clocksource0/current_clocksource")
         bench = doc.get("bench")
         if not isinstance(bench, dict) or not isinstance(bench.get("results"), list):
             raise RunError("result frame: no bench.results from the engine")

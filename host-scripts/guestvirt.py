@@ -161,7 +161,7 @@ def boot(a, accel, work, timeout, pin, append, watch):
         data, hello_ms, result_ms = watch(os.path.join(work, "channel.out"), None, t0, alive)
     finally:
         virsh("destroy", name, check=False)
-    status = 124 if state["timed_out"] else None
+    status = 124 if state["timed_out"] and result_ms is None else None
     return {"data": data, "hello_ms": hello_ms, "result_ms": result_ms, "status": status,
             "wall_ms": round((time.monotonic() - t0) * 1000), "pinning": record,
             "argv": ["virsh", "-c", URI, "create", "domain.xml"], "domain_xml": text}

@@ -34,7 +34,7 @@ KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg MACHINE=q35 VCPUS=2 TIMEOUT=120 \
 	host-scripts/launch-guest.sh "$tmp/results" run >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 ok "$([ "$rc" -eq 0 ]; echo $?)" "TCG boot with 2 vCPUs: exit $rc in $((SECONDS - start)) s"
-[ "$rc" -eq 0 ] || diag "$(cat "$tmp/stderr")"
+[ "$rc" -eq 0 ] || diag_lines <"$tmp/stderr"
 ok "$([ -s "$res" ] && [ -s "$out/guest-$cs-2vcpu.console.log" ]; echo $?)" "result and console log in results/<run-id>/guest-$cs-2vcpu.*"
 ok "$(no_tmp_left "$tmp/results"; echo $?)" "no temporary file left in results/"
 if [ ! -s "$res" ]; then
@@ -69,7 +69,7 @@ else
 	skip "pinning one per host CPU: only $host_cpus host CPU"
 fi
 ok "$(grep -q 'clockbench-init: result sent' "$out/guest-$cs-2vcpu.console.log"; echo $?)" "console log holds the init's own lines"
-diag "$(head -4 "$tmp/stdout")"
+head -4 "$tmp/stdout" | diag_lines
 
 KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg VCPUS=2 host-scripts/launch-guest.sh "$tmp/results" run >/dev/null 2>"$tmp/stderr"
 rc=$?
@@ -80,7 +80,7 @@ KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg MACHINE=pc HPET=off VCPUS=1 PIN=0 TIM
 	CLOCKS=monotonic METHODS=vdso CHECK=none host-scripts/launch-guest.sh "$tmp/results" run >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ -s "$res1" ]; echo $?)" "pc, HPET=off, PIN=0, 1 vCPU: exit $rc, guest-$cs-1vcpu.json"
-[ "$rc" -eq 0 ] || diag "$(cat "$tmp/stderr")"
+[ "$rc" -eq 0 ] || diag_lines <"$tmp/stderr"
 if [ -s "$res1" ]; then
 	jcheck "$res1" 'd["launcher"]["pinning"]["mode"] == "floating" and [v["host_cpu"] for v in d["launcher"]["pinning"]["vcpus"]] == [None]' "PIN=0: recorded as floating"
 	jcheck "$res1" '[r["threads"] for r in d["bench"]["results"]] == [1]' "1 vCPU: one row, 1 thread"
@@ -95,7 +95,7 @@ KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg MACHINE=microvm VCPUS=1 TIMEOUT=120 D
 	CLOCKS=monotonic METHODS=vdso CHECK=none host-scripts/launch-guest.sh "$tmp/results" microvm >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ -s "$res2" ]; echo $?)" "microvm (results on a second isa-serial): exit $rc"
-[ "$rc" -eq 0 ] || diag "$(cat "$tmp/stderr")"
+[ "$rc" -eq 0 ] || diag_lines <"$tmp/stderr"
 if [ -s "$res2" ]; then
 	jcheck "$res2" 'd["launcher"]["machine_options"] == "microvm,acpi=off" and d["launcher"]["exit_status"] == 0 and d["guest"]["clocksource"]' \
 		"microvm: acpi=off recorded, guest ended QEMU with status 0, clocksource recorded"

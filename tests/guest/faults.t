@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # faults.t: a bad guest parameter, an engine failure, a guest panic and a
 # guest hang each end in one clear error naming the console log, with the
-# documented QEMU status, and nothing written to results/.
+# documented QEMU status, and nothing written to results/; a guest that
+# never powers off after its result is killed and its result kept.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
@@ -39,7 +40,7 @@ fault() {
 		ok 0 "$what: exit 1 in $((SECONDS - start)) s, '$(cat "$tmp/stderr")'"
 	else
 		ok 1 "$what: exit $rc, $lines stderr lines, console log '$log'"
-		diag "stderr: $(cat "$tmp/stderr")"
+		diag_lines <"$tmp/stderr"
 	fi
 }
 
@@ -51,4 +52,25 @@ fault "engine rejects its arguments" \
 	THREADS=0
 fault "guest kernel panic" 'guest panic: .*Kernel panic' APPEND=rdinit=/nonexistent
 fault "guest hang" 'guest timed out after 2s' TIMEOUT=2
+
+# A guest that sends its result but never powers off (the DEBUG image's
+# shell waits on a console with no input): killed 10 s later, result kept.
+debug=build/guest/initramfs-debug.cpio
+if [ -x "${BUSYBOX:-/bin/busybox}" ] && make --no-print-directory -s guest-initramfs DEBUG=1 >&2; then
+	KERNEL=$kernel INITRAMFS=$debug ACCEL=tcg VCPUS=1 TIMEOUT=60 DURATION=0.1 CLOCKS=monotonic METHODS=vdso CHECK=none \
+		APPEND=clockbench.shell=1 host-scripts/launch-guest.sh "$tmp/results" grace >/dev/null 2>"$tmp/stderr"
+	rc=$?
+	res=$(find "$tmp/results/grace" -name 'guest-*.json' 2>/dev/null)
+	ok "$([ "$rc" -eq 0 ] && [ -n "$res" ] && grep -q 'did not power off within 10 s of its result: QEMU killed' "$tmp/stderr"; echo $?)" \
+		"guest that never powers off: exit $rc, result kept, warning"
+	diag_lines <"$tmp/stderr"
+	if [ -n "$res" ]; then
+		jcheck "$res" 'd["launcher"]["exit_status"] is None and d["launcher"]["wall_ms"] - d["launcher"]["result_ms"] < 20000' "exit_status null, killed within the grace"
+	else
+		skip "no result to check"
+	fi
+else
+	skip "no static busybox for the DEBUG image (apt-get install busybox-static)"
+	skip "no static busybox for the DEBUG image"
+fi
 done_testing

@@ -50,3 +50,11 @@ print(bool(eval(sys.argv[2])))' "$1" "$2" 2>&1)
 no_tmp_left() {
 	[ -z "$(find "$1" -name '.*' -type f 2>/dev/null)" ]
 }
+
+# diag_lines: each line of stdin as a TAP comment.
+diag_lines() {
+	local l
+	while IFS= read -r l; do
+		diag "$l"
+	done
+}

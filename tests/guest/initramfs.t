@@ -24,7 +24,7 @@ cpio -itv --quiet <"$img" >"$tmp/long" 2>/dev/null
 ok "$(grep -qE '^crw------- +1 root +root +5, +1 .* dev/console$' "$tmp/long"; echo $?)" "dev/console is char 5,1, root-owned, with no mknod at build time"
 ok "$(grep -qE '^-rwxr-xr-x +1 root +root .* init$' "$tmp/long"; echo $?)" "/init is 0755, root-owned"
 ok "$(awk '{print $6, $7, $8}' "$tmp/long" | sort -u | grep -qxE 'Jan +1 +1970'; echo $?)" "every mtime is the epoch (SOURCE_DATE_EPOCH unset)"
-diag "$(cat "$tmp/long")"
+diag_lines <"$tmp/long"
 
 if command -v readelf >/dev/null; then
 	ok "$(! readelf -l build/guest/init | grep -q INTERP; echo $?)" "/init is static (no program interpreter)"

@@ -29,7 +29,7 @@ expect() {
 		ok 0 "$what: exit $want, '$(cat "$tmp/stderr")'"
 	else
 		ok 1 "$what: exit $rc (want $want), $lines stderr lines, $left files left"
-		diag "stderr: $(cat "$tmp/stderr")"
+		diag_lines <"$tmp/stderr"
 	fi
 }
 
@@ -87,7 +87,6 @@ fi
 
 # An existing result is never overwritten, and is left as it was.
 cs=$(host_cs)
-nproc_=$(getconf _NPROCESSORS_ONLN)
 mkdir -p "$tmp/results/run1"
 echo precious >"$tmp/results/run1/guest-$cs-1vcpu.json"
 KERNEL=$fake INITRAMFS=$fake QEMU=true ACCEL=tcg VCPUS=1 "$launch" "$tmp/results" run1 >/dev/null 2>"$tmp/stderr"
@@ -96,7 +95,7 @@ ok "$([ "$rc" -eq 1 ] && grep -q 'exists: results are never overwritten' "$tmp/s
 	[ "$(cat "$tmp/results/run1/guest-$cs-1vcpu.json")" = precious ] &&
 	[ "$(find "$tmp/results" -type f | wc -l)" -eq 1 ]; echo $?)" \
 	"existing result: exit 1 ($rc), file kept, nothing else written"
-diag "$(cat "$tmp/stderr")" "online CPUs: $nproc_"
+diag_lines <"$tmp/stderr"
 
 # ACCEL=auto decides by a time-limited boot, and says so when it falls back.
 kernel=$(guest_kernel)
@@ -114,6 +113,6 @@ else
 	else
 		ok "$([ "$rc" -eq 0 ] && { [ "$accel" = kvm ] || [ "$accel" = tcg ]; }; echo $?)" "ACCEL=auto chose '$accel' in ${took}s"
 	fi
-	diag "$(cat "$tmp/stderr")"
+	diag_lines <"$tmp/stderr"
 fi
 done_testing

@@ -71,7 +71,7 @@ BACKEND=libvirt KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg VCPUS=2 TIMEOUT=120 D
 	CLOCKS=monotonic METHODS=vdso CHECK=none host-scripts/launch-guest.sh "$tmp/results" run >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ -s "$res" ] && [ -s "${res%.json}.console.log" ]; echo $?)" "virsh create boot, TCG, 2 vCPUs: exit $rc in $((SECONDS - start)) s, result and console log"
-[ "$rc" -eq 0 ] || diag "$(cat "$tmp/stderr")"
+[ "$rc" -eq 0 ] || diag_lines <"$tmp/stderr"
 if [ -s "$res" ]; then
 	jcheck "$res" 'sorted(r["threads"] for r in d["bench"]["results"]) == [1, 2]' "rows for 1 and 2 threads"
 	jcheck "$res" 'd["launcher"]["backend"] == "libvirt" and d["launcher"]["accel"] == "tcg" and d["launcher"]["emulated"] is True and "<domain type=\"qemu\"" in d["launcher"]["libvirt_domain_xml"]' \
@@ -90,5 +90,5 @@ BACKEND=libvirt KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg VCPUS=1 TIMEOUT=60 AP
 rc=$?
 ok "$([ "$rc" -eq 1 ] && grep -q 'stage params: clockbench.bogus: unknown parameter (console log: ' "$tmp/stderr" &&
 	[ ! -e "$tmp/results/run2" ]; echo $?)" "bad guest parameter under libvirt: exit $rc, the guest's error, nothing in results/"
-diag "$(cat "$tmp/stderr")"
+diag_lines <"$tmp/stderr"
 done_testing

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""capacity.t: the capacity arithmetic, by hand: share = reads/s x ns x 1e-9, cores = hosts x vCPUs x share."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analysis"))
+from taplib import BEFORE, LAB, Tap, run, table_row  # noqa: E402
+from cbanalysis import capacity  # noqa: E402
+
+t = Tap()
+# DOMAIN.md's example: 1e6 reads/s at 28 ns is 2.8 % of a vCPU, at 187 ns 18.7 %.
+t.ok(abs(capacity.share(1e6, 28) - 0.028) < 1e-12 and abs(capacity.share(1e6, 187) - 0.187) < 1e-12,
+     "share(1e6/s, 28 ns) = 0.028, share(1e6/s, 187 ns) = 0.187")
+t.ok(abs(capacity.cores(100, 64, 1e6, 187) - 1196.8) < 1e-9, "cores(100 hosts x 64 vCPUs, 1e6/s, 187 ns) = 1196.8")
+
+rc, so, se = run("capacity", "--ns", "tsc=28", "--ns", "hpet=187", "--rate", "1e6")
+t.ok(rc == 0 and se == "", "capacity with given states exits 0", se)
+a = table_row(so, "tsc", "28.00") or []
+b = table_row(so, "hpet", "187.00") or []
+t.ok(a[-1] == "2.8 %" and b[-1] == "18.7 %", "1e6 reads/s: 2.8 % and 18.7 % of a vCPU", (a, b))
+t.ok(a[3:] == ["0.028 %", "0.28 %", "2.8 %"], "presets 1e4 and 1e5 are shown beside the rate given", a)
+fb = [r for r in so.splitlines() if r.startswith("| hpet | ") and "vs tsc" in r]
+t.ok(len(fb) == 1 and fb[0].endswith("| 1196.80 (+1017.60 vs tsc) |"),
+     "fleet 100 x 64 at 1e6/s: 1196.80 cores, 1017.60 more than tsc (6400 x 1e6 x 159e-9)", fb)
+
+rc, so, se = run("capacity", "--ns", "tsc=28", "--ns", "hpet=187", "--rate", "2.5e5", "--hosts", "10", "--vcpus", "4")
+fb = [r for r in so.splitlines() if r.startswith("| hpet | ") and "vs tsc" in r]
+# 40 vCPUs x 2.5e5/s x 187e-9 = 1.87 cores; tsc 0.28; +1.59.
+t.ok(rc == 0 and "10 hosts x 4 vCPUs each = 40 vCPUs" in so and fb and "| 1.87 (+1.59 vs tsc) |" in fb[0],
+     "fleet 10 x 4 at 2.5e5/s: 1.87 cores, +1.59 against tsc", (se, fb))
+t.ok("| 2.5e5 reads/s | 1e6 reads/s |" in so, "the rate given appears in the table, in order")
+
+rc, so, se = run("capacity", BEFORE)
+r = table_row(so, "guest 2 vCPU, host on hpet", "244.00") or []
+t.ok(rc == 0 and r[-1] == "24.4 %", "from a run: the guest on hpet, 2 vCPUs reading, 244 ns: 24.4 % at 1e6/s", r)
+rc, so, se = run("capacity", LAB)
+t.ok(rc == 0 and "1 emulated (TCG) result left out" in so and "guest" not in so.split("### Share")[1],
+     "an emulated guest is not a state to plan with", so[-400:])
+
+for args, what in ((["--rate", "abc"], "--rate abc"), (["--rate", "0"], "--rate 0"), (["--hosts", "0"], "--hosts 0"),
+                   (["--ns", "hpet=x"], "--ns hpet=x"), (["--vcpus", "2.5"], "--vcpus 2.5")):
+    rc, so, se = run("capacity", *(args + ["--ns", "a=1"]))
+    t.ok(rc == 2 and len(se.splitlines()) == 1 and what in se and so == "", "usage error %s: exit 2, one line naming it" % what, se)
+t.done()

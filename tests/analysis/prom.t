@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""prom.t: the node_exporter textfile: format, names, base units, atomic write; promtool where installed."""
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import BEFORE, LAB, ROOT, Tap, read, run  # noqa: E402
+
+NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+SAMPLE = re.compile(r'^(%s)(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*"(,[a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*")*)\})? '
+                    r'(-?[0-9.]+(e[-+]?[0-9]+)?|NaN|[-+]Inf)$' % NAME)
+
+t = Tap()
+out = os.path.join(t.tmp, "clockbench.prom")
+with open(out, "w") as f:
+    f.write("old\n")
+rc, so, se = run("prom", "-o", out, BEFORE)
+text = read(out)
+t.ok(rc == 0 and se == "" and text != "old\n", "prom exits 0 and replaces the file", se)
+t.ok(stat.S_IMODE(os.stat(out).st_mode) == 0o644 and sorted(os.listdir(t.tmp)) == ["clockbench.prom"],
+     "mode 0644 (node_exporter reads it), no temporary file left", os.listdir(t.tmp))
+
+lines = text.splitlines()
+bad, typed, helped, seen_series, seen_families, order_bad = [], set(), set(), set(), [], []
+for ln in lines:
+    if ln.startswith("# HELP "):
+        helped.add(ln.split()[2])
+    elif ln.startswith("# TYPE "):
+        name, kind = ln.split()[2:4]
+        if kind != "gauge" or name in typed:
+            bad.append(ln)
+        typed.add(name)
+        seen_families.append(name)
+    elif ln.startswith("#"):
+        continue
+    else:
+        m = SAMPLE.match(ln)
+        if not m:
+            bad.append(ln)
+            continue
+        if not seen_families or m.group(1) != seen_families[-1]:
+            order_bad.append(ln)
+        series = ln.rsplit(" ", 1)[0]
+        if series in seen_series:
+            bad.append("duplicate " + ln)
+        seen_series.add(series)
+t.ok(not bad and lines, "every line is HELP, TYPE gauge (once) or a well-formed sample", bad[:5])
+t.ok(not order_bad and helped == typed, "samples follow their own HELP and TYPE", order_bad[:3])
+t.ok(all(n.startswith("node_clockbench_") for n in typed), "every name begins with node_clockbench_", typed)
+units = [n for n in typed if re.search(r"_(ns|nanoseconds|ms|us|mhz)$", n)]
+t.ok(not units and "node_clockbench_tsc_frequency_hertz" in typed, "base units only (seconds, hertz)", units)
+infos = [ln for ln in lines if re.match(r"node_clockbench_\w+_info\{", ln)]
+t.ok(infos and all(ln.endswith("} 1") for ln in infos) and {"node_clockbench_measurement_info", "node_clockbench_tsc_check_info"} <= typed,
+     "info metrics end in _info and have the value 1", infos[:2])
+
+# Figures: 25 ns = 2.5e-08 s; 1900 ns p99 2600 ns; the guest on hpet lost the stable bit.
+want = [
+    'node_clockbench_clock_read_median_seconds{where="host",clocksource="tsc",clock="monotonic",method="vdso",threads="1"} 2.5e-08',
+    'node_clockbench_clock_read_p99_seconds{where="host",clocksource="hpet",clock="monotonic",method="vdso",threads="2"} 2.6e-06',
+    'node_clockbench_clock_read_user_space{where="guest",clocksource="hpet",vcpus="2",clock="monotonic",method="vdso"} 0',
+    'node_clockbench_clock_read_user_space{where="host",clocksource="tsc",clock="monotonic",method="vdso"} 1',
+    'node_clockbench_guest_stable_bit{where="guest",clocksource="hpet",vcpus="2",source="trace"} 0',
+    'node_clockbench_guest_master_clock{where="guest",clocksource="tsc",vcpus="2"} 1',
+    'node_clockbench_guest_tsc_offset_writes{where="guest",clocksource="hpet",vcpus="2"} 12',
+    'node_clockbench_tsc_max_offset_seconds{where="host",clocksource="tsc"} 1e-08',
+    'node_clockbench_last_run_timestamp_seconds 1767268840',
+]
+missing = [w for w in want if w not in lines]
+t.ok(not missing, "values in seconds and 0/1 facts, as computed by hand", missing)
+t.ok(not any('clock="realtime",method="vdso",threads' in ln for ln in lines), "only CLOCK_MONOTONIC by default")
+rc, so, se = run("prom", "--all-clocks", "-o", out, BEFORE)
+t.ok(rc == 0 and 'clock="realtime",method="vdso",threads="1"} 2.55e-08' in read(out), "--all-clocks adds the others")
+
+rc, so, se = run("prom", "-o", out, LAB)
+lab = read(out)
+t.ok(rc == 0 and 'where="guest"' not in lab and "# clockbench: left out" in lab and "emulated" in lab,
+     "an emulated guest is left out, with a comment saying so")
+
+rc, so, se = run("report", "--no-plots", "-o", os.path.join(t.tmp, "r"), "--prom", os.path.join(t.tmp, "r.prom"), BEFORE)
+t.ok(rc == 0 and read(os.path.join(t.tmp, "r.prom")) == text, "report --prom FILE writes the same file as prom", se)
+rc, so, se = run("prom", "-o", "/nonexistent-dir/x.prom", BEFORE)
+t.ok(rc == 1 and len(se.splitlines()) == 1 and "/nonexistent-dir" in se, "an unwritable folder: exit 1, one line naming it", se)
+
+promtool = shutil.which("promtool")
+if not promtool:
+    t.skip("promtool not installed (Debian: prometheus)")
+    t.skip("promtool not installed (Debian: prometheus)")
+    t.skip("promtool not installed (Debian: prometheus)")
+else:
+    run("prom", "-o", out, BEFORE)
+    p = subprocess.run([promtool, "check", "metrics"], stdin=open(out), capture_output=True, text=True)
+    t.ok(p.returncode == 0, "promtool check metrics", p.stdout + p.stderr)
+    rules = os.path.join(ROOT, "analysis", "fleet", "clockbench-alerts.yml")
+    p = subprocess.run([promtool, "check", "rules", rules], capture_output=True, text=True)
+    t.ok(p.returncode == 0, "promtool check rules analysis/fleet/clockbench-alerts.yml", p.stdout + p.stderr)
+    p = subprocess.run([promtool, "test", "rules", os.path.join(ROOT, "tests", "analysis", "alerts-test.yml")],
+                       capture_output=True, text=True)
+    t.ok(p.returncode == 0, "promtool test rules: the alerts fire on hv1 only", p.stdout + p.stderr)
+t.done()

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""report.t: report.md from the fixture runs, figures checked against hand arithmetic."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import BEFORE, AFTER, FX, LAB, Tap, read, run, table_row  # noqa: E402
+
+t = Tap()
+out = os.path.join(t.tmp, "r1")
+rc, so, se = run("report", "--no-plots", "-o", out, BEFORE)
+t.ok(rc == 0 and so.strip() == os.path.join(out, "report.md") and se == "", "report exits 0 and prints the report's path", se)
+md = read(os.path.join(out, "report.md")) if rc == 0 else ""
+
+# Host table: hpet against tsc, same thread count.  1500/25 = 60.00, 1800/30 = 60.00,
+# 1900/26 = 73.08, 2600/32 = 81.25.
+t.ok(table_row(md, "tsc", "1") == ["tsc", "1", "25.00", "30.00", "1.00", "1.00", "user", "consistent; kernel: tsc-trusted"],
+     "host tsc, 1 thread: median, p99, ratio 1, path user", table_row(md, "tsc", "1"))
+t.ok((table_row(md, "hpet", "1") or [])[2:7] == ["1500.00", "1800.00", "60.00", "60.00", "syscall"],
+     "host hpet, 1 thread: x60.00 median and p99, path syscall", table_row(md, "hpet", "1"))
+t.ok((table_row(md, "hpet", "2") or [])[2:6] == ["1900.00", "2600.00", "73.08", "81.25"],
+     "host hpet, 2 threads: 1900/26 = 73.08, 2600/32 = 81.25", table_row(md, "hpet", "2"))
+
+# Guest table: 187/28 = 6.68, 250/35 = 7.14; 244/31 = 7.87, 400/40 = 10.00.
+g1 = table_row(md, "hpet", "2", "1") or []
+g2 = table_row(md, "hpet", "2", "2") or []
+t.ok(g1[3:7] == ["187.00", "250.00", "6.68", "7.14"] and g2[3:7] == ["244.00", "400.00", "7.87", "10.00"],
+     "guest on hpet host: ratios to the tsc host's guest", (g1, g2))
+t.ok(g1[7:] == ["syscall", "kvm-clock", "off (hostclock none), 1 transition", "clear (trace)", "kvm"],
+     "guest on hpet host: path syscall, master clock off, stable bit clear (trace)", g1)
+gt = table_row(md, "tsc", "2", "2") or []
+t.ok(gt[7:] == ["user", "kvm-clock", "on (hostclock tsc)", "set (trace)", "kvm"],
+     "guest on tsc host: path user, master clock on, stable bit set", gt)
+t.ok("- the host on hpet: CLOCK_MONOTONIC costs 1500.00 ns against 25.00 ns on tsc (x60.00) at 1 thread; "
+     "the read is answered by a syscall." in md, "findings line for the hpet host")
+
+# Capacity: 100 x 64 = 6400 vCPUs.  Guest on hpet, 2 vCPUs reading: 244 ns.
+# 1e6 x 244e-9 = 24.4 %; 6400 x 0.244 = 1561.60 cores; tsc guest 31 ns: 198.40; +1363.20.
+cap = table_row(md, "guest 2 vCPU, host on hpet", "244.00") or []
+t.ok(cap[2:] == ["monotonic vdso, 2 threads, median", "0.244 %", "2.44 %", "24.4 %"],
+     "capacity: share of a vCPU at 1e4, 1e5, 1e6 reads/s", cap)
+fl = table_row(md, "guest 2 vCPU, host on hpet") or []
+want = "1561.60 (+1363.20 vs guest 2 vCPU, host on tsc)"
+flt = [r for r in md.splitlines() if r.startswith("| guest 2 vCPU, host on hpet |") and "cores" not in r and "+" in r]
+t.ok(any(want in r for r in flt) and any("15.62 (+13.63 vs guest 2 vCPU, host on tsc)" in r for r in flt),
+     "capacity: fleet cores 1561.60 at 1e6 (+1363.20 vs tsc), 15.62 at 1e4", flt)
+hp = table_row(md, "host on hpet", "1900.00") or []
+t.ok(hp[-1] == "190 % (over 1 vCPU)" and hp[-2] == "19 %", "capacity: 1900 ns at 1e6/s is 190 %, flagged over 1 vCPU", hp)
+t.ok("share of a vCPU = reads/s x ns per read x 1e-9" in md and "6400 vCPUs" in md, "capacity: formula and inputs shown")
+
+# Context and links.
+t.ok("| kernel | 6.12.9-amd64 | 6.12.9-amd64 |" in md and "clock options on the kernel command line | none | tsc=unstable |" in md,
+     "context: kernel and clock options per host file")
+t.ok("](%s)" % os.path.relpath(os.path.join(BEFORE, "host-tsc.json"), out) in md, "inputs linked relative to the report")
+
+# Determinism, newest run by default, several runs.
+out2 = os.path.join(t.tmp, "r2")
+run("report", "--no-plots", "-o", out2, BEFORE)
+t.ok(os.path.exists(os.path.join(out2, "report.md")) and read(os.path.join(out2, "report.md")) == md,
+     "the same input gives the same report")
+out3 = os.path.join(t.tmp, "r3")
+rc, so, se = run("report", "--no-plots", "--results", FX, "-o", out3)
+t.ok(rc == 0 and read(os.path.join(out3, "report.md")).startswith("# clockbench report: 20260301-120000-lab\n"),
+     "without RUN: the newest run folder", se)
+out4 = os.path.join(t.tmp, "r4")
+rc, so, se = run("report", "--no-plots", "-o", out4, BEFORE, AFTER)
+md4 = read(os.path.join(out4, "report.md")) if rc == 0 else ""
+r4 = table_row(md4, "20260201-120000-hv1", "hpet", "1") or []
+t.ok(r4[3:6] == ["1800.00", "2100.00", "70.87"], "two runs: a run column, ratios within each run (1800/25.4 = 70.87)", r4)
+out5 = os.path.join(t.tmp, "r5")
+rc, so, se = run("report", "--no-plots", "--build", os.path.join(t.tmp, "b"), BEFORE, AFTER)
+t.ok(rc == 0 and os.path.exists(os.path.join(t.tmp, "b", "report", "20260101-120000-hv1+20260201-120000-hv1", "report.md")),
+     "default output folder: BUILD/report/<run ids>", se)
+
+# Emulated runs: marked on every row, kept out of capacity.
+out6 = os.path.join(t.tmp, "r6")
+rc, so, se = run("report", "--no-plots", "-o", out6, LAB)
+md6 = read(os.path.join(out6, "report.md")) if rc == 0 else ""
+rows = [r for r in md6.splitlines() if r.startswith(("| tsc | 2 | 1 |", "| tsc | 2 | 2 |"))]
+t.ok(len(rows) == 2 and all(r.endswith("| tcg (EMULATED)† |") for r in rows) and "† EMULATED: QEMU TCG" in md6,
+     "emulated guest: every row marked, footnote present", rows)
+t.ok("1 emulated (TCG) result left out" in md6 and "guest 2 vCPU, host on" not in md6,
+     "emulated guest: left out of capacity planning")
+t.ok("20260301-120000-lab: guest-tsc-2vcpu.json (EMULATED: tcg)†" in md6, "emulated guest: marked in the detailed section")
+t.done()
