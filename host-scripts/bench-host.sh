@@ -21,7 +21,7 @@ esac
 bin=${CLOCKBENCH:-bench/clockbench}
 [ -x "$bin" ] || { echo "clockbench: $bin not built: run make" >&2; exit 1; }
 
-cs_file=/sys/devices/system/clocksource/clocksource0/current_clocksource
+cs_file=${CB_CS_DIR:-/sys/devices/system/clocksource/clocksource0}/current_clocksource
 cs=$(cat "$cs_file" 2>/dev/null) || { echo "clockbench: cannot read $cs_file" >&2; exit 1; }
 case "$cs" in
 '' | */* | .*) echo "clockbench: odd clocksource name '$cs'" >&2; exit 1 ;;

@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ "$#" -eq 2 ] || { echo "usage: $0 CLOCKSOURCE RUN_DIR" >&2; exit 2; }
 cs=$1
 dir=$2
-now=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
+now=$(cat "${CB_CS_DIR:-/sys/devices/system/clocksource/clocksource0}/current_clocksource")
 [ "$now" = "$cs" ] || { echo "clockbench: expected clocksource '$cs', the kernel reports '$now'" >&2; exit 1; }
 
 echo "clockbench: [$cs] host bench" >&2

@@ -80,6 +80,9 @@ def main(argv):
     for cs in order:
         h, g = hosts.get(cs), guests.get(cs)
         r = {"clocksource": cs}
+        # A host that is itself QEMU's TCG (the lab's L1) makes every figure
+        # an emulator's, its guests' included.
+        r["host_emulated"] = bool(h and (h.get("context") or {}).get("hypervisor") == "TCGTCGTCGTCG")
         r["host_1"], _ = cell(h, "one") if h else (None, None)
         r["host_all"], r["host_threads"] = cell(h, "all") if h else (None, None)
         if g:
@@ -89,7 +92,7 @@ def main(argv):
             r["guest_1"], _ = cell(b, "one")
             r["guest_all"], r["guest_vcpus"] = cell(b, "all")
             r["accel"] = la.get("accel")
-            r["emulated"] = bool(la.get("emulated"))
+            r["emulated"] = bool(la.get("emulated")) or r["host_emulated"]
             r["guest_clocksource"] = (b.get("context") or {}).get("clocksource")
             r["guest_path"] = (((b.get("probe") or {}).get("clocks") or {}).get("monotonic") or {}).get("vdso")
             if kt.get("available"):
@@ -118,6 +121,7 @@ def main(argv):
     notes = []
     for r in rows:
         emu = " (TCG, emulated)" if r.get("emulated") else ""
+        hemu = " (TCG, emulated)" if r.get("host_emulated") else ""
         mark = ""
         subj = r.get("trace_subject")
         if subj and subj != "the guest's QEMU process":
@@ -129,7 +133,7 @@ def main(argv):
             v, q = r.get(k), r.get(k + "_ratio")
             return "n/a" if v is None else "%.1f (x%.2f)" % (v, q) if q is not None else "%.1f" % v
         lines.append("| %s | %s | %s | %s%s | %s%s | %s%s | %s%s | %s | %s | %s |" % (
-            r["clocksource"], fig("host_1"), fig("host_all"),
+            r["clocksource"], fig("host_1") + hemu, fig("host_all") + hemu,
             fig("guest_1"), emu if r.get("guest_1") is not None else "",
             fig("guest_all"), emu if r.get("guest_all") is not None else "",
             onoff(r.get("master_clock")) + (" (hostclock %s)" % r["hostclock"] if r.get("hostclock") else ""), mark,
@@ -138,7 +142,7 @@ def main(argv):
     lines.append("")
     for i, n in enumerate(notes, 1):
         lines.append("[%d] KVM state observed from: %s" % (i, n))
-    if any(r.get("emulated") for r in rows):
+    if any(r.get("emulated") or r.get("host_emulated") for r in rows):
         lines.append("Guest figures marked emulated come from QEMU's TCG: an emulator's timings, not a "
                      "hypervisor's cost. What holds from them is the mechanism: clocksource, path, "
                      "master clock, stable bit.")
