@@ -25,7 +25,7 @@ MUSL_INC := $(BUILD)/musl-include
 RESULTS := results
 RUN_ID ?= $(shell date -u +%Y%m%d-%H%M%S)-$(shell hostname -s 2>/dev/null || echo host)
 
-.PHONY: all deps check bench bench-host bench-self compare host-check install uninstall clean help
+.PHONY: all deps check bench bench-host bench-self compare host-check lab install uninstall clean help
 all: bench/clockbench $(BUILD)/clockbench-static
 
 bench/clockbench: $(HOST_OBJS) $(BUILD)/host/main.o
@@ -83,6 +83,11 @@ compare: deps
 # The main job.
 bench: compare
 
+# The emulated hypervisor: every host clock state, end to end (root).
+lab: deps
+	$(Q)$(MAKE) --no-print-directory all guest-initramfs
+	$(Q)./lab/run-lab.sh "$(RESULTS)" "$(RUN_ID)-lab"
+
 # A read-only health report of this host's clock.
 host-check: all
 	$(Q)./host-scripts/host-check
@@ -110,6 +115,8 @@ help:
 	@echo "                  each, trace KVM's master clock and stable bit; always restored (root)"
 	@echo "make bench        the main job: make compare"
 	@echo "make host-check   read-only health report of this host's clock (exit 0 healthy, 1 degraded)"
+	@echo "make bench-guest  one QEMU guest run (clockbench as PID 1) on the current clocksource"
+	@echo "make lab          emulated hypervisor (TCG, SVM): the four host clock states, asserted (root, ~10 min)"
 	@echo "make bench-self   the engine's own accuracy: loop overhead, run-to-run spread, musl vs glibc"
 	@echo "make install      install clockbench into \$$(DESTDIR)\$$(PREFIX)/bin (PREFIX=$(PREFIX))"
 	@echo "make uninstall    remove it again"

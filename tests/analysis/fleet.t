@@ -25,7 +25,7 @@ fx=$root/tests/analysis/fixtures/20260101-120000-hv1
 printf 'bench-host:\n\tmkdir results/$(RUN_ID)\n\tcp %s/host-tsc.json %s/host-hpet.json results/$(RUN_ID)/\n' "$fx" "$fx" >"$tmp/src/Makefile"
 cat >"$tmp/inv.ini" <<EOI
 [hypervisors]
-hvtest ansible_connection=local ansible_python_interpreter=$(command -v python3)
+hvtest ansible_connection=local ansible_python_interpreter=auto_silent
 [hypervisors:vars]
 clockbench_become=false
 clockbench_src=$tmp/src

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """report.t: report.md from the fixture runs, figures checked against hand arithmetic."""
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import BEFORE, AFTER, FX, LAB, Tap, read, run, table_row  # noqa: E402
+from taplib import BEFORE, AFTER, FX, LAB, TOOL, Tap, read, run, table_row  # noqa: E402
 
 t = Tap()
+p = subprocess.run([TOOL, "--version"], capture_output=True, text=True)
+t.ok(p.returncode == 0 and p.stdout.startswith("clockbench-report "), "the tool runs by its own #! line", p.stderr)
 out = os.path.join(t.tmp, "r1")
 rc, so, se = run("report", "--no-plots", "-o", out, BEFORE)
 t.ok(rc == 0 and so.strip() == os.path.join(out, "report.md") and se == "", "report exits 0 and prints the report's path", se)

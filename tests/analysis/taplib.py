@@ -47,7 +47,8 @@ def run(*args, env=None):
     e.pop("CLOCKBENCH_DEBUG", None)
     if env:
         e.update(env)
-    p = subprocess.run([TOOL] + list(args), capture_output=True, text=True, env=e, cwd=ROOT)
+    # The interpreter running the test, not the shebang: skips a slow pyenv shim.
+    p = subprocess.run([sys.executable, TOOL] + list(args), capture_output=True, text=True, env=e, cwd=ROOT)
     return p.returncode, p.stdout, p.stderr
 
 

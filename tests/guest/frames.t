@@ -6,6 +6,7 @@ import os
 import sys
 import zlib
 
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "host-scripts"))
 import guestframe  # noqa: E402
 

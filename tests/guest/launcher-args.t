@@ -46,6 +46,9 @@ expect 2 'DURATION=1s: expected seconds' "DURATION=1s" DURATION=1s
 expect 2 'THREADS=1;reboot: expected a list' "THREADS with a shell metacharacter" 'THREADS=1;reboot'
 expect 2 'CLOCKS=mono tonic: expected a list' "CLOCKS with a space" 'CLOCKS=mono tonic'
 expect 2 'CPU=host invtsc: expected a QEMU CPU model' "CPU with a space" 'CPU=host invtsc'
+expect 2 'CPU=host,\+invtsc: the host model needs KVM; under TCG use max' "CPU=host with ACCEL=tcg" 'CPU=host,+invtsc'
+expect 2 'HPET=off: microvm has no HPET' "HPET with microvm" MACHINE=microvm HPET=off
+expect 2 'MACHINE=microvm: BACKEND=libvirt supports q35 and pc' "microvm under libvirt" MACHINE=microvm BACKEND=libvirt
 
 "$launch" --bogus >/dev/null 2>"$tmp/stderr"
 rc=$?
