@@ -117,6 +117,7 @@ help:
 	@echo "make host-check   read-only health report of this host's clock (exit 0 healthy, 1 degraded)"
 	@echo "make bench-guest  one QEMU guest run (clockbench as PID 1) on the current clocksource"
 	@echo "make lab          emulated hypervisor (TCG, SVM): the four host clock states, asserted (root, ~10 min)"
+	@$(MAKE) --no-print-directory -s help-analysis 2>/dev/null || true
 	@echo "make bench-self   the engine's own accuracy: loop overhead, run-to-run spread, musl vs glibc"
 	@echo "make install      install clockbench into \$$(DESTDIR)\$$(PREFIX)/bin (PREFIX=$(PREFIX))"
 	@echo "make uninstall    remove it again"

@@ -242,12 +242,15 @@ static int open_channel(const char *name)
 
 /* ---- parameters from /proc/cmdline ---- */
 
+/* Values reach the engine's argv: letters, digits and ",._-", never a
+ * leading "-" that could read as an option. */
 static int valid_value(const char *v)
 {
+	const char *first = v;
 	if (!*v)
 		return 0;
 	for (; *v; v++)
-		if (!isalnum((unsigned char)*v) && !strchr(",.-_", *v))
+		if (!isalnum((unsigned char)*v) && (v == first || !strchr(",.-_", *v)))
 			return 0;
 	return 1;
 }

@@ -143,7 +143,7 @@ def main(argv):
     for i, n in enumerate(notes, 1):
         lines.append("[%d] KVM state observed from: %s" % (i, n))
     if any(r.get("emulated") or r.get("host_emulated") for r in rows):
-        lines.append("Guest figures marked emulated come from QEMU's TCG: an emulator's timings, not a "
+        lines.append("Figures marked emulated come from QEMU's TCG: an emulator's timings, not a "
                      "hypervisor's cost. What holds from them is the mechanism: clocksource, path, "
                      "master clock, stable bit.")
     text = "\n".join(lines) + "\n"

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guestframe  # noqa: E402
 
@@ -83,6 +84,8 @@ def kernel_append(a, params):
     """The guest kernel command line: console on ttyS0, results on ttyS1,
     the clockbench.* parameters, then the user's APPEND."""
     words = ["console=ttyS0", "panic=-1", "quiet", "clockbench.channel=ttyS1"]
+    if a.machine == "microvm":
+        words.append("reboot=t")  # /init reboots there: a triple fault is the quick way out
     words += ["clockbench.%s=%s" % kv for kv in params]
     if a.append:
         words.append(a.append)
@@ -395,8 +398,7 @@ def cmd_run(a):
         if os.path.lexists(p):
             print("%s: %s exists: results are never overwritten; choose another RUN_ID" % (PROG, p), file=sys.stderr)
             return 1
-    params = [kv.split("=", 1) for kv in a.param]
-    params = [(k, v) for k, v in params]
+    params = [tuple(kv.split("=", 1)) for kv in a.param if "=" in kv]
     work = tempfile.mkdtemp(prefix="clockbench-guest.")
     console = os.path.join(work, "console.log")
     started = now_iso()

@@ -162,20 +162,21 @@ common=(--qemu "$QEMU" --kernel "$KERNEL" --initramfs "$INITRAMFS" --machine "$M
 # hypervisor may create the VM and then never run the kernel), so auto
 # boots the guest once under KVM with a short limit and falls back to TCG.
 note=""
+kvm=${KVM_DEV:-/dev/kvm} # the tests point this elsewhere; QEMU opens /dev/kvm
 case $ACCEL in
 tcg) accel=tcg ;;
 kvm)
-	[ -e /dev/kvm ] || die "ACCEL=kvm: /dev/kvm: no such device (load kvm_intel or kvm_amd, or use ACCEL=tcg)"
-	if [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
-		die "ACCEL=kvm: /dev/kvm: permission denied (join group kvm, or use ACCEL=tcg)"
+	[ -e "$kvm" ] || die "ACCEL=kvm: $kvm: no such device (load kvm_intel or kvm_amd, or use ACCEL=tcg)"
+	if [ ! -r "$kvm" ] || [ ! -w "$kvm" ]; then
+		die "ACCEL=kvm: $kvm: permission denied (join group kvm, or use ACCEL=tcg)"
 	fi
 	accel=kvm
 	;;
 auto)
-	if [ ! -e /dev/kvm ]; then
-		note="no /dev/kvm"
-	elif [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
-		note="/dev/kvm: permission denied"
+	if [ ! -e "$kvm" ]; then
+		note="no $kvm"
+	elif [ ! -r "$kvm" ] || [ ! -w "$kvm" ]; then
+		note="$kvm: permission denied"
 	elif verdict=$(python3 "$here/guestrun.py" probe "${common[@]}" --cpu "${CPU:-host}" --timeout "$PROBE_TIMEOUT"); then
 		accel=kvm
 		echo "$PROG: KVM probe: guest reached /init in ${verdict#ok } ms: using KVM" >&2
@@ -188,6 +189,10 @@ auto)
 	fi
 	;;
 esac
+if [ "$accel" = tcg ] && [[ ${CPU:-} =~ ^host(,|$) ]]; then
+	[ "$ACCEL" = tcg ] && usage_err "CPU=$CPU: the host model needs KVM; under TCG use max"
+	die "CPU=$CPU: the host model needs KVM, and ACCEL=auto fell back to TCG: use CPU=max, or fix KVM"
+fi
 CPU=${CPU:-$([ "$accel" = kvm ] && echo host || echo max)}
 
 if [ "$probe_only" = 1 ]; then

@@ -79,7 +79,7 @@ def main(argv):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     d, states = argv[1], argv[2].split(",")
-    l1 = read(os.path.join(d, "l1-facts.txt")) or ""
+    l1 = read(os.path.join(d, "l1-facts-3.txt")) or ""
     if "1" in states:
         state(d, "1", "tsc", 1, [
             ("master", True, "master clock on"),

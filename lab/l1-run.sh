@@ -45,7 +45,7 @@ run_state() { # run_state N CLOCKSOURCES [ENV...]: one compare run, folder state
 	echo "available $(cat /sys/devices/system/clocksource/clocksource0/available_clocksource)"
 	grep -m1 -o -w -e svm -e npt /proc/cpuinfo | sort -u | paste -sd' ' - | sed 's/^/flags /'
 	dmesg | grep -iE 'tsc|clocksource' | sed 's/^/dmesg /'
-} >"$out/l1-facts.txt" 2>&1
+} >"$out/l1-facts-${states//,/-}.txt" 2>&1
 
 for s in ${states//,/ }; do
 	case "$s" in

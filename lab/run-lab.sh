@@ -46,9 +46,10 @@ python3 "$here/mkl1.py" -o "$l1" --kver "$kver" || die "building the L1 initramf
 
 # boot NAME SMP STATES APPEND: one emulated hypervisor, under a time limit.
 boot() {
-	local name=$1 smp=$2 st=$3 extra=$4 start epoch rc seen=0 qpid
+	local name=$1 smp=$2 st=$3 extra=$4 start epoch rc seen qpid
 	start=$SECONDS
 	epoch=$(date -u +%s)
+	seen=$(wc -l <"$dir/progress.log" 2>/dev/null || echo 0)
 	say "L1 '$name' ($smp vCPU, states $st${extra:+, $extra}): booting under TCG, limit ${timeout}s"
 	timeout -k 10 "$timeout" qemu-system-x86_64 -accel tcg -cpu max -smp "$smp" -m 3072 \
 		-nodefaults -no-user-config -display none -no-reboot \

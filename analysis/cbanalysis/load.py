@@ -12,13 +12,13 @@ from .util import InputError, is_num
 
 HOST_SCHEMA = "clockbench/1"
 GUEST_SCHEMA = "clockbench-guest/1"
+TCG_SIGNATURE = "TCGTCGTCGTCG"  # CPUID 0x40000000 under QEMU's TCG
 HOST_RE = re.compile(r"^host-(.+)\.json$")
-GUEST_RE = re.compile(r"^guest-(.+)-([0-9]+)vcpu(-[a-z0-9]+)?\.json$")
+GUEST_RE = re.compile(r"^guest-(.+)-([0-9]+)vcpu(-[a-z0-9]+)?\.json$", re.IGNORECASE)
 QUANTS = ("min", "median", "mean", "p99", "p999", "max")
 # Clocks read by the same code path (vDSO do_hres, or the same syscall):
-# their medians in one run differ only by noise (see compare.py).
+# their medians in one run differ by noise (see compare.py).
 HRES_CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai")
-COARSE_CLOCKS = ("realtime_coarse", "monotonic_coarse")
 
 
 class Row:
@@ -49,13 +49,19 @@ class Measurement:
         self.host_cs, self.vcpus = host_cs, vcpus
         self.guest, self.launcher, self.trace = guest or {}, launcher or {}, trace
         self.backend = backend
+        self.host_emulated = False  # a guest of an emulated hypervisor (set by load_run)
         self.context = doc.get("context") or {}
         self.rows = parse_rows(path, doc.get("results"), where)
 
     @property
     def emulated(self):
+        """TCG anywhere under it: an emulated host (the lab's L1), a guest
+        under TCG, or a KVM guest of an emulated host."""
+        if self.kind == "host":
+            return self.context.get("hypervisor") == TCG_SIGNATURE
         la = self.launcher
-        return bool(la.get("emulated")) or la.get("accel") == "tcg"
+        return (bool(la.get("emulated")) or la.get("accel") == "tcg" or self.guest.get("hypervisor") == TCG_SIGNATURE
+                or self.host_emulated)
 
     @property
     def accel(self):
@@ -118,8 +124,11 @@ def _no_constant(name):
 
 
 def _truncated(err, raw):
+    """A document cut short: the error is at its end, or it does not end
+    the way every result file ends (with the closing brace)."""
     pos = getattr(err, "pos", None)
-    return pos is not None and pos >= len(raw.rstrip())
+    end = raw.rstrip()
+    return (pos is not None and pos >= len(end)) or not end.endswith(b"}")
 
 
 def check_schema(path, doc, want, what="schema"):
@@ -219,6 +228,8 @@ def load_guest(path, run):
         raise InputError(path, "no vCPU count (launcher.vcpus, or the file name guest-CS-Nvcpu.json)")
     trace = doc.get("kvm_trace")
     backend = la.get("backend") if isinstance(la.get("backend"), str) else None
+    if backend is None and m and m.group(3):
+        backend = m.group(3)[1:]
     return Measurement(path, "guest", run, bench, cs, vcpus, g, la,
                        trace if isinstance(trace, dict) else None, backend, "bench.results")
 
@@ -256,6 +267,10 @@ def load_run(folder, skip_bad=False, warn=None):
                 warn("skipped %s" % e)
     if not out:
         raise InputError(folder, "no readable result files")
+    hosts = [m for m in out if m.kind == "host"]
+    for g in (m for m in out if m.kind == "guest"):
+        same = [h for h in hosts if h.host_cs == g.host_cs] or hosts
+        g.host_emulated = any(h.emulated for h in same)
     return out
 
 
@@ -277,6 +292,13 @@ def newest_run(results):
     raise InputError(results, "no run folder with host-*.json or guest-*.json")
 
 
+def trace_is_guests(m):
+    """Under TCG the harness traces the launcher's KVM probe VM instead, and
+    says so in kvm_trace.subject."""
+    subj = (m.trace or {}).get("subject")
+    return not isinstance(subj, str) or subj.startswith("the guest's QEMU")
+
+
 def trace_facts(m):
     """The host-side KVM trace facts of a guest, as (master_clock,
     stable_bit) where each is True, False or None, plus a reason."""
@@ -285,6 +307,8 @@ def trace_facts(m):
         return None, None, "not traced"
     if t.get("available") is False:
         return None, None, str(t.get("reason") or "trace unavailable")
+    if not trace_is_guests(m):
+        return None, None, "the trace is of a KVM probe VM, not this guest"
     mc = t.get("master_clock") if isinstance(t.get("master_clock"), dict) else {}
     sb = t.get("stable_bit") if isinstance(t.get("stable_bit"), dict) else {}
     last = mc.get("last") if isinstance(mc.get("last"), bool) else None

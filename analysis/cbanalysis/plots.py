@@ -28,7 +28,9 @@ def series_threads(measurements, multi_run):
         pts = [(r.threads, r.median) for r in m.headline() if r.median and r.median > 0]
         if pts:
             label = ("%s: %s" % (m.run, m.host_cs)) if multi_run else m.host_cs
-            out.append((label, pts, False))
+            if m.emulated:
+                label += " [EMULATED: tcg host]"
+            out.append((label, pts, m.emulated))
     return out
 
 
@@ -47,7 +49,7 @@ def series_vcpus(measurements, multi_run):
         if m.backend and m.backend != "qemu":
             label += " (%s)" % m.backend
         if m.emulated:
-            label += " [EMULATED: tcg]"
+            label += " [EMULATED: tcg]" if m.accel == "tcg" else " [EMULATED: tcg host]"
         if multi_run:
             label = "%s: %s" % (m.run, label)
         groups.setdefault((label, m.emulated), []).append((m.vcpus, r.median))
@@ -86,7 +88,7 @@ def _script(series, xlabel, title, fmt, out):
               "set xtics (%s)" % ", ".join("'%d' %d" % (x, x) for x in xs),
               "set ytics (%s)" % ", ".join("'%g' %g" % (t, t) for t in yt),
               "set yrange [%g:%g]" % ((yt[0], yt[-1]) if len(yt) > 1 else (yt[0] / 2, yt[0] * 2)),
-              "set grid", "set key below"]
+              "set grid", "set key tmargin center horizontal maxcols 2"]
     plots = []
     for i, (label, pts, emu) in enumerate(series):
         lines.append("$d%d << EOD" % i)

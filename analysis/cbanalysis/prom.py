@@ -79,7 +79,8 @@ class Families:
 
 def base_labels(m):
     return [("where", m.kind), ("clocksource", m.host_cs),
-            ("vcpus", str(m.vcpus) if m.kind == "guest" else None)]
+            ("vcpus", str(m.vcpus) if m.kind == "guest" else None),
+            ("backend", m.backend if m.backend not in (None, "qemu") else None)]
 
 
 def render(ms, all_clocks=False):

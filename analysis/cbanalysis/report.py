@@ -2,13 +2,13 @@
 import os
 
 from . import capacity, plots
-from .load import trace_facts
+from .load import trace_facts, trace_is_guests
 from .util import fnum, md_table, write_atomic
 
 EMU_MARK = "†"
-EMU_NOTE = ("%s EMULATED: QEMU TCG, no KVM. These figures are an emulator's, not a hypervisor's cost: "
-            "compare the paths and facts, never the nanoseconds. They are left out of the capacity planning."
-            % EMU_MARK)
+EMU_NOTE = ("%s EMULATED: QEMU's TCG emulator is under these rows (a guest under TCG, or an emulated "
+            "hypervisor and its guests). Their figures are an emulator's, not a hypervisor's cost: compare the paths "
+            "and facts, never the nanoseconds. They are left out of the capacity planning." % EMU_MARK)
 
 
 def cs_order(cs):
@@ -44,7 +44,11 @@ def tsc_check(m):
 def master_clock_cell(m):
     mc, _, why = trace_facts(m)
     if mc is None:
-        return "n/a (%s)" % why if why else "n/a"
+        cell = "n/a (%s)" % why if why else "n/a"
+        probe = (m.trace or {}).get("master_clock")
+        if not trace_is_guests(m) and isinstance(probe, dict) and isinstance(probe.get("last"), bool):
+            cell += "; the probe VM's: %s" % ("on" if probe["last"] else "off")
+        return cell
     t = m.trace.get("master_clock") or {}
     s = "on" if mc else "off"
     if t.get("hostclock"):
@@ -77,7 +81,19 @@ def stable_bit_cell(m):
 
 def accel_cell(m):
     a = m.accel
+    if m.host_emulated and a != "tcg":
+        return "%s on an emulated host (EMULATED)%s" % (a, EMU_MARK)
     return "%s (EMULATED)%s" % (a, EMU_MARK) if m.emulated else a
+
+
+def machine_cell(m):
+    """What the host is: bare metal, a guest itself, or emulated."""
+    hv = m.context.get("hypervisor")
+    if m.emulated:
+        return "TCG (EMULATED)%s" % EMU_MARK
+    if not hv:
+        return "bare metal"
+    return {"KVMKVMKVM": "KVM guest"}.get(hv, "guest of %s" % hv)
 
 
 def headline_tables(ms, multi):
@@ -94,10 +110,11 @@ def headline_tables(ms, multi):
                 br = b.row(r.clock, r.method, r.threads) if b else None
                 rows.append(([m.run] if multi else []) + [
                     m.host_cs, r.threads, fnum(r.median), fnum(r.p99),
-                    ratio(r.median, br and br.median), ratio(r.p99, br and br.p99), r.path or "n/a", tsc_check(m)])
+                    ratio(r.median, br and br.median), ratio(r.p99, br and br.p99), r.path or "n/a", tsc_check(m),
+                    machine_cell(m)])
         hdr = pre + ["host clocksource", "threads", "median ns", "p99 ns", "x tsc (median)", "x tsc (p99)",
-                     "path", "TSC check"]
-        out += ["### Host", "", md_table(hdr, rows, "l" * len(pre) + "lrrrrrll"), ""]
+                     "path", "TSC check", "machine"]
+        out += ["### Host", "", md_table(hdr, rows, "l" * len(pre) + "lrrrrrlll"), ""]
     if guests:
         rows = []
         for m in guests:
@@ -106,14 +123,16 @@ def headline_tables(ms, multi):
             for r in m.headline():
                 br = b.row(r.clock, r.method, r.threads) if b else None
                 rows.append(([m.run] if multi else []) + [
-                    m.host_cs, m.vcpus, r.threads, fnum(r.median), fnum(r.p99),
+                    m.host_cs, m.vcpus if m.backend in (None, "qemu") else "%d (%s)" % (m.vcpus, m.backend),
+                    r.threads, fnum(r.median), fnum(r.p99),
                     ratio(r.median, br and br.median), ratio(r.p99, br and br.p99),
                     r.path or "n/a", gcs, master_clock_cell(m), stable_bit_cell(m), accel_cell(m)])
         hdr = pre + ["host clocksource", "vCPUs", "threads", "median ns", "p99 ns", "x tsc (median)",
                      "x tsc (p99)", "guest path", "guest clocksource", "master clock", "stable bit", "accel"]
         out += ["### Guests", "", md_table(hdr, rows, "l" * len(pre) + "lrrrrrrlllll"), ""]
-        if any(m.emulated for m in guests):
-            out += [EMU_NOTE, ""]
+
+    if any(m.emulated for m in ms):
+        out += [EMU_NOTE, ""]
     missing = [m for m in ms if not m.headline()]
     for m in missing:
         out += ["No CLOCK_MONOTONIC vdso row in %s (see the detailed section)." % os.path.basename(m.path), ""]
@@ -229,7 +248,7 @@ def detail_tables(ms, outdir):
     for m in ms:
         title = "%s: %s" % (m.run, os.path.basename(m.path))
         if m.emulated:
-            title += " (EMULATED: tcg)%s" % EMU_MARK
+            title += " (EMULATED: %s)%s" % ("tcg" if m.accel == "tcg" or m.kind == "host" else "emulated host", EMU_MARK)
         rows = [[r.clock or "-", r.method, r.threads, r.path or "-", fnum(r.ns.get("min")), fnum(r.median),
                  fnum(r.ns.get("mean")), fnum(r.p99), fnum(r.ns.get("p999")), fnum(r.ns.get("max")),
                  "n/a" if r.cps_total is None else "%.0f" % r.cps_total] for r in m.rows]

@@ -45,6 +45,8 @@ def write_atomic(path, data, mode=0o644):
 
 
 def make_dir(path):
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise InputError(path, "exists and is not a folder")
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as e:

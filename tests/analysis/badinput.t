@@ -5,6 +5,7 @@ import os
 import shutil
 import sys
 
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from taplib import BEFORE, Tap, read, run  # noqa: E402
 

@@ -7,6 +7,7 @@ Band = the larger of the two runs' spread of sibling-clock medians,
 import os
 import sys
 
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from taplib import AFTER, BEFORE, Tap, read, run, table_row  # noqa: E402
 

@@ -7,6 +7,7 @@ import stat
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from taplib import BEFORE, LAB, ROOT, Tap, read, run  # noqa: E402
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """report.t: report.md from the fixture runs, figures checked against hand arithmetic."""
+import json
 import os
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from taplib import BEFORE, AFTER, FX, LAB, TOOL, Tap, read, run, table_row  # noqa: E402
 
@@ -17,7 +19,7 @@ md = read(os.path.join(out, "report.md")) if rc == 0 else ""
 
 # Host table: hpet against tsc, same thread count.  1500/25 = 60.00, 1800/30 = 60.00,
 # 1900/26 = 73.08, 2600/32 = 81.25.
-t.ok(table_row(md, "tsc", "1") == ["tsc", "1", "25.00", "30.00", "1.00", "1.00", "user", "consistent; kernel: tsc-trusted"],
+t.ok(table_row(md, "tsc", "1") == ["tsc", "1", "25.00", "30.00", "1.00", "1.00", "user", "consistent; kernel: tsc-trusted", "bare metal"],
      "host tsc, 1 thread: median, p99, ratio 1, path user", table_row(md, "tsc", "1"))
 t.ok((table_row(md, "hpet", "1") or [])[2:7] == ["1500.00", "1800.00", "60.00", "60.00", "syscall"],
      "host hpet, 1 thread: x60.00 median and p99, path syscall", table_row(md, "hpet", "1"))
@@ -80,9 +82,27 @@ out6 = os.path.join(t.tmp, "r6")
 rc, so, se = run("report", "--no-plots", "-o", out6, LAB)
 md6 = read(os.path.join(out6, "report.md")) if rc == 0 else ""
 rows = [r for r in md6.splitlines() if r.startswith(("| tsc | 2 | 1 |", "| tsc | 2 | 2 |"))]
-t.ok(len(rows) == 2 and all(r.endswith("| tcg (EMULATED)† |") for r in rows) and "† EMULATED: QEMU TCG" in md6,
+t.ok(len(rows) == 2 and all(r.endswith("| tcg (EMULATED)† |") for r in rows) and "† EMULATED: QEMU's TCG emulator" in md6,
      "emulated guest: every row marked, footnote present", rows)
 t.ok("1 emulated (TCG) result left out" in md6 and "guest 2 vCPU, host on" not in md6,
      "emulated guest: left out of capacity planning")
 t.ok("20260301-120000-lab: guest-tsc-2vcpu.json (EMULATED: tcg)†" in md6, "emulated guest: marked in the detailed section")
+
+# An emulated hypervisor (make lab's L1 under TCG): its rows and its KVM guests' rows are emulated too.
+l1 = os.path.join(t.tmp, "l1")
+os.makedirs(l1)
+for name in ("host-tsc.json", "guest-tsc-2vcpu.json"):
+    with open(os.path.join(BEFORE, name)) as f:
+        doc = json.load(f)
+    if name.startswith("host"):
+        doc["context"]["hypervisor"] = "TCGTCGTCGTCG"
+    with open(os.path.join(l1, name), "w") as f:
+        json.dump(doc, f)
+out7 = os.path.join(t.tmp, "r7")
+rc, so, se = run("report", "--no-plots", "-o", out7, l1)
+md7 = read(os.path.join(out7, "report.md")) if rc == 0 else ""
+t.ok((table_row(md7, "tsc", "1") or [""])[-1] == "TCG (EMULATED)†" and
+     (table_row(md7, "tsc", "2", "1") or [""])[-1] == "kvm on an emulated host (EMULATED)†",
+     "emulated host: its rows and its KVM guest's rows marked", (table_row(md7, "tsc", "1"), se))
+t.ok("2 emulated (TCG) results left out" in md7, "emulated host and guest: left out of capacity planning")
 t.done()

@@ -41,7 +41,8 @@ if ! virsh -c "$uri" uri >/dev/null 2>&1; then
 	# start_daemon NAME: starts NAME -d unless one runs; remembers its pid.
 	start_daemon() {
 		local pidfile=/run/$1.pid
-		if pgrep -x "$1" >/dev/null; then
+		# A live one, not a zombie left by an earlier daemon's exit.
+		if pgrep -x --runstates RSDI "$1" >/dev/null; then
 			return
 		fi
 		"$1" -d || return
@@ -83,7 +84,7 @@ if [ -s "$res" ]; then
 else
 	for _ in 1 2 3 4 5; do skip "no result to check"; done
 fi
-ok "$(! virsh -c "$uri" list --all --name | grep -q '^clockbench-'; echo $?)" "no clockbench domain left behind"
+ok "$(! virsh -c "$uri" list --all --name 2>/dev/null | grep -q '^clockbench-'; echo $?)" "no clockbench domain left behind"
 
 BACKEND=libvirt KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg VCPUS=1 TIMEOUT=60 APPEND=clockbench.bogus=1 \
 	host-scripts/launch-guest.sh "$tmp/results" run2 >/dev/null 2>"$tmp/stderr"
