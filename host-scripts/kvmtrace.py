@@ -5,8 +5,11 @@
   kvmtrace.py unavailable REASON              the JSON for "could not trace"
   kvmtrace.py merge RESULT.json SUMMARY.json  put the summary into a guest
                                               result as "kvm_trace" (atomic)
-  kvmtrace.py attach RESULT.json TRACE        summarize the trace for the
-                                              result's QEMU and merge it
+  kvmtrace.py attach RESULT.json TRACE [--observer]
+                                              summarize the trace for the
+                                              result's QEMU and merge it;
+                                              --observer: the trace is of a
+                                              VM booted only to observe KVM
 
 TRACE is the text of a tracefs instance's `trace` file with the events
 kvm_update_master_clock, kvm_pvclock_update, kvm_track_tsc and
@@ -117,7 +120,7 @@ def tgids(lines):
     return seen
 
 
-def attach(result_path, trace_path):
+def attach(result_path, trace_path, observer=False):
     """Chooses whose events describe the guest run: the launcher's QEMU pid
     if it recorded one, else the only KVM process in the window (the guard
     let no foreign VM run).  Under TCG the guest has no KVM clock of its
@@ -135,7 +138,11 @@ def attach(result_path, trace_path):
     ids = tgids(lines)
     pid = launcher.get("qemu_pid")
     accel = launcher.get("accel")
-    if pid is not None and str(pid) in ids:
+    if observer and len(ids) == 1:
+        s = summarize(lines, int(ids[0]))
+        subject = ("a short KVM VM clockbench booted on this host only to observe KVM's clock "
+                   "(the guest itself ran under %s)" % accel)
+    elif pid is not None and str(pid) in ids:
         s, subject = summarize(lines, int(pid)), "the guest's QEMU process"
     elif len(ids) == 1:
         s = summarize(lines, int(ids[0]))
@@ -184,8 +191,11 @@ def main(argv):
         doc["kvm_trace"] = summ
         write_atomic(argv[2], json.dumps(doc, indent=1) + "\n")
         return 0
-    if cmd == "attach" and len(argv) == 4:
-        attach(argv[2], argv[3])
+    if cmd == "attach" and len(argv) in (4, 5):
+        if len(argv) == 5 and argv[4] != "--observer":
+            print("kvmtrace: usage: attach RESULT.json TRACE [--observer]", file=sys.stderr)
+            return 2
+        attach(argv[2], argv[3], len(argv) == 5)
         return 0
     print("kvmtrace: unknown command or arguments (see --help)", file=sys.stderr)
     return 2

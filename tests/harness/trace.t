@@ -45,6 +45,9 @@ ok "$([ "$(field "$tmp/g-kvm.json" '(d["kvm_trace"]["master_clock"]["last"], d["
 	"attach under KVM: the summary is the guest's own"
 ok "$(field "$tmp/g-tcg.json" 'd["kvm_trace"]["subject"]' | grep -q 'probe KVM (the guest itself ran under tcg)'; echo $?)" \
 	"attach under TCG: the KVM state is labelled as the launcher's probe VM, not the guest's"
+python3 "$kt" attach "$tmp/g-tcg.json" "$fx/trace-kvm-clock.txt" --observer
+ok "$([ "$(field "$tmp/g-tcg.json" '(d["kvm_trace"]["master_clock"]["last"], "only to observe" in d["kvm_trace"]["subject"])')" = "(False, True)" ]; echo $?)" \
+	"attach --observer: a VM booted only to observe KVM is labelled so"
 python3 "$kt" attach "$tmp/g-kvm.json" "$tmp/both.txt"
 ok "$([ "$(field "$tmp/g-kvm.json" 'd["kvm_trace"]["available"]')" = False ]; echo $?)" "two QEMUs and no pid: not available, with the reason"
 python3 "$kt" attach "$tmp/g-kvm.json" /dev/null
