@@ -10,18 +10,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* The raw path, identical in both builds: no C library wrapper at all. */
-static inline long raw_clock_gettime(clockid_t clk, struct timespec *ts)
-{
-	long ret;
-
-	__asm__ __volatile__("syscall"
-			     : "=a"(ret)
-			     : "0"((long)SYS_clock_gettime), "D"((long)clk), "S"(ts)
-			     : "rcx", "r11", "memory");
-	return ret;
-}
-
 static inline void rdtscp_only(void)
 {
 	uint32_t lo, hi, aux;
@@ -46,7 +34,7 @@ static uint64_t timed_batch(enum cb_method m, clockid_t clk, unsigned n, uint64_
 	case CB_SYSCALL:
 		t0 = cb_rdtsc_start();
 		for (i = 0; i < n; i++)
-			raw_clock_gettime(clk, &ts);
+			cb_raw_clock_gettime(clk, &ts);
 		t1 = cb_rdtsc_end();
 		break;
 	case CB_RDTSC:

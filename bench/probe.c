@@ -22,17 +22,6 @@
 
 const char *const cb_path_names[] = { "unknown", "user", "syscall", "error" };
 
-static long raw_clock_gettime(clockid_t clk, struct timespec *ts)
-{
-	long ret;
-
-	__asm__ __volatile__("syscall"
-			     : "=a"(ret)
-			     : "0"((long)SYS_clock_gettime), "D"((long)clk), "S"(ts)
-			     : "rcx", "r11", "memory");
-	return ret;
-}
-
 static int install_filter(void)
 {
 	struct sock_filter f[] = {
@@ -61,11 +50,11 @@ static void child(int fd)
 
 	if (install_filter() < 0) {
 		out[0] = (unsigned char)(errno ? errno : EINVAL);
-	} else if (raw_clock_gettime(CLOCK_MONOTONIC, &ts) != -MARKER) {
+	} else if (cb_raw_clock_gettime(CLOCK_MONOTONIC, &ts) != -MARKER) {
 		out[0] = 255; /* the filter did not take effect */
 	} else {
 		for (i = 0; i < cb_nclocks; i++) {
-			long r = raw_clock_gettime(cb_clocks[i].id, &ts);
+			long r = cb_raw_clock_gettime(cb_clocks[i].id, &ts);
 			out[1 + 2 * i + 1] = r == -MARKER ? CB_PATH_SYSCALL : CB_PATH_ERROR;
 			errno = 0;
 			r = clock_gettime(cb_clocks[i].id, &ts);

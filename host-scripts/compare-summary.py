@@ -12,7 +12,9 @@ import json
 import os
 import re
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kvmtrace import write_atomic  # noqa: E402
 
 
 def fail(msg):
@@ -46,16 +48,6 @@ def ratio(v, base):
 
 def fmt(v, spec="%.1f"):
     return "n/a" if v is None else spec % v
-
-
-def write_atomic(path, text):
-    fd, tmp = tempfile.mkstemp(prefix=".summary.", dir=os.path.dirname(os.path.abspath(path)))
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
 
 
 def main(argv):

@@ -49,7 +49,8 @@ boot() {
 	local name=$1 smp=$2 st=$3 extra=$4 start epoch rc seen qpid
 	start=$SECONDS
 	epoch=$(date -u +%s)
-	seen=$(wc -l <"$dir/progress.log" 2>/dev/null || echo 0)
+	seen=0
+	[ -f "$dir/progress.log" ] && seen=$(wc -l <"$dir/progress.log")
 	say "L1 '$name' ($smp vCPU, states $st${extra:+, $extra}): booting under TCG, limit ${timeout}s"
 	timeout -k 10 "$timeout" qemu-system-x86_64 -accel tcg -cpu max -smp "$smp" -m 3072 \
 		-nodefaults -no-user-config -display none -no-reboot \
