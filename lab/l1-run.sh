@@ -10,7 +10,7 @@ states=$3
 cd "$top"
 say() { echo "lab-l1: $*" >/dev/console; }
 
-modprobe kvm_amd || { say "modprobe kvm_amd failed"; exit 1; }
+modprobe kvm_amd || { say "modprobe kvm_amd failed: the emulated CPU has no SVM? (cpuinfo flags: $(grep -m1 -o -w -e svm -e npt /proc/cpuinfo | paste -sd, -))"; exit 1; }
 [ -e /dev/kvm ] || { say "no /dev/kvm after modprobe kvm_amd (no SVM in the emulated CPU?)"; exit 1; }
 kernel=$(find /boot -maxdepth 1 -name "vmlinuz-$(uname -r)" | head -n1)
 [ -n "$kernel" ] || { say "no /boot/vmlinuz-$(uname -r) for the inner guest"; exit 1; }

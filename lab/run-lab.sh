@@ -76,12 +76,11 @@ boot() {
 		say "L1 '$name' timed out after ${timeout}s (console: $dir/l1-$name.console.log)"
 		return 1
 	fi
-	grep -q 'LAB-L1-DONE' "$dir/l1-$name.console.log" || {
-		say "L1 '$name' did not finish its states (QEMU status $rc); last console lines:"
+	if grep -q 'LAB-L1-FAILED' "$dir/l1-$name.console.log" || ! grep -q 'LAB-L1-DONE rc=0' "$dir/l1-$name.console.log"; then
+		say "L1 '$name' failed (QEMU status $rc); its last console lines:"
 		tail -n 8 "$dir/l1-$name.console.log" >&2
 		return 1
-	}
-	grep 'LAB-L1-FAILED' "$dir/l1-$name.console.log" >&2 && return 1
+	fi
 	say "L1 '$name' done in $((SECONDS - start))s"
 }
 
