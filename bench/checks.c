@@ -55,20 +55,15 @@ static void *warper_main(void *arg)
 	return NULL;
 }
 
-int cb_check_warps(const struct cb_opts *o, int clock, struct cb_warp_result *r)
+int cb_check_warps(const struct cb_opts *o, int clock, double tpn, struct cb_warp_result *r)
 {
 	struct warper *w = aligned_alloc(64, sizeof *w * (size_t)o->ncpus);
 	struct warp_shared *sh = aligned_alloc(64, sizeof *sh);
 	struct cb_gate gate;
-	double tpn = cb_tsc_calibrate(50);
 	int i, started, rc = -1;
 
 	if (!w || !sh) {
 		cb_warn("malloc: %s", strerror(errno));
-		goto out;
-	}
-	if (tpn <= 0) {
-		cb_warn("TSC calibration against CLOCK_MONOTONIC_RAW failed");
 		goto out;
 	}
 	atomic_store(&sh->last, 0);

@@ -214,7 +214,7 @@ struct cb_tsc_result {
 	char working[512];
 };
 
-int cb_check_warps(const struct cb_opts *o, int clock, struct cb_warp_result *r);
+int cb_check_warps(const struct cb_opts *o, int clock, double tsc_per_ns, struct cb_warp_result *r);
 int cb_check_tsc(const struct cb_opts *o, double tsc_per_ns, struct cb_tsc_result *r);
 
 /* ---- context ---- */

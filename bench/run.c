@@ -109,7 +109,7 @@ static int checks(struct cb_report *r, const struct cb_opts *o, double tpn)
 		if (!(o->clocks & (1u << k)))
 			continue;
 		cb_progress("warp check: %s on %d CPUs for %.2g s", cb_clocks[k].name, o->ncpus, o->duration);
-		if (cb_check_warps(o, k, &r->warps[r->nwarps]) < 0)
+		if (cb_check_warps(o, k, tpn, &r->warps[r->nwarps]) < 0)
 			return -1;
 		r->nwarps++;
 	}

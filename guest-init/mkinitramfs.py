@@ -53,6 +53,22 @@ def build(init_path, busybox=None, mtime=0):
     return bytes(out)
 
 
+def write_atomic(path, data):
+    """Writes data to path through a temporary file beside it (fsync,
+    rename): a reader never sees half an archive."""
+    fd, tmp = tempfile.mkstemp(prefix=".initramfs.", dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--output", required=True, help="archive to write (atomically)")
@@ -66,18 +82,7 @@ def main():
         return 2
     try:
         data = build(args.init, args.busybox, mtime)
-        d = os.path.dirname(os.path.abspath(args.output))
-        fd, tmp = tempfile.mkstemp(prefix=".initramfs.", dir=d)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, args.output)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        write_atomic(args.output, data)
     except OSError as e:
         print("mkinitramfs: %s: %s" % (e.filename or args.output, e.strerror), file=sys.stderr)
         return 1

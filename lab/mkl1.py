@@ -12,7 +12,6 @@ import os
 import stat
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "guest-init"))
@@ -58,11 +57,7 @@ def main():
             mkinitramfs._entry(out, ino, name, mode, data, (0, 0), mtime)
         mkinitramfs._entry(out, 0, "TRAILER!!!", 0, mtime=0)
         out += b"\0" * (-len(out) % 512)
-        fd, tmp = tempfile.mkstemp(prefix=".l1.", dir=os.path.dirname(os.path.abspath(a.output)))
-        with os.fdopen(fd, "wb") as f:
-            f.write(out)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, a.output)
+        mkinitramfs.write_atomic(a.output, bytes(out))
     except LookupError as e:
         print("mkl1: %s" % e, file=sys.stderr)
         return 1
