@@ -21,20 +21,31 @@ kernel=$(find /boot -maxdepth 1 -name "vmlinuz-$(uname -r)" | head -n1)
 export KERNEL=$kernel ACCEL=kvm MACHINE=q35 MEM=256 TIMEOUT=${LAB_L2_TIMEOUT:-240}
 export CLOCKS=monotonic METHODS=vdso,syscall DURATION=0.05 GUEST=1
 
-run_state() { # run_state N CLOCKSOURCES [ENV...]: one compare run, folder state-N
+# run_state N CLOCKSOURCES [ENV...]: one compare run, folder state-N.  An
+# emulator inside an emulator can fail for reasons of its own (a slow or
+# stalled inner boot), so a failed state is run once more; the failed
+# attempt is kept as state-N.attempt-1{,.log} and the retry is reported.
+run_state() {
 	local n=$1 cs=$2
 	shift 2
-	say "state $n: host clocksource(s) $cs; $* "
-	echo "$(date -u +%s) start state $n" >>"$out/progress.log"
-	local rc=0
-	env "$@" CLOCKSOURCES="$cs" host-scripts/compare.sh "$out" "state-$n" >"$out/state-$n.log" 2>&1 || rc=$?
-	if [ "$rc" -eq 0 ]; then
-		echo "$(date -u +%s) done state $n" >>"$out/progress.log"
-	else
-		echo "$(date -u +%s) failed state $n (exit $rc)" >>"$out/progress.log"
+	local try rc
+	for try in 1 2; do
+		say "state $n: host clocksource(s) $cs; $* (attempt $try)"
+		echo "$(date -u +%s) start state $n" >>"$out/progress.log"
+		rc=0
+		env "$@" CLOCKSOURCES="$cs" host-scripts/compare.sh "$out" "state-$n" >"$out/state-$n.log" 2>&1 || rc=$?
+		cat /sys/devices/system/clocksource/clocksource0/current_clocksource >"$out/state-$n.clocksource-after"
+		if [ "$rc" -eq 0 ]; then
+			echo "$(date -u +%s) done state $n" >>"$out/progress.log"
+			return 0
+		fi
+		echo "$(date -u +%s) failed state $n (exit $rc, attempt $try)" >>"$out/progress.log"
 		tail -n 5 "$out/state-$n.log" >/dev/console
-	fi
-	cat /sys/devices/system/clocksource/clocksource0/current_clocksource >"$out/state-$n.clocksource-after"
+		[ "$try" = 1 ] || return 0
+		mv "$out/state-$n.log" "$out/state-$n.attempt-1.log"
+		mv "$out/state-$n.clocksource-after" "$out/state-$n.attempt-1.clocksource-after"
+		[ ! -e "$out/state-$n" ] || mv "$out/state-$n" "$out/state-$n.attempt-1"
+	done
 }
 
 {
