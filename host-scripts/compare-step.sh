@@ -22,6 +22,8 @@ tracing_why=
 if why=$("$here/kvmtrace" start "$$" 2>&1); then
 	traced=1
 	trap '"$here/kvmtrace" stop "$$" /dev/null 2>/dev/null || true' EXIT
+	# The launcher marks the guest's measuring window in this trace.
+	export CB_TRACE_MARKER=${CB_TRACEFS:-/sys/kernel/tracing}/instances/clockbench-$$/trace_marker
 else
 	tracing_why=${why#kvmtrace: }
 	echo "clockbench: [$cs] no KVM trace: $tracing_why" >&2
@@ -51,6 +53,7 @@ if [ "$traced" = 1 ] && [ "$accel" != kvm ] && [ -w /dev/kvm ] && [ "${OBSERVE:-
 	kernel=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["launcher"].get("kernel") or "")' "$result")
 	echo "clockbench: [$cs] guest ran under $accel: observing KVM's clock with a ${OBSERVE_SECONDS:-5} s KVM VM" >&2
 	trace=$dir/kvm-observe-$cs.txt
+	unset CB_TRACE_MARKER
 	"$here/kvmtrace" start "$$"
 	trap '"$here/kvmtrace" stop "$$" /dev/null 2>/dev/null || true' EXIT
 	timeout -k 2 "${OBSERVE_SECONDS:-5}" qemu-system-x86_64 -accel kvm -nodefaults -no-user-config \

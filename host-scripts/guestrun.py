@@ -202,7 +202,22 @@ def pin_vcpus(cpus, pin):
 POWEROFF_GRACE = 10.0
 
 
-def watch(chan, proc, t0, alive=None):
+def mark(what):
+    """Writes clockbench-window-WHAT into the KVM trace, where the harness
+    traces this run (CB_TRACE_MARKER: its tracefs instance's trace_marker),
+    so that the trace summary can count the events of the measuring window
+    apart from QEMU's whole life.  Best effort: no trace, no marker."""
+    path = os.environ.get("CB_TRACE_MARKER")
+    if not path:
+        return
+    try:
+        with open(path, "w") as f:
+            f.write("clockbench-window-%s\n" % what)
+    except OSError:
+        pass
+
+
+def watch(chan, proc, t0, alive=None, marks=True):
     """Polls the channel file until the guest ends, or POWEROFF_GRACE
     seconds after an end line if it does not.  Returns (bytes, hello ms,
     result ms) with times since t0, None where not seen."""
@@ -221,8 +236,12 @@ def watch(chan, proc, t0, alive=None):
                 t = round((time.monotonic() - t0) * 1000)
                 if hello_ms is None and b"CLOCKBENCH-HELLO" in data:
                     hello_ms = t
+                    if marks:
+                        mark("start")
                 if result_ms is None and b"CLOCKBENCH-END" in data:
                     result_ms = t
+                    if marks:
+                        mark("end")
         if done:
             break
         time.sleep(0.005)
@@ -255,7 +274,7 @@ def stop(proc, grace):
     proc.wait()
 
 
-def boot_qemu(a, accel, work, params, timeout, pin):
+def boot_qemu(a, accel, work, params, timeout, pin, probe=False):
     """Runs QEMU once under timeout -k.  Returns a dict with the channel
     bytes, times, exit status, pinning and the command line."""
     argv = qemu_argv(a, accel, work, params)
@@ -275,7 +294,7 @@ def boot_qemu(a, accel, work, params, timeout, pin):
             stop(proc, 2)
             qlog = read_text(os.path.join(work, "qemu.log")) or ""
             raise RunError("QEMU failed to start: %s" % (qlog.splitlines()[-1] if qlog else e))
-        data, hello_ms, result_ms = watch(os.path.join(work, "channel.out"), proc, t0)
+        data, hello_ms, result_ms = watch(os.path.join(work, "channel.out"), proc, t0, marks=not probe)
         rc = proc.poll()
     finally:
         stop(proc, 0)
@@ -371,7 +390,7 @@ def cmd_probe(a):
     REASON" (one line each, on stdout) and exits 1."""
     work = tempfile.mkdtemp(prefix="clockbench-probe.")
     try:
-        b = boot_qemu(a, "kvm", work, [("probe", "1")], a.timeout, False)
+        b = boot_qemu(a, "kvm", work, [("probe", "1")], a.timeout, False, probe=True)
     except RunError as e:
         print("fail %s" % e)
         shutil.rmtree(work, ignore_errors=True)

@@ -14,7 +14,10 @@
 TRACE is the text of a tracefs instance's `trace` file with the events
 kvm_update_master_clock, kvm_pvclock_update, kvm_track_tsc and
 kvm_write_tsc_offset; with options/record-tgid each line carries the
-process id, and --tgid keeps only that process's lines.
+process id, and --tgid keeps only that process's lines.  Where the trace
+holds the launcher's markers (clockbench-window-start and -end, written to
+the instance's trace_marker when the guest's /init says hello and when its
+result arrives), "measuring" counts the events between them as well.
 Exit status: 0 done, 1 bad input (one line naming the file), 2 usage.
 """
 import json
@@ -30,6 +33,7 @@ MASTER = re.compile(r"masterclock (\d+) hostclock (\S+) offsetmatched (\d+)")
 PVCLOCK = re.compile(r"vcpu_id (\d+), pvclock \{.*flags 0x([0-9a-fA-F]+)")
 TRACK = re.compile(r"vcpu_id (\d+) masterclock (\d+) offsetmatched (\d+) nr_online (\d+) hostclock (\S+)")
 OFFSET = re.compile(r"vcpu=(\d+) prev=(\d+) next=(\d+)")
+MARK = re.compile(r"clockbench-window-(start|end)\b")
 PVCLOCK_TSC_STABLE_BIT = 0x1
 
 
@@ -39,7 +43,42 @@ def fail(msg):
 
 
 def summarize(lines, tgid=None):
-    """Returns the summary dict for trace lines, keeping tgid's only."""
+    """Returns the summary dict for trace lines, keeping tgid's only, with
+    the measuring window's counts where the markers are there."""
+    lines = list(lines)
+    s = count(lines, tgid)
+    s["measuring"] = window(lines, tgid)
+    return s
+
+
+def window(lines, tgid):
+    """Counts between the first end marker and the start just before it."""
+    start = end = None
+    for i, line in enumerate(lines):
+        m = LINE.match(line)
+        if not m or m.group("event") != "tracing_mark_write":
+            continue
+        x = MARK.search(m.group("msg"))
+        if x and x.group(1) == "start":
+            start = (i, float(m.group("ts")))
+        elif x and x.group(1) == "end" and start is not None:
+            end = (i, float(m.group("ts")))
+            break
+    if start is None or end is None:
+        return {"available": False,
+                "reason": "no %s marker in the trace" % ("start" if start is None else "end")}
+    w = count(lines[start[0] + 1:end[0]], tgid)
+    return {"available": True,
+            "from": "the guest's /init up (its hello on the results channel)",
+            "to": "its result received", "seconds": round(end[1] - start[1], 6),
+            "events": w["events"], "pvclock_updates": w["pvclock_updates"],
+            "tsc_offset_writes": w["tsc_offset_writes"],
+            "tsc_offset_writes_per_vcpu": w["tsc_offset_writes_per_vcpu"],
+            "master_clock_transitions": w["master_clock"]["transitions"]}
+
+
+def count(lines, tgid=None):
+    """The summary of the KVM events in lines, keeping tgid's only."""
     s = {"available": True, "reason": None, "tgid": tgid, "window": "the QEMU process's life",
          "events": {"kvm_update_master_clock": 0, "kvm_pvclock_update": 0,
                     "kvm_track_tsc": 0, "kvm_write_tsc_offset": 0},
@@ -111,11 +150,16 @@ def load_json(path):
         fail("%s: not valid JSON (%s)" % (path, e))
 
 
+KVM_EVENTS = ("kvm_update_master_clock", "kvm_pvclock_update", "kvm_track_tsc", "kvm_write_tsc_offset")
+
+
 def tgids(lines):
+    """The processes with KVM clock events (the launcher's markers are not)."""
     seen = []
     for line in lines:
         m = LINE.match(line)
-        if m and m.group("tgid") and m.group("tgid").isdigit() and m.group("tgid") not in seen:
+        if m and m.group("event") in KVM_EVENTS and m.group("tgid") and m.group("tgid").isdigit() \
+                and m.group("tgid") not in seen:
             seen.append(m.group("tgid"))
     return seen
 

@@ -50,7 +50,8 @@ def facts(g):
     return (mc.get("last"), mc.get("hostclock"), (kt.get("stable_bit") or {}).get("all"),
             (b.get("context") or {}).get("clocksource"),
             (((b.get("probe") or {}).get("clocks") or {}).get("monotonic") or {}).get("vdso"),
-            log.get("sched_clock_marked_stable"), kt.get("tsc_offset_writes"), kt.get("subject"))
+            log.get("sched_clock_marked_stable"), kt.get("tsc_offset_writes"), kt.get("subject"),
+            kt.get("measuring") or {})
 
 
 def diagnose(d, s):
@@ -101,10 +102,15 @@ def state(d, s, host_cs, vcpus, restore_to, expect):
     if g is None:
         diagnose(d, s)
         return None
-    f = dict(zip(["master", "hostclock", "stable", "guest_cs", "path", "marked_stable", "offset_writes", "subject"],
-                 facts(g)))
+    f = dict(zip(["master", "hostclock", "stable", "guest_cs", "path", "marked_stable", "offset_writes", "subject",
+                  "window"], facts(g)))
     ok(f["subject"] == "the guest's QEMU process", "state %s: KVM events traced for the guest's own QEMU" % s,
        "subject %r" % f["subject"])
+    w = f["window"]
+    ok(w.get("available") is True, "state %s: the guest's measuring window marked in the trace (%s s, %s of %s "
+       "TSC-offset writes in it)" % (s, w.get("seconds"), w.get("tsc_offset_writes"), f["offset_writes"]),
+       w.get("reason") or "")
+    f["window_offset_writes"] = w.get("tsc_offset_writes")
     for key, want, what in expect:
         got = f[key]
         good = want(got) if callable(want) else got == want
@@ -144,6 +150,7 @@ def main(argv):
         ])
     if "3" in states:
         base = (s2 or {}).get("offset_writes") or 0
+        base_w = (s2 or {}).get("window_offset_writes") or 0
         state(d, "3", None, 2, l1_cs, [
             ("master", False, "master clock off"),
             ("hostclock", "none", "hostclock none"),
@@ -152,6 +159,9 @@ def main(argv):
             ("marked_stable", False, "no 'sched_clock: Marking stable' in the guest's log"),
             ("offset_writes", lambda v: isinstance(v, int) and v >= 100 and v > 10 * base,
              "TSC-offset rewrites as floating vCPUs move (at least 100, and 10x state 2's %d)" % base),
+            ("window_offset_writes", lambda v: isinstance(v, int) and v >= 100 and v > 10 * base_w,
+             "TSC-offset rewrites while the guest measured, not only at its boot (at least 100, and 10x "
+             "state 2's %d)" % base_w),
         ])
         ok("Marking TSC unstable" in l1 or "tsc" not in (l1.split("available ", 1)[-1].split("\n", 1)[0]).split(),
            "state 3: L1's own log says its TSC was marked unstable")

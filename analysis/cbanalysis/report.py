@@ -210,10 +210,19 @@ def guest_facts(m):
         ("guest log: TSC marked unstable", lg.get("tsc_marked_unstable")),
         ("master clock (host trace)", master_clock_cell(m)),
         ("stable bit", stable_bit_cell(m)),
-        ("TSC offset writes / pvclock updates (trace)", "%s / %s" % (t.get("tsc_offset_writes", "n/a"),
-                                                                      t.get("pvclock_updates", "n/a"))),
+        ("TSC offset writes / pvclock updates (trace, QEMU's life)", "%s / %s" % (
+            t.get("tsc_offset_writes", "n/a"), t.get("pvclock_updates", "n/a"))),
+        ("the same while measuring (trace)", window_cell(t.get("measuring"))),
     ]
     return facts + [("guest " + k, v) for k, v in ctx_facts(m) if k in ("hypervisor (CPUID)", "stable bit advertised (CPUID 0x40000001 bit 24)", "TSC check", "clock warps seen")]
+
+
+def window_cell(w):
+    if not isinstance(w, dict):
+        return "n/a"
+    if not w.get("available"):
+        return "n/a (%s)" % (w.get("reason") or "no window")
+    return "%s / %s in %s s" % (w.get("tsc_offset_writes"), w.get("pvclock_updates"), w.get("seconds"))
 
 
 def cell(v):

@@ -105,4 +105,22 @@ t.ok((table_row(md7, "tsc", "1") or [""])[-1] == "TCG (EMULATED)†" and
      (table_row(md7, "tsc", "2", "1") or [""])[-1] == "kvm on an emulated host (EMULATED)†",
      "emulated host: its rows and its KVM guest's rows marked", (table_row(md7, "tsc", "1"), se))
 t.ok("2 emulated (TCG) results left out" in md7, "emulated host and guest: left out of capacity planning")
+
+# The trace's measuring window (host-scripts/kvmtrace.py "measuring"), beside the whole-life counts.
+mw = os.path.join(t.tmp, "mw")
+os.makedirs(mw)
+for name in ("host-tsc.json", "guest-tsc-2vcpu.json"):
+    with open(os.path.join(BEFORE, name)) as f:
+        doc = json.load(f)
+    if name.startswith("guest"):
+        doc["kvm_trace"]["measuring"] = {"available": True, "seconds": 3.79, "tsc_offset_writes": 15122,
+                                         "pvclock_updates": 7553}
+    with open(os.path.join(mw, name), "w") as f:
+        json.dump(doc, f)
+out8 = os.path.join(t.tmp, "r8")
+rc, so, se = run("report", "--no-plots", "-o", out8, mw)
+md8 = read(os.path.join(out8, "report.md")) if rc == 0 else ""
+t.ok("| the same while measuring (trace) | 15122 / 7553 in 3.79 s |" in md8,
+     "the measuring window's TSC-offset writes and pvclock updates, with its length", se)
+t.ok("| the same while measuring (trace) | n/a | n/a |" in md, "no window in a result: n/a, not a guess")
 t.done()

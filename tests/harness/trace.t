@@ -13,6 +13,7 @@ kt=host-scripts/kvmtrace.py
 field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
 
 python3 "$kt" summarize "$fx/trace-tsc.txt" --tgid 8162 >"$tmp/tsc.json"
+tsc_json=$tmp/tsc.json
 ok "$([ "$(field "$tmp/tsc.json" '(d["master_clock"]["last"], d["master_clock"]["hostclock"], d["master_clock"]["transitions"])')" = "(True, 'tsc', 1)" ]; echo $?)" \
 	"host on tsc: master clock went off -> on (1 transition), hostclock tsc"
 ok "$([ "$(field "$tmp/tsc.json" '(d["stable_bit"]["all"], d["pvclock_updates"], d["tsc_offset_writes"], d["tsc_offset_writes_per_vcpu"])')" = "(True, 3, 6, {'0': 3, '1': 3})" ]; echo $?)" \
@@ -32,6 +33,33 @@ ok "$([ "$a" = "True True 19" ] && [ "$b" = "False False 19" ]; echo $?)" "--tgi
 sed -e 's/(   [0-9]*) //' -e 's/qemu-system-x86-8164/CPU 0\/KVM-8164/' "$fx/trace-tsc.txt" >"$tmp/notgid.txt"
 n=$(python3 "$kt" summarize "$tmp/notgid.txt" | python3 -c 'import json,sys; print(sum(json.load(sys.stdin)["events"].values()))')
 ok "$([ "$n" = 19 ]; echo $?)" "lines without a tgid column and thread names with spaces parse ($n events)"
+
+# The measuring window: the launcher's markers (the line format of a
+# trace_marker write) put into the recorded trace by hand, a stray start
+# first.  Between them, counted by hand: 3 TSC-offset writes (vCPU 1, 0,
+# 1), 3 kvm_track_tsc, no pvclock update, no master clock change.
+mk() { printf ' python3-9000    (   9000) [000] ..... %s: tracing_mark_write: clockbench-window-%s\n' "$1" "$2"; }
+{
+	mk 897.600000 start
+	sed -n '/897.720205/q;p' "$fx/trace-tsc.txt"
+	grep '897.720205' "$fx/trace-tsc.txt"
+	mk 897.720300 start
+	sed -n '/897.720205/,$p' "$fx/trace-tsc.txt" | sed 1d | sed -n '1,6p'
+	mk 897.724800 end
+	sed -n '/897.720205/,$p' "$fx/trace-tsc.txt" | sed 1,7d
+} >"$tmp/marked.txt"
+python3 "$kt" summarize "$tmp/marked.txt" --tgid 8162 >"$tmp/marked.json"
+ok "$([ "$(field "$tmp/marked.json" '(d["measuring"]["seconds"], d["measuring"]["tsc_offset_writes"], d["measuring"]["tsc_offset_writes_per_vcpu"], d["measuring"]["events"]["kvm_track_tsc"], d["measuring"]["pvclock_updates"], d["measuring"]["master_clock_transitions"])')" = "(0.0045, 3, {'1': 2, '0': 1}, 3, 0, 0)" ]; echo $?)" \
+	"the measuring window counts only the events between the markers: $(field "$tmp/marked.json" 'd["measuring"]')"
+ok "$([ "$(field "$tmp/marked.json" '(d["tsc_offset_writes"], sum(d["events"].values()))')" = "(6, 19)" ]; echo $?)" \
+	"the whole-life counts are unchanged by the markers"
+ok "$([ "$(field "$tsc_json" '(d["measuring"]["available"], d["measuring"]["reason"])')" = "(False, 'no start marker in the trace')" ]; echo $?)" \
+	"no markers: the window is unavailable, with the reason"
+
+printf '{"schema":"clockbench-guest/1","launcher":{"accel":"kvm"},"bench":{}}\n' >"$tmp/g-marked.json"
+python3 "$kt" attach "$tmp/g-marked.json" "$tmp/marked.txt"
+ok "$([ "$(field "$tmp/g-marked.json" '(d["kvm_trace"]["subject"], d["kvm_trace"]["measuring"]["tsc_offset_writes"])')" = "(\"the guest's QEMU process\", 3)" ]; echo $?)" \
+	"attach: the launcher's marker lines are not taken for a second VM"
 
 python3 "$kt" summarize /dev/null >"$tmp/empty.json"
 ok "$([ "$(field "$tmp/empty.json" '(d["master_clock"]["last"], d["stable_bit"]["all"])')" = "(None, None)" ]; echo $?)" "no events: null, not a guess"
@@ -61,11 +89,17 @@ ok "$([ $? -eq 1 ] && grep -q 'not a clockbench guest result' "$tmp/err" && [ "$
 if "$(dirname "$kt")/kvmtrace" start $$ 2>"$tmp/why"; then
 	ls -d /sys/kernel/tracing/instances/clockbench-$$ >/dev/null 2>&1
 	ok $? "kvmtrace start creates an instance of its own"
+	echo clockbench-window-start >/sys/kernel/tracing/instances/clockbench-$$/trace_marker
+	echo clockbench-window-end >/sys/kernel/tracing/instances/clockbench-$$/trace_marker
 	"$(dirname "$kt")/kvmtrace" stop $$ "$tmp/live.txt"
 	ok "$([ $? -eq 0 ] && [ ! -e /sys/kernel/tracing/instances/clockbench-$$ ] && grep -q 'tracer' "$tmp/live.txt"; echo $?)" \
 		"kvmtrace stop saves the text and removes the instance"
+	python3 "$kt" summarize "$tmp/live.txt" >"$tmp/live.json"
+	ok "$([ "$(field "$tmp/live.json" 'd["measuring"]["available"]')" = True ]; echo $?)" \
+		"markers written to a live instance's trace_marker open a measuring window"
 else
 	skip "no tracefs/kvm events here: $(cat "$tmp/why")"
+	skip "no tracefs/kvm events here"
 	skip "no tracefs/kvm events here"
 fi
 done_testing
