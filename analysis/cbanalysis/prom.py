@@ -15,8 +15,11 @@ HELP = {
     "node_clockbench_clock_read_user_space": "1 if the clock read was answered in user space (vDSO), 0 if it made a syscall (seccomp probe).",
     "node_clockbench_guest_stable_bit": "1 if the guest's pvclock had PVCLOCK_TSC_STABLE_BIT (host trace, else the guest's kernel log).",
     "node_clockbench_guest_master_clock": "1 if KVM's master clock was on for the guest at the end of the run (host trace).",
-    "node_clockbench_guest_tsc_offset_writes": "kvm_write_tsc_offset events for the guest during the run (host trace).",
-    "node_clockbench_guest_pvclock_updates": "kvm_pvclock_update events for the guest during the run (host trace).",
+    "node_clockbench_guest_tsc_offset_writes": "kvm_write_tsc_offset events for the guest over its QEMU's life, boot included (host trace).",
+    "node_clockbench_guest_pvclock_updates": "kvm_pvclock_update events for the guest over its QEMU's life, boot included (host trace).",
+    "node_clockbench_guest_measuring_tsc_offset_writes": "kvm_write_tsc_offset events for the guest while it measured (host trace, launcher's markers).",
+    "node_clockbench_guest_measuring_pvclock_updates": "kvm_pvclock_update events for the guest while it measured (host trace, launcher's markers).",
+    "node_clockbench_guest_measuring_seconds": "Length of the guest's measuring window in the host trace.",
     "node_clockbench_clock_warps": "Reads lower than one another thread had already published, during the warp check.",
     "node_clockbench_tsc_warps": "TSC reads outside their own round trip in the TSC check.",
     "node_clockbench_tsc_max_offset_seconds": "Largest absolute TSC offset from the reference CPU in the TSC check.",
@@ -118,6 +121,13 @@ def render(ms, all_clocks=False):
             for k in ("tsc_offset_writes", "pvclock_updates"):
                 if isinstance(t.get(k), int) and not isinstance(t.get(k), bool) and t.get("available") is not False:
                     f.add("node_clockbench_guest_" + k, bl, t[k])
+            w = t.get("measuring") if isinstance(t.get("measuring"), dict) else {}
+            if w.get("available") is True and t.get("available") is not False:
+                for k in ("tsc_offset_writes", "pvclock_updates"):
+                    if isinstance(w.get(k), int) and not isinstance(w.get(k), bool):
+                        f.add("node_clockbench_guest_measuring_" + k, bl, w[k])
+                if isinstance(w.get("seconds"), (int, float)) and not isinstance(w.get("seconds"), bool):
+                    f.add("node_clockbench_guest_measuring_seconds", bl, w["seconds"])
         checks = m.doc.get("checks") if isinstance(m.doc.get("checks"), dict) else {}
         for w in checks.get("warps") or []:
             if isinstance(w, dict) and isinstance(w.get("warps"), int) and w.get("clock"):
