@@ -23,7 +23,7 @@ if why=$("$here/kvmtrace" start "$$" 2>&1); then
 	traced=1
 	trap '"$here/kvmtrace" stop "$$" /dev/null 2>/dev/null || true' EXIT
 	# The launcher marks the guest's measuring window in this trace.
-	export CB_TRACE_MARKER=${CB_TRACEFS:-/sys/kernel/tracing}/instances/clockbench-$$/trace_marker
+	export CB_TRACE_MARKER=$why/trace_marker
 else
 	tracing_why=${why#kvmtrace: }
 	echo "clockbench: [$cs] no KVM trace: $tracing_why" >&2
@@ -54,7 +54,7 @@ if [ "$traced" = 1 ] && [ "$accel" != kvm ] && [ -w /dev/kvm ] && [ "${OBSERVE:-
 	echo "clockbench: [$cs] guest ran under $accel: observing KVM's clock with a ${OBSERVE_SECONDS:-5} s KVM VM" >&2
 	trace=$dir/kvm-observe-$cs.txt
 	unset CB_TRACE_MARKER
-	"$here/kvmtrace" start "$$"
+	"$here/kvmtrace" start "$$" >/dev/null
 	trap '"$here/kvmtrace" stop "$$" /dev/null 2>/dev/null || true' EXIT
 	timeout -k 2 "${OBSERVE_SECONDS:-5}" qemu-system-x86_64 -accel kvm -nodefaults -no-user-config \
 		-display none -m 256 -smp "$vcpus" -kernel "$kernel" -append "console=ttyS0 panic=-1" \

@@ -34,6 +34,7 @@ PVCLOCK = re.compile(r"vcpu_id (\d+), pvclock \{.*flags 0x([0-9a-fA-F]+)")
 TRACK = re.compile(r"vcpu_id (\d+) masterclock (\d+) offsetmatched (\d+) nr_online (\d+) hostclock (\S+)")
 OFFSET = re.compile(r"vcpu=(\d+) prev=(\d+) next=(\d+)")
 MARK = re.compile(r"clockbench-window-(start|end)\b")
+KVM_EVENTS = ("kvm_update_master_clock", "kvm_pvclock_update", "kvm_track_tsc", "kvm_write_tsc_offset")
 PVCLOCK_TSC_STABLE_BIT = 0x1
 
 
@@ -80,8 +81,7 @@ def window(lines, tgid):
 def count(lines, tgid=None):
     """The summary of the KVM events in lines, keeping tgid's only."""
     s = {"available": True, "reason": None, "tgid": tgid, "window": "the QEMU process's life",
-         "events": {"kvm_update_master_clock": 0, "kvm_pvclock_update": 0,
-                    "kvm_track_tsc": 0, "kvm_write_tsc_offset": 0},
+         "events": dict.fromkeys(KVM_EVENTS, 0),
          "master_clock": {"last": None, "transitions": 0, "hostclock": None, "offset_matched": None},
          "stable_bit": {"per_vcpu": {}, "all": None},
          "pvclock_updates": 0, "pvclock_updates_per_vcpu": {},
@@ -150,9 +150,6 @@ def load_json(path):
         fail("%s: not valid JSON (%s)" % (path, e))
 
 
-KVM_EVENTS = ("kvm_update_master_clock", "kvm_pvclock_update", "kvm_track_tsc", "kvm_write_tsc_offset")
-
-
 def tgids(lines):
     """The processes with KVM clock events (the launcher's markers are not)."""
     seen = []
@@ -186,6 +183,8 @@ def attach(result_path, trace_path, observer=False):
         s = summarize(lines, int(ids[0]))
         subject = ("a short KVM VM clockbench booted on this host only to observe KVM's clock "
                    "(the guest itself ran under %s)" % accel)
+        s["measuring"] = {"available": False,
+                          "reason": "the KVM VM observed does not measure: the guest ran under %s" % accel}
     elif pid is not None and str(pid) in ids:
         s, subject = summarize(lines, int(pid)), "the guest's QEMU process"
     elif len(ids) == 1:

@@ -88,16 +88,27 @@ t.ok("1 emulated (TCG) result left out" in md6 and "guest 2 vCPU, host on" not i
      "emulated guest: left out of capacity planning")
 t.ok("20260301-120000-lab: guest-tsc-2vcpu.json (EMULATED: tcg)†" in md6, "emulated guest: marked in the detailed section")
 
+
+def edited_run(name, edit):
+    """A run folder in tmp: BEFORE's tsc host and guest files, edit(file name, doc) applied."""
+    d = os.path.join(t.tmp, name)
+    os.makedirs(d)
+    for fn in ("host-tsc.json", "guest-tsc-2vcpu.json"):
+        with open(os.path.join(BEFORE, fn)) as f:
+            doc = json.load(f)
+        edit(fn, doc)
+        with open(os.path.join(d, fn), "w") as f:
+            json.dump(doc, f)
+    return d
+
+
 # An emulated hypervisor (make lab's L1 under TCG): its rows and its KVM guests' rows are emulated too.
-l1 = os.path.join(t.tmp, "l1")
-os.makedirs(l1)
-for name in ("host-tsc.json", "guest-tsc-2vcpu.json"):
-    with open(os.path.join(BEFORE, name)) as f:
-        doc = json.load(f)
-    if name.startswith("host"):
+def tcg_host(fn, doc):
+    if fn.startswith("host"):
         doc["context"]["hypervisor"] = "TCGTCGTCGTCG"
-    with open(os.path.join(l1, name), "w") as f:
-        json.dump(doc, f)
+
+
+l1 = edited_run("l1", tcg_host)
 out7 = os.path.join(t.tmp, "r7")
 rc, so, se = run("report", "--no-plots", "-o", out7, l1)
 md7 = read(os.path.join(out7, "report.md")) if rc == 0 else ""
@@ -107,16 +118,13 @@ t.ok((table_row(md7, "tsc", "1") or [""])[-1] == "TCG (EMULATED)†" and
 t.ok("2 emulated (TCG) results left out" in md7, "emulated host and guest: left out of capacity planning")
 
 # The trace's measuring window (host-scripts/kvmtrace.py "measuring"), beside the whole-life counts.
-mw = os.path.join(t.tmp, "mw")
-os.makedirs(mw)
-for name in ("host-tsc.json", "guest-tsc-2vcpu.json"):
-    with open(os.path.join(BEFORE, name)) as f:
-        doc = json.load(f)
-    if name.startswith("guest"):
+def window(fn, doc):
+    if fn.startswith("guest"):
         doc["kvm_trace"]["measuring"] = {"available": True, "seconds": 3.79, "tsc_offset_writes": 15122,
                                          "pvclock_updates": 7553}
-    with open(os.path.join(mw, name), "w") as f:
-        json.dump(doc, f)
+
+
+mw = edited_run("mw", window)
 out8 = os.path.join(t.tmp, "r8")
 rc, so, se = run("report", "--no-plots", "-o", out8, mw)
 md8 = read(os.path.join(out8, "report.md")) if rc == 0 else ""

@@ -74,8 +74,8 @@ ok "$([ "$(field "$tmp/g-kvm.json" '(d["kvm_trace"]["master_clock"]["last"], d["
 ok "$(field "$tmp/g-tcg.json" 'd["kvm_trace"]["subject"]' | grep -q 'probe KVM (the guest itself ran under tcg)'; echo $?)" \
 	"attach under TCG: the KVM state is labelled as the launcher's probe VM, not the guest's"
 python3 "$kt" attach "$tmp/g-tcg.json" "$fx/trace-kvm-clock.txt" --observer
-ok "$([ "$(field "$tmp/g-tcg.json" '(d["kvm_trace"]["master_clock"]["last"], "only to observe" in d["kvm_trace"]["subject"])')" = "(False, True)" ]; echo $?)" \
-	"attach --observer: a VM booted only to observe KVM is labelled so"
+ok "$([ "$(field "$tmp/g-tcg.json" '(d["kvm_trace"]["master_clock"]["last"], "only to observe" in d["kvm_trace"]["subject"], "does not measure" in d["kvm_trace"]["measuring"]["reason"])')" = "(False, True, True)" ]; echo $?)" \
+	"attach --observer: a VM booted only to observe KVM is labelled so, and has no measuring window"
 python3 "$kt" attach "$tmp/g-kvm.json" "$tmp/both.txt"
 ok "$([ "$(field "$tmp/g-kvm.json" 'd["kvm_trace"]["available"]')" = False ]; echo $?)" "two QEMUs and no pid: not available, with the reason"
 python3 "$kt" attach "$tmp/g-kvm.json" /dev/null
@@ -86,11 +86,11 @@ ok "$([ $? -eq 1 ] && grep -q 'not a clockbench guest result' "$tmp/err" && [ "$
 	"attach refuses a file that is not a guest result, and leaves it alone"
 
 # tracefs for real, where this host allows it (root, kvm loaded).
-if "$(dirname "$kt")/kvmtrace" start $$ 2>"$tmp/why"; then
-	ls -d /sys/kernel/tracing/instances/clockbench-$$ >/dev/null 2>&1
-	ok $? "kvmtrace start creates an instance of its own"
-	echo clockbench-window-start >/sys/kernel/tracing/instances/clockbench-$$/trace_marker
-	echo clockbench-window-end >/sys/kernel/tracing/instances/clockbench-$$/trace_marker
+if inst=$("$(dirname "$kt")/kvmtrace" start $$ 2>"$tmp/why"); then
+	ok "$([ "$inst" = /sys/kernel/tracing/instances/clockbench-$$ ] && [ -d "$inst" ]; echo $?)" \
+		"kvmtrace start creates an instance of its own and prints its folder ($inst)"
+	echo clockbench-window-start >"$inst/trace_marker"
+	echo clockbench-window-end >"$inst/trace_marker"
 	"$(dirname "$kt")/kvmtrace" stop $$ "$tmp/live.txt"
 	ok "$([ $? -eq 0 ] && [ ! -e /sys/kernel/tracing/instances/clockbench-$$ ] && grep -q 'tracer' "$tmp/live.txt"; echo $?)" \
 		"kvmtrace stop saves the text and removes the instance"
