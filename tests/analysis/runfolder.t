@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""runfolder.t: the run-folder contract: names and patterns agree, write-once, run ids, its CLI."""
+import os
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import ROOT, Tap  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+from cbanalysis import runfolder as rf  # noqa: E402
+
+t = Tap()
+CLI = os.path.join(ROOT, "host-scripts", "runfolder")
+
+
+def cli(*args):
+    p = subprocess.run([sys.executable, CLI] + list(args), capture_output=True, text=True)
+    return p.returncode, p.stdout.strip(), p.stderr.strip()
+
+
+# Every name a writer can ask for is recognized by the readers' patterns as
+# the same kind with the same fields, and by no other pattern.
+made = [("host", rf.host_name("kvm-clock", "json"), {"cs": "kvm-clock", "ext": "json"})]
+for b in rf.BACKENDS:
+    for kind, fn in (("guest", rf.guest_name), ("console", rf.console_name), ("kvm-trace", rf.kvm_trace_name),
+                     ("kvm-trace-raw", rf.kvm_trace_raw_name), ("kvm-observe-raw", rf.kvm_observe_raw_name)):
+        made.append((kind, fn("acpi_pm", 12, b), {"cs": "acpi_pm", "vcpus": 12, "backend": b}))
+made.append(("summary-md", rf.SUMMARY_MD, {}))
+bad = []
+for kind, name, want in made:
+    hits = [k for k, rx in rf.PATTERNS.items() if rx.match(name)]
+    got = rf.classify(name)
+    if hits != [kind] or got is None or any(got[1].get(k) != v for k, v in want.items()):
+        bad.append((name, hits, got))
+t.ok(not bad, "each of %d names made by the writers' functions is read back as its own kind and fields" % len(made), bad)
+t.ok(rf.classify("kvm-trace-tsc-2vcpu.txt.gz") == ("kvm-trace-raw", {"cs": "tsc", "vcpus": 2, "backend": "qemu", "gz": True}),
+     "a gzipped raw trace is still the raw trace of its guest run")
+t.ok(rf.partner("guest-hpet-4vcpu-libvirt.json", "kvm-trace") == "kvm-trace-hpet-4vcpu-libvirt.json"
+     and rf.partner("kvm-trace-tsc-1vcpu.json", "guest") == "guest-tsc-1vcpu.json",
+     "partner() pairs a guest result with its KVM trace summary, both ways")
+t.ok(all(rf.classify(n) is None for n in ("host-tsc.json.tmp", ".guest-tsc-1vcpu.json.x.tmp", "guest-tsc-vcpu.json",
+                                          "guest-tsc-2vcpu-virsh.json", "state-1", "host-.json", "report.md")),
+     "temporary files, odd names and other files are not result files")
+rejected = 0
+for fn, args in ((rf.host_name, ("../x", "json")), (rf.guest_name, ("tsc", 0)), (rf.guest_name, ("tsc", 2, "xen")),
+                 (rf.host_name, ("tsc", "exe")), (rf.check_run_id, (".hidden",)), (rf.check_run_id, ("a/b",))):
+    try:
+        fn(*args)
+    except ValueError:
+        rejected += 1
+t.ok(rejected == 6, "names that would escape the folder or lie are refused (%d of 6)" % rejected)
+rid = rf.new_run_id()
+t.ok(rf.RUN_ID_RE.match(rid) and rid[:8].isdigit() and rid[8] == "-", "a new run id starts with the UTC date and is a plain word (%s)" % rid)
+
+# Write once: the file appears whole, and an existing one is never replaced.
+d = rf.make_run(t.tmp, "r1")
+p = os.path.join(d, rf.host_name("tsc", "json"))
+rf.write_once(p, "{}\n")
+try:
+    rf.write_once(p, "{\"replaced\": 1}\n")
+    second = "replaced"
+except rf.RunFolderError as e:
+    second = str(e)
+with open(p) as f:
+    t.ok(f.read() == "{}\n" and "never overwritten" in second, "a second write of a result file fails and leaves the first (%s)" % second)
+t.ok(sorted(os.listdir(d)) == ["host-tsc.json"], "no temporary file is left beside it")
+try:
+    rf.make_run(t.tmp, "r1")
+    again = "reused"
+except rf.RunFolderError as e:
+    again = str(e)
+t.ok("never reused" in again, "a run folder is never reused (%s)" % again)
+
+# The command line bash uses.
+rc, out, err = cli("path", d, "guest", "tsc", "2")
+t.ok(rc == 0 and out == os.path.join(d, "guest-tsc-2vcpu.json"), "runfolder path names a guest result (%s)" % out)
+rc, out, err = cli("path", d, "host", "tsc", "json")
+t.ok(rc == 1 and "exists" in err, "runfolder path fails with one line when the file exists (exit %d)" % rc)
+rc, out, err = cli("path", d, "guest", "tsc", "two")
+t.ok(rc == 2 and err.count("\n") == 0, "a bad vCPU count is a usage error (exit %d)" % rc)
+rc, out, err = cli("new", t.tmp, "r2")
+t.ok(rc == 0 and os.path.isdir(out), "runfolder new makes the folder and prints it")
+rc, out, err = cli("new", t.tmp, "r2")
+t.ok(rc == 1 and "never reused" in err, "and refuses to reuse it (exit %d)" % rc)
+rc, out, err = cli("check-name", "kvm-clock")
+rc2, _, _ = cli("check-name", "a b")
+t.ok(rc == 0 and rc2 == 2, "check-name accepts kvm-clock and refuses a name with a space")
+t.done()
