@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,18 +197,64 @@ join:
 	return rc;
 }
 
+/* Appends to buf (size n) what fits; never overruns, always terminated. */
+static void append(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t n, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	va_list ap;
+
+	if (len + 1 >= n)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, n - len, fmt, ap);
+	va_end(ap);
+}
+
+void cb_tsc_verdict(struct cb_tsc_result *t, unsigned rounds, double tpn)
+{
+	int i, outside = 0;
+
+	t->total_warps = 0;
+	t->max_abs_offset_cycles = 0;
+	for (i = 0; i < t->ncpus; i++) {
+		struct cb_tsc_cpu *c = &t->cpu[i];
+		t->total_warps += c->warps;
+		if (llabs(c->offset_cycles) > t->max_abs_offset_cycles)
+			t->max_abs_offset_cycles = llabs(c->offset_cycles);
+		/* An offset within half the CPU's own best round trip cannot be
+		 * told from 0; each CPU is judged by its own resolution. */
+		c->within = (uint64_t)llabs(c->offset_cycles) * 2 <= c->best_rtt_cycles;
+		outside += !c->within;
+	}
+	t->verdict = t->total_warps == 0 && outside == 0 ? "consistent" : "inconsistent";
+	t->working[0] = '\0';
+	append(t->working, sizeof t->working,
+	       "%d other CPU(s) against CPU %d, %u round trips each: %llu warps (a remote read "
+	       "outside its round trip); %d CPU(s) with |offset| above half their own best round trip:",
+	       t->ncpus, t->ref_cpu, rounds, (unsigned long long)t->total_warps, outside);
+	for (i = 0; i < t->ncpus; i++) {
+		const struct cb_tsc_cpu *c = &t->cpu[i];
+		append(t->working, sizeof t->working, "%s CPU %d |%lld| %s %llu cycles (%.1f %s %.1f ns)",
+		       i ? ";" : "", c->cpu, (long long)llabs(c->offset_cycles), c->within ? "<=" : ">",
+		       (unsigned long long)(c->best_rtt_cycles / 2), (double)llabs(c->offset_cycles) / tpn,
+		       c->within ? "<=" : ">", (double)c->best_rtt_cycles / 2 / tpn);
+	}
+	append(t->working, sizeof t->working, "; kernel clocksource '%s'%s", t->kernel_clocksource,
+	       strcmp(t->kernel_verdict, "tsc-trusted") ? ": the kernel does not use the TSC, "
+	       "and its verdict has the last word" : ": the kernel trusts the TSC");
+	if (strlen(t->working) + 1 >= sizeof t->working)
+		memcpy(t->working + sizeof t->working - 4, "...", 4);
+}
+
 int cb_check_tsc(const struct cb_opts *o, double tpn, struct cb_tsc_result *t)
 {
-	uint64_t worst_rtt = 0;
 	cpu_set_t saved;
 	int i, rc = 0;
-	char *p;
-	size_t left;
 
 	memset(t, 0, sizeof *t);
 	t->ref_cpu = o->cpus[0];
-	if (cb_read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource",
-			 t->kernel_clocksource, sizeof t->kernel_clocksource) < 0)
+	if (cb_current_clocksource(t->kernel_clocksource, sizeof t->kernel_clocksource) < 0)
 		snprintf(t->kernel_clocksource, sizeof t->kernel_clocksource, "unknown");
 	t->kernel_verdict = !strcmp(t->kernel_clocksource, "tsc") ? "tsc-trusted" : "tsc-not-used";
 	if (o->ncpus < 2) {
@@ -218,34 +265,13 @@ int cb_check_tsc(const struct cb_opts *o, double tpn, struct cb_tsc_result *t)
 	if (sched_getaffinity(0, sizeof saved, &saved) < 0 || cb_pin(t->ref_cpu) < 0)
 		return -1;
 	for (i = 1; i < o->ncpus; i++) {
-		struct cb_tsc_cpu *c = &t->cpu[t->ncpus];
-		if (one_cpu(o->cpus[i], o, tpn, c) < 0) {
+		if (one_cpu(o->cpus[i], o, tpn, &t->cpu[t->ncpus]) < 0) {
 			rc = -1;
 			break;
 		}
 		t->ncpus++;
-		t->total_warps += c->warps;
-		if (llabs(c->offset_cycles) > t->max_abs_offset_cycles)
-			t->max_abs_offset_cycles = llabs(c->offset_cycles);
-		if (c->best_rtt_cycles > worst_rtt)
-			worst_rtt = c->best_rtt_cycles;
 	}
 	sched_setaffinity(0, sizeof saved, &saved);
-	/* Offsets smaller than half the best round trip cannot be told from 0. */
-	t->verdict = t->total_warps == 0 && (uint64_t)t->max_abs_offset_cycles * 2 <= worst_rtt
-		? "consistent" : "inconsistent";
-	p = t->working;
-	left = sizeof t->working;
-	snprintf(p, left,
-		 "%d other CPU(s) against CPU %d, %u round trips each: %llu warps (a remote read "
-		 "outside its round trip); largest |offset| %lld cycles (%.1f ns) against a "
-		 "resolution of half the slowest best round trip, %llu cycles (%.1f ns); "
-		 "kernel clocksource '%s'%s",
-		 t->ncpus, t->ref_cpu, o->tsc_rounds, (unsigned long long)t->total_warps,
-		 (long long)t->max_abs_offset_cycles, (double)t->max_abs_offset_cycles / tpn,
-		 (unsigned long long)(worst_rtt / 2), (double)worst_rtt / 2 / tpn,
-		 t->kernel_clocksource,
-		 strcmp(t->kernel_verdict, "tsc-trusted") ? ": the kernel does not use the TSC, "
-		 "and its verdict has the last word" : ": the kernel trusts the TSC");
+	cb_tsc_verdict(t, o->tsc_rounds, tpn);
 	return rc;
 }

@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-#define CB_VERSION "0.1.0"
+#define CB_VERSION "0.2.0"
 #define CB_SCHEMA "clockbench/1"
 #define CB_MAX_CPUS 1024
 
@@ -28,8 +28,15 @@ struct cb_clock {
 extern const struct cb_clock cb_clocks[];
 extern const int cb_nclocks;
 
-enum cb_method { CB_VDSO, CB_SYSCALL, CB_RDTSC, CB_RDTSCP, CB_NMETHODS };
+/* vdso: the C library's clock_gettime; syscall: the syscall instruction in a
+ * function that is never inlined (what a vDSO fallback and the C library's
+ * syscall() pay: a call and a ret around it); syscall-inline: the same
+ * instruction inlined into the loop (the floor of kernel entry and exit);
+ * rdtsc, rdtscp: baselines without a clock. */
+enum cb_method { CB_VDSO, CB_SYSCALL, CB_SYSCALL_INLINE, CB_RDTSC, CB_RDTSCP, CB_NMETHODS };
 extern const char *const cb_method_names[CB_NMETHODS];
+/* 1 if the method reads a clock (one row per clock), 0 for the baselines. */
+int cb_method_clocked(enum cb_method m);
 
 /* ---- options ---- */
 
@@ -108,7 +115,8 @@ static inline uint64_t cb_rdtsc_end(void)
 }
 
 /* The raw path, identical in both builds: a syscall instruction, no C
- * library wrapper in the way.  Returns 0 or -errno. */
+ * library wrapper in the way.  Returns 0 or -errno.  Inlined wherever it is
+ * used: the syscall-inline method. */
 static inline long cb_raw_clock_gettime(clockid_t clk, struct timespec *ts)
 {
 	long ret;
@@ -119,6 +127,11 @@ static inline long cb_raw_clock_gettime(clockid_t clk, struct timespec *ts)
 			     : "rcx", "r11", "memory");
 	return ret;
 }
+
+/* cb_raw_clock_gettime() behind a call that is never inlined, cloned or
+ * folded (bench/measure.c): the syscall method and the probe's syscall case.
+ * tests/bench-symbols.t checks the built binaries keep it a call. */
+long cb_syscall_clock_gettime(clockid_t clk, struct timespec *ts);
 
 /* TSC ticks per nanosecond, calibrated against CLOCK_MONOTONIC_RAW over
  * about ms milliseconds.  Returns 0 on failure. */
@@ -141,6 +154,28 @@ int cb_pin(int cpu);                               /* this thread to one CPU */
 
 /* ---- cost measurement ---- */
 
+/* Quantiles reported per row, in this order (JSON keys). */
+enum { CB_Q_MIN, CB_Q_MEDIAN, CB_Q_MEAN, CB_Q_P99, CB_Q_P999, CB_Q_MAX, CB_NQ };
+extern const char *const cb_quantile_names[CB_NQ];
+
+/* Batch times of one cell: raw, and less each thread's own loop overhead.
+ * A batch whose net time is negative counts in `below` and as 0 in `net`,
+ * so a quantile whose rank falls among them is known to be negative. */
+struct cb_tally {
+	struct cb_hist raw, net;
+	uint64_t below;
+	long double net_sum;        /* exact, negative batches included */
+};
+void cb_tally_init(struct cb_tally *t);
+void cb_tally_add(struct cb_tally *t, uint64_t ticks, uint64_t overhead_ticks);
+void cb_tally_merge(struct cb_tally *dst, const struct cb_tally *src);
+
+struct cb_cpu_overhead {        /* one measuring thread's loop overhead */
+	int cpu;
+	double cycles_per_batch;    /* median of empty timed batches on that CPU */
+	double ns_per_call;
+};
+
 struct cb_stats {               /* one cell: clock x method x threads */
 	int clock;                  /* index into cb_clocks, -1 for rdtsc(p) */
 	enum cb_method method;
@@ -148,28 +183,29 @@ struct cb_stats {               /* one cell: clock x method x threads */
 	unsigned batch;
 	uint64_t batches, calls;
 	double seconds;             /* wall time of the cell */
-	/* per call, overhead subtracted */
-	double ns_min, ns_median, ns_mean, ns_p99, ns_p999, ns_max;
-	double cyc_min, cyc_median, cyc_mean, cyc_p99, cyc_p999, cyc_max;
+	/* per call; NaN where the overhead subtraction went negative, and
+	 * that quantile's bit (1 << CB_Q_*) set in below_overhead */
+	double ns[CB_NQ], cyc[CB_NQ];
+	double ns_raw[CB_NQ], cyc_raw[CB_NQ]; /* before the overhead is subtracted */
+	unsigned below_overhead;
 	double calls_per_sec_thread, calls_per_sec_total;
-	double overhead_ns;         /* loop overhead subtracted, per call */
+	double overhead_ns;         /* mean over threads of their own overhead, per call */
+	struct cb_cpu_overhead *ovh; /* one per thread (malloc'd; freed by the caller) */
 	int path;                   /* enum cb_path of the probe, for the table */
+	char clocksource[64];       /* the kernel's, read right after the cell */
+	int after_change;           /* measured after the clocksource changed */
 };
 
-struct cb_overhead {
-	unsigned batch;
-	double cycles_per_batch;    /* median of an empty timed batch */
-	double ns_per_call;
-};
+/* Fills the per-call figures of s from a cell's merged tally. */
+void cb_stats_fill(struct cb_stats *s, const struct cb_tally *t, unsigned batch, double tsc_per_ns);
 
-/* Calls per batch that keeps a batch near 1 us for this clock and method. */
+/* Calls per batch that keeps a batch near 2.5 us for this clock and method. */
 unsigned cb_auto_batch(int clock, enum cb_method m, double tsc_per_ns);
-int cb_measure_overhead(const struct cb_opts *o, unsigned batch, double tsc_per_ns,
-			struct cb_overhead *ov);
-/* Runs one cell.  Returns 0, or -1 with errno-style message printed. */
+/* Runs one cell; each thread first measures the loop overhead on its own
+ * CPU and subtracts it from its own batches.  Returns 0, or -1 with a
+ * message printed. */
 int cb_measure_cell(const struct cb_opts *o, int clock, enum cb_method m, int threads,
-		    unsigned batch, double tsc_per_ns, const struct cb_overhead *ov,
-		    struct cb_stats *out);
+		    unsigned batch, double tsc_per_ns, struct cb_stats *out);
 
 /* ---- path probe ---- */
 
@@ -183,6 +219,21 @@ struct cb_probe {
 	int vdso[32], syscall[32];  /* enum cb_path per clock index */
 };
 
+/* A way to read a clock: returns 0 or -errno. */
+typedef long (*cb_clock_reader)(clockid_t clk, struct timespec *ts);
+
+struct cb_probe_case {
+	cb_clock_reader read;
+	clockid_t clk;
+	int path;                   /* out: enum cb_path */
+};
+
+/* The probe's core: in a forked child whose clock_gettime syscall fails
+ * with a marker errno, calls each case's reader once and records whether it
+ * was answered in user space, by the kernel, or failed otherwise.  Returns
+ * 0, or -1 with why in reason (seccomp unavailable, child lost). */
+int cb_probe_cases(struct cb_probe_case *c, int n, char *reason, size_t len);
+/* Every clock through the C library (vdso) and through the syscall method. */
 void cb_probe_paths(struct cb_probe *p);
 
 /* ---- checks ---- */
@@ -200,6 +251,7 @@ struct cb_tsc_cpu {
 	uint64_t rounds, warps;
 	int64_t offset_cycles;      /* from the fastest round trip */
 	uint64_t best_rtt_cycles;
+	int within;                 /* |offset| <= half this CPU's best round trip */
 };
 
 struct cb_tsc_result {
@@ -211,11 +263,14 @@ struct cb_tsc_result {
 	char kernel_clocksource[64];
 	const char *verdict;        /* "consistent", "inconsistent", "single-cpu" */
 	const char *kernel_verdict; /* "tsc-trusted" or "tsc-not-used" */
-	char working[512];
+	char working[4096];
 };
 
 int cb_check_warps(const struct cb_opts *o, int clock, double tsc_per_ns, struct cb_warp_result *r);
 int cb_check_tsc(const struct cb_opts *o, double tsc_per_ns, struct cb_tsc_result *r);
+/* The verdict and its working from r->cpu[]: each CPU's offset against half
+ * of that CPU's own best round trip, and the warps. */
+void cb_tsc_verdict(struct cb_tsc_result *r, unsigned rounds, double tsc_per_ns);
 
 /* ---- context ---- */
 
@@ -226,31 +281,48 @@ struct cb_context {
 	int kvm_features_valid;
 	uint32_t kvm_features;      /* CPUID 0x40000001 EAX */
 	char clocksource[64], available_clocksource[256];
+	char clocksource_end[64];   /* read again at the end of the run */
+	struct {                    /* /sys/devices/system/cpu/vulnerabilities/ */
+		char name[48], text[256];
+	} mitigation[32];
+	int nmitigations;
 	double tsc_per_ns;
 	long cpus_online, cpus_allowed;
 	char start[40], end[40];
 };
 
 void cb_context_collect(struct cb_context *c);
+/* The kernel's current clocksource into buf ("" and -1 if unreadable). */
+int cb_current_clocksource(char *buf, size_t n);
+extern const char *cb_clocksource_file; /* its sysfs file; tests point it elsewhere */
 void cb_iso_time(char *buf, size_t n);
 int cb_read_line(const char *path, char *buf, size_t n);
 
 /* ---- report and output ---- */
 
+struct cb_changes {             /* what changed between start and end */
+	int clocksource, path;
+	char detail[512];           /* "" if nothing changed */
+};
+
 struct cb_report {
 	const struct cb_opts *opts;
 	struct cb_context ctx;
-	struct cb_overhead overhead[CB_NMETHODS];
-	int have_overhead[CB_NMETHODS];
 	struct cb_stats *cells;
 	int ncells;
-	struct cb_probe probe;
+	struct cb_probe probe, probe_end;
+	int have_probe_end;
+	struct cb_changes changed;
 	struct cb_warp_result warps[32];
 	int nwarps;
 	struct cb_tsc_result *tsc;  /* NULL if not checked */
 	int tsc_failed;
 };
 
+/* Fills r->changed from the start and end clocksource, each row's
+ * clocksource and the two probes, and marks the rows measured after a
+ * clocksource change. */
+void cb_report_changes(struct cb_report *r);
 void cb_render(FILE *f, const struct cb_report *r, enum cb_format fmt);
 
 /* Atomic output: cb_out_open() creates a temporary file beside path (so a

@@ -1,11 +1,58 @@
 /* context.c: the facts every result carries about the machine it ran on. */
 #include "clockbench.h"
 
+#include <dirent.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #define CS_DIR "/sys/devices/system/clocksource/clocksource0/"
+#define VULN_DIR "/sys/devices/system/cpu/vulnerabilities/"
+
+const char *cb_clocksource_file = CS_DIR "current_clocksource";
+
+int cb_current_clocksource(char *buf, size_t n)
+{
+	if (cb_read_line(cb_clocksource_file, buf, n) < 0) {
+		buf[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One entry per file of VULN_DIR, sorted by name; none if unreadable. */
+static void mitigations(struct cb_context *c)
+{
+	char *names[32], path[sizeof VULN_DIR + 256];
+	struct dirent *e;
+	DIR *d = opendir(VULN_DIR);
+	int i, n = 0;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) && n < 32)
+		if (e->d_name[0] != '.' && strlen(e->d_name) < sizeof c->mitigation[0].name &&
+		    (names[n] = strdup(e->d_name)))
+			n++;
+	closedir(d);
+	qsort(names, (size_t)n, sizeof names[0], by_name);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof path, "%s%s", VULN_DIR, names[i]);
+		if (cb_read_line(path, c->mitigation[c->nmitigations].text,
+				 sizeof c->mitigation[0].text) == 0) {
+			snprintf(c->mitigation[c->nmitigations].name, sizeof c->mitigation[0].name, "%s",
+				 names[i]);
+			c->nmitigations++;
+		}
+		free(names[i]);
+	}
+}
 
 static void cpuid(uint32_t leaf, uint32_t r[4])
 {
@@ -97,10 +144,10 @@ void cb_context_collect(struct cb_context *c)
 			c->kvm_features = r[0];
 		}
 	}
-	if (cb_read_line(CS_DIR "current_clocksource", c->clocksource, sizeof c->clocksource) < 0)
-		c->clocksource[0] = '\0';
+	cb_current_clocksource(c->clocksource, sizeof c->clocksource);
 	if (cb_read_line(CS_DIR "available_clocksource", c->available_clocksource,
 			 sizeof c->available_clocksource) < 0)
 		c->available_clocksource[0] = '\0';
 	c->cpus_online = sysconf(_SC_NPROCESSORS_ONLN);
+	mitigations(c);
 }

@@ -3,9 +3,33 @@
 
 #include <math.h>
 
+/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlong form, no
+ * surrogate, nothing past U+10FFFF), or 0. */
+static int utf8_len(const unsigned char *p)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	int n, i;
+
+	if (*p >= 0xc2 && *p <= 0xdf)
+		n = 1;
+	else if (*p >= 0xe0 && *p <= 0xef)
+		n = 2, lo = *p == 0xe0 ? 0xa0 : lo, hi = *p == 0xed ? 0x9f : hi;
+	else if (*p >= 0xf0 && *p <= 0xf4)
+		n = 3, lo = *p == 0xf0 ? 0x90 : lo, hi = *p == 0xf4 ? 0x8f : hi;
+	else
+		return 0;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i <= n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n + 1;
+}
+
 void cb_json_escape(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	int n;
 
 	fputc('"', f);
 	for (; *p; p++) {
@@ -18,24 +42,17 @@ void cb_json_escape(FILE *f, const char *s)
 		case '\b': fputs("\\b", f); break;
 		case '\f': fputs("\\f", f); break;
 		default:
-			/* Control bytes escaped; bytes >= 0x80 pass through, and
-			 * invalid UTF-8 is replaced so the output always parses. */
+			/* Control bytes escaped; invalid UTF-8 replaced, one U+FFFD a
+			 * byte, so the output always parses, even strictly. */
 			if (*p < 0x20 || *p == 0x7f) {
 				fprintf(f, "\\u%04x", *p);
 			} else if (*p < 0x80) {
 				fputc(*p, f);
+			} else if ((n = utf8_len(p))) {
+				fwrite(p, 1, (size_t)n, f);
+				p += n - 1;
 			} else {
-				int n = (*p >= 0xf0 && *p < 0xf5) ? 3 : (*p >= 0xe0) ? 2 : (*p >= 0xc2 && *p < 0xe0) ? 1 : -1;
-				int i;
-				for (i = 1; n > 0 && i <= n; i++)
-					if ((p[i] & 0xc0) != 0x80)
-						break;
-				if (n < 0 || i <= n) {
-					fputs("\\ufffd", f);
-				} else {
-					fwrite(p, 1, (size_t)n + 1, f);
-					p += n;
-				}
+				fputs("\\ufffd", f);
 			}
 		}
 	}

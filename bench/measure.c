@@ -10,54 +10,116 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* Never inlined, and (GCC) never cloned or analysed across the call: the
+ * call and ret around the syscall are what a fallback really pays. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define CB_NOINLINE __attribute__((noinline, noipa))
+#else
+#define CB_NOINLINE __attribute__((noinline))
+#endif
+
+const char *const cb_quantile_names[CB_NQ] = { "min", "median", "mean", "p99", "p999", "max" };
+
+CB_NOINLINE long cb_syscall_clock_gettime(clockid_t clk, struct timespec *ts)
+{
+	long r = cb_raw_clock_gettime(clk, ts);
+
+	__asm__ __volatile__("" : "+r"(r) :: "memory");
+	return r;
+}
+
 static inline void rdtscp_only(void)
 {
 	uint32_t lo, hi, aux;
 	__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
 }
 
-/* Times one batch of n calls; returns the TSC ticks it took.  The empty
- * method (CB_NMETHODS) times the loop alone, for the overhead. */
-static uint64_t timed_batch(enum cb_method m, clockid_t clk, unsigned n, uint64_t *end)
+/* One function per method, each timing a batch of n calls and returning the
+ * TSC ticks it took (*end: the TSC at its end).  Kept apart and out of line
+ * so that tests/bench-symbols.t can read each loop in the binary. */
+CB_NOINLINE uint64_t cb_batch_vdso(clockid_t clk, unsigned n, uint64_t *end)
 {
 	struct timespec ts;
-	uint64_t t0, t1;
+	uint64_t t0 = cb_rdtsc_start();
 	unsigned i;
 
+	for (i = 0; i < n; i++)
+		clock_gettime(clk, &ts);
+	*end = cb_rdtsc_end();
+	return *end - t0;
+}
+
+CB_NOINLINE uint64_t cb_batch_syscall(clockid_t clk, unsigned n, uint64_t *end)
+{
+	struct timespec ts;
+	uint64_t t0 = cb_rdtsc_start();
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		cb_syscall_clock_gettime(clk, &ts);
+	*end = cb_rdtsc_end();
+	return *end - t0;
+}
+
+CB_NOINLINE uint64_t cb_batch_syscall_inline(clockid_t clk, unsigned n, uint64_t *end)
+{
+	struct timespec ts;
+	uint64_t t0 = cb_rdtsc_start();
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		cb_raw_clock_gettime(clk, &ts);
+	*end = cb_rdtsc_end();
+	return *end - t0;
+}
+
+CB_NOINLINE uint64_t cb_batch_rdtsc(clockid_t clk, unsigned n, uint64_t *end)
+{
+	uint64_t t0 = cb_rdtsc_start();
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		(void)cb_rdtsc();
+	*end = cb_rdtsc_end();
+	return *end - t0;
+}
+
+CB_NOINLINE uint64_t cb_batch_rdtscp(clockid_t clk, unsigned n, uint64_t *end)
+{
+	uint64_t t0 = cb_rdtsc_start();
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		rdtscp_only();
+	*end = cb_rdtsc_end();
+	return *end - t0;
+}
+
+/* The loop alone, for the overhead. */
+CB_NOINLINE uint64_t cb_batch_empty(clockid_t clk, unsigned n, uint64_t *end)
+{
+	uint64_t t0 = cb_rdtsc_start();
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		__asm__ __volatile__("" ::: "memory");
+	*end = cb_rdtsc_end();
+	return *end - t0;
+}
+
+typedef uint64_t (*batch_fn)(clockid_t, unsigned, uint64_t *);
+
+/* The batch function of method m; CB_NMETHODS gives the empty loop. */
+static batch_fn batch_of(enum cb_method m)
+{
 	switch (m) {
-	case CB_VDSO:
-		t0 = cb_rdtsc_start();
-		for (i = 0; i < n; i++)
-			clock_gettime(clk, &ts);
-		t1 = cb_rdtsc_end();
-		break;
-	case CB_SYSCALL:
-		t0 = cb_rdtsc_start();
-		for (i = 0; i < n; i++)
-			cb_raw_clock_gettime(clk, &ts);
-		t1 = cb_rdtsc_end();
-		break;
-	case CB_RDTSC:
-		t0 = cb_rdtsc_start();
-		for (i = 0; i < n; i++)
-			(void)cb_rdtsc();
-		t1 = cb_rdtsc_end();
-		break;
-	case CB_RDTSCP:
-		t0 = cb_rdtsc_start();
-		for (i = 0; i < n; i++)
-			rdtscp_only();
-		t1 = cb_rdtsc_end();
-		break;
-	default:
-		t0 = cb_rdtsc_start();
-		for (i = 0; i < n; i++)
-			__asm__ __volatile__("" ::: "memory");
-		t1 = cb_rdtsc_end();
-		break;
+	case CB_VDSO: return cb_batch_vdso;
+	case CB_SYSCALL: return cb_batch_syscall;
+	case CB_SYSCALL_INLINE: return cb_batch_syscall_inline;
+	case CB_RDTSC: return cb_batch_rdtsc;
+	case CB_RDTSCP: return cb_batch_rdtscp;
+	default: return cb_batch_empty;
 	}
-	*end = t1;
-	return t1 - t0;
 }
 
 void cb_gate_init(struct cb_gate *g)
@@ -104,12 +166,13 @@ static clockid_t clock_of(int clock)
 
 unsigned cb_auto_batch(int clock, enum cb_method m, double tsc_per_ns)
 {
+	batch_fn fn = batch_of(m);
 	uint64_t end, best = UINT64_MAX;
 	double ns;
 	int i;
 
 	for (i = 0; i < 20; i++) {
-		uint64_t t = timed_batch(m, clock_of(clock), 16, &end);
+		uint64_t t = fn(clock_of(clock), 16, &end);
 		if (t < best)
 			best = t;
 	}
@@ -120,88 +183,133 @@ unsigned cb_auto_batch(int clock, enum cb_method m, double tsc_per_ns)
 	return ns < 16 ? 16 : ns > 4096 ? 4096 : (unsigned)ns;
 }
 
-int cb_measure_overhead(const struct cb_opts *o, unsigned batch, double tsc_per_ns,
-			struct cb_overhead *ov)
+void cb_tally_init(struct cb_tally *t)
 {
-	struct cb_hist *h = malloc(sizeof *h);
-	uint64_t end;
+	cb_hist_init(&t->raw);
+	cb_hist_init(&t->net);
+	t->below = 0;
+	t->net_sum = 0;
+}
+
+void cb_tally_add(struct cb_tally *t, uint64_t ticks, uint64_t overhead_ticks)
+{
+	cb_hist_add(&t->raw, ticks);
+	if (ticks < overhead_ticks) {
+		t->below++;
+		cb_hist_add(&t->net, 0);
+	} else {
+		cb_hist_add(&t->net, ticks - overhead_ticks);
+	}
+	t->net_sum += (long double)ticks - (long double)overhead_ticks;
+}
+
+void cb_tally_merge(struct cb_tally *dst, const struct cb_tally *src)
+{
+	cb_hist_merge(&dst->raw, &src->raw);
+	cb_hist_merge(&dst->net, &src->net);
+	dst->below += src->below;
+	dst->net_sum += src->net_sum;
+}
+
+void cb_stats_fill(struct cb_stats *s, const struct cb_tally *t, unsigned batch, double tpn)
+{
+	static const double qs[CB_NQ] = { 0, 0.5, -1, 0.99, 0.999, 1 };
+	uint64_t n = t->raw.count;
 	int i;
 
-	if (!h) {
-		cb_warn("malloc: %s", strerror(errno));
-		return -1;
+	s->below_overhead = 0;
+	for (i = 0; i < CB_NQ; i++) {
+		double raw, net;
+		int below;
+		if (i == CB_Q_MEAN) {
+			raw = cb_hist_mean(&t->raw);
+			net = n ? (double)(t->net_sum / n) : NAN;
+			below = n && net < 0;
+		} else {
+			/* the rank cb_hist_quantile() reads: negative if among the below */
+			uint64_t rank = qs[i] <= 0 ? 1 : (uint64_t)ceil(qs[i] * (double)n);
+			raw = cb_hist_quantile(&t->raw, qs[i]);
+			net = cb_hist_quantile(&t->net, qs[i]);
+			below = n && rank <= t->below;
+		}
+		if (below) {
+			net = NAN;
+			s->below_overhead |= 1u << i;
+		}
+		s->cyc_raw[i] = raw / batch;
+		s->ns_raw[i] = s->cyc_raw[i] / tpn;
+		s->cyc[i] = net / batch;
+		s->ns[i] = s->cyc[i] / tpn;
 	}
-	cb_hist_init(h);
-	for (i = 0; i < 20000; i++)
-		cb_hist_add(h, timed_batch(CB_NMETHODS, 0, batch, &end));
-	ov->batch = batch;
-	ov->cycles_per_batch = cb_hist_quantile(h, 0.5);
-	ov->ns_per_call = ov->cycles_per_batch / batch / tsc_per_ns;
-	free(h);
-	return 0;
 }
 
 struct worker {
 	pthread_t tid;
 	int cpu;
-	enum cb_method m;
+	batch_fn fn;
 	clockid_t clk;
 	unsigned batch;
 	uint64_t duration_ticks;
 	struct cb_gate *gate;
 	int err;
+	double overhead;                /* cycles per empty batch on this CPU */
 	uint64_t first, last;           /* TSC at start and end of its batches */
-	struct cb_hist hist;            /* batch ticks, this thread only */
+	struct cb_tally tally;          /* this thread only */
 } __attribute__((aligned(64)));
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	uint64_t end, deadline;
+	uint64_t end, deadline, ovt;
 	int i;
 
 	w->err = cb_pin(w->cpu);
 	for (i = 0; i < 64 && !w->err; i++)          /* warm caches and the vDSO page */
-		timed_batch(w->m, w->clk, w->batch, &end);
+		w->fn(w->clk, w->batch, &end);
+	/* This CPU's loop overhead, with the net histogram as scratch. */
+	for (i = 0; i < 5000 && !w->err; i++)
+		cb_hist_add(&w->tally.net, cb_batch_empty(w->clk, w->batch, &end));
+	w->overhead = cb_hist_quantile(&w->tally.net, 0.5);
+	cb_tally_init(&w->tally);
+	ovt = (uint64_t)llround(w->overhead);
 	if (!cb_gate_wait(w->gate) || w->err)
 		return NULL;
 	w->first = cb_rdtsc();
 	deadline = w->first + w->duration_ticks;
 	do {
-		cb_hist_add(&w->hist, timed_batch(w->m, w->clk, w->batch, &end));
+		cb_tally_add(&w->tally, w->fn(w->clk, w->batch, &end), ovt);
 	} while (end < deadline);
 	w->last = end;
 	return NULL;
 }
 
 int cb_measure_cell(const struct cb_opts *o, int clock, enum cb_method m, int threads,
-		    unsigned batch, double tsc_per_ns, const struct cb_overhead *ov,
-		    struct cb_stats *s)
+		    unsigned batch, double tsc_per_ns, struct cb_stats *s)
 {
 	struct worker *w;
-	struct cb_hist *all;
+	struct cb_tally *all;
 	struct cb_gate gate;
-	double cps = 0, ovc = ov ? ov->cycles_per_batch : 0, q[6];
+	double cps = 0, ovsum = 0;
 	int i, started = 0, rc = -1;
 
 	w = aligned_alloc(64, sizeof *w * (size_t)threads);
 	all = malloc(sizeof *all);
-	if (!w || !all) {
+	memset(s, 0, sizeof *s);
+	s->ovh = calloc((size_t)threads, sizeof *s->ovh);
+	if (!w || !all || !s->ovh) {
 		cb_warn("malloc: %s", strerror(errno));
-		free(w);
-		free(all);
-		return -1;
+		goto fail;
 	}
 	cb_gate_init(&gate);
 	for (i = 0; i < threads; i++) {
 		memset(&w[i], 0, sizeof w[i]);
 		w[i].cpu = o->cpus[i];
-		w[i].m = m;
+		w[i].fn = batch_of(m);
 		w[i].clk = clock_of(clock);
 		w[i].batch = batch;
 		w[i].duration_ticks = (uint64_t)(o->duration * 1e9 * tsc_per_ns);
 		w[i].gate = &gate;
-		cb_hist_init(&w[i].hist);
+		cb_tally_init(&w[i].tally);
 	}
 	for (i = 0; i < threads; i++) {
 		int e = pthread_create(&w[i].tid, NULL, worker_main, &w[i]);
@@ -215,45 +323,38 @@ int cb_measure_cell(const struct cb_opts *o, int clock, enum cb_method m, int th
 	for (i = 0; i < started; i++)
 		pthread_join(w[i].tid, NULL);
 	if (started < threads)
-		goto out;
+		goto fail;
 
-	cb_hist_init(all);
-	memset(s, 0, sizeof *s);
+	cb_tally_init(all);
 	for (i = 0; i < threads; i++) {
-		uint64_t calls = w[i].hist.count * batch;
+		uint64_t calls = w[i].tally.raw.count * batch;
+		double secs = (double)(w[i].last - w[i].first) / tsc_per_ns / 1e9;
 		if (w[i].err)
-			goto out;
-		cb_hist_merge(all, &w[i].hist);
-		cps += (double)calls / ((double)(w[i].last - w[i].first) / tsc_per_ns / 1e9);
-		if ((double)(w[i].last - w[i].first) / tsc_per_ns / 1e9 > s->seconds)
-			s->seconds = (double)(w[i].last - w[i].first) / tsc_per_ns / 1e9;
+			goto fail;
+		cb_tally_merge(all, &w[i].tally);
+		cps += (double)calls / secs;
+		if (secs > s->seconds)
+			s->seconds = secs;
+		s->ovh[i].cpu = w[i].cpu;
+		s->ovh[i].cycles_per_batch = w[i].overhead;
+		s->ovh[i].ns_per_call = w[i].overhead / batch / tsc_per_ns;
+		ovsum += s->ovh[i].ns_per_call;
 	}
 	s->clock = clock;
 	s->method = m;
 	s->threads = threads;
 	s->batch = batch;
-	s->batches = all->count;
-	s->calls = all->count * batch;
-	q[0] = (double)all->min;
-	q[1] = cb_hist_quantile(all, 0.5);
-	q[2] = cb_hist_mean(all);
-	q[3] = cb_hist_quantile(all, 0.99);
-	q[4] = cb_hist_quantile(all, 0.999);
-	q[5] = (double)all->max;
-	for (i = 0; i < 6; i++) {
-		double c = (q[i] - ovc) / batch;
-		if (c < 0)
-			c = 0;
-		q[i] = c;
-	}
-	s->cyc_min = q[0]; s->cyc_median = q[1]; s->cyc_mean = q[2];
-	s->cyc_p99 = q[3]; s->cyc_p999 = q[4]; s->cyc_max = q[5];
-	s->ns_min = q[0] / tsc_per_ns; s->ns_median = q[1] / tsc_per_ns;
-	s->ns_mean = q[2] / tsc_per_ns; s->ns_p99 = q[3] / tsc_per_ns;
-	s->ns_p999 = q[4] / tsc_per_ns; s->ns_max = q[5] / tsc_per_ns;
+	s->batches = all->raw.count;
+	s->calls = all->raw.count * batch;
+	cb_stats_fill(s, all, batch, tsc_per_ns);
+	s->overhead_ns = ovsum / threads;
 	s->calls_per_sec_total = cps;
 	s->calls_per_sec_thread = cps / threads;
 	rc = 0;
+	goto out;
+fail:
+	free(s->ovh);
+	s->ovh = NULL;
 out:
 	free(w);
 	free(all);

@@ -21,7 +21,12 @@ const int cb_nclocks = (int)(sizeof cb_clocks / sizeof cb_clocks[0]);
 static const char *const clock_names[] = {
 	"realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse", "monotonic_coarse",
 };
-const char *const cb_method_names[CB_NMETHODS] = { "vdso", "syscall", "rdtsc", "rdtscp" };
+const char *const cb_method_names[CB_NMETHODS] = { "vdso", "syscall", "syscall-inline", "rdtsc", "rdtscp" };
+
+int cb_method_clocked(enum cb_method m)
+{
+	return m == CB_VDSO || m == CB_SYSCALL || m == CB_SYSCALL_INLINE;
+}
 
 static const char usage[] =
 "usage: clockbench [OPTION]...\n"
@@ -31,14 +36,16 @@ static const char usage[] =
 "  -c, --clock LIST     clocks: realtime monotonic monotonic_raw boottime tai\n"
 "                       realtime_coarse monotonic_coarse, or all\n"
 "                       (default: realtime,monotonic)\n"
-"  -m, --method LIST    vdso (the C library's clock_gettime), syscall (raw\n"
-"                       syscall instruction), rdtsc, rdtscp (baselines), or all\n"
-"                       (default: vdso,syscall,rdtsc)\n"
+"  -m, --method LIST    vdso (the C library's clock_gettime), syscall (the\n"
+"                       syscall instruction inside a function call, as a vDSO\n"
+"                       fallback pays it), syscall-inline (the instruction\n"
+"                       inlined: kernel entry and exit alone), rdtsc, rdtscp\n"
+"                       (baselines), or all (default: vdso,syscall,rdtsc)\n"
 "  -t, --threads LIST   thread counts: 1,2,4 or 1-8 or max or sweep (powers of\n"
 "                       two up to max, and max) (default: 1,max)\n"
 "  -C, --cpus LIST      CPUs to pin threads to, in order (default: all allowed)\n"
 "  -d, --duration SEC   seconds per cell and per check (default: 1)\n"
-"  -b, --batch N        calls per timed batch (default: automatic, ~1 us)\n"
+"  -b, --batch N        calls per timed batch (default: automatic, ~2.5 us)\n"
 "      --check LIST     also run checks, apart from the cost cells: warps\n"
 "                       (clock read backwards across CPUs), tsc (per-CPU TSC\n"
 "                       offset from the first CPU), all, none (default: none)\n"
@@ -176,6 +183,8 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		/* tests only: read the current clocksource from FILE */
+		{ "test-clocksource-file", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const check_names[] = { "warps", "tsc", "none" };
@@ -255,6 +264,7 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 		case 'J': o->json_out = optarg; break;
 		case 'S': o->csv_out = optarg; break;
 		case 'q': o->quiet = 1; break;
+		case 'T': cb_clocksource_file = optarg; break;
 		case 'h': fputs(usage, stdout); return CB_EXIT_OK;
 		case 'V': printf("clockbench %s\n", CB_VERSION); return CB_EXIT_OK;
 		case ':':

@@ -13,13 +13,43 @@ static const char *clock_name(int clock)
 
 static void json_quantiles(struct cb_json *j, const char *key, const double *v, int dec)
 {
-	static const char *const names[] = { "min", "median", "mean", "p99", "p999", "max" };
 	int i;
 
 	cb_json_obj(j, key);
-	for (i = 0; i < 6; i++)
-		cb_json_num(j, names[i], v[i], dec);
+	for (i = 0; i < CB_NQ; i++)
+		cb_json_num(j, cb_quantile_names[i], v[i], dec);
 	cb_json_end_obj(j);
+}
+
+static void json_probe(struct cb_json *j, const char *key, const struct cb_probe *p)
+{
+	int i;
+
+	cb_json_obj(j, key);
+	cb_json_str(j, "method", "seccomp: clock_gettime syscall fails with a marker errno");
+	cb_json_bool(j, "ok", p->ok);
+	cb_json_str(j, "reason", p->ok ? NULL : p->reason);
+	cb_json_bool(j, "vdso_present", p->vdso_present);
+	cb_json_obj(j, "clocks");
+	for (i = 0; i < cb_nclocks; i++) {
+		cb_json_obj(j, cb_clocks[i].name);
+		cb_json_str(j, "vdso", cb_path_names[p->vdso[i]]);
+		cb_json_str(j, "syscall", cb_path_names[p->syscall[i]]);
+		cb_json_end_obj(j);
+	}
+	cb_json_end_obj(j);
+	cb_json_end_obj(j);
+}
+
+/* The first row of each method: the overhead figures of its first CPU. */
+static const struct cb_stats *first_row(const struct cb_report *r, int m)
+{
+	int i;
+
+	for (i = 0; i < r->ncells; i++)
+		if ((int)r->cells[i].method == m && r->cells[i].ovh)
+			return &r->cells[i];
+	return NULL;
 }
 
 /* Space-separated words as a JSON array. */
@@ -74,6 +104,7 @@ static void render_json(FILE *f, const struct cb_report *r)
 		cb_json_null(&j, "kvm_features");
 	}
 	cb_json_str(&j, "clocksource", c->clocksource[0] ? c->clocksource : NULL);
+	cb_json_str(&j, "clocksource_end", c->clocksource_end[0] ? c->clocksource_end : NULL);
 	json_words(&j, "available_clocksource", c->available_clocksource);
 	cb_json_num(&j, "tsc_mhz", c->tsc_per_ns * 1000, 3);
 	cb_json_int(&j, "cpus_online", c->cpus_online);
@@ -81,16 +112,22 @@ static void render_json(FILE *f, const struct cb_report *r)
 	cb_json_num(&j, "duration_s", o->duration, 3);
 	cb_json_str(&j, "start", c->start);
 	cb_json_str(&j, "end", c->end);
+	cb_json_obj(&j, "mitigations");
+	for (i = 0; i < c->nmitigations; i++)
+		cb_json_str(&j, c->mitigation[i].name, c->mitigation[i].text);
+	cb_json_end_obj(&j);
 	cb_json_end_obj(&j);
 
 	cb_json_obj(&j, "overhead");
 	for (k = 0; k < CB_NMETHODS; k++) {
-		if (!r->have_overhead[k])
+		const struct cb_stats *s = first_row(r, k);
+		if (!s)
 			continue;
 		cb_json_obj(&j, cb_method_names[k]);
-		cb_json_uint(&j, "batch", r->overhead[k].batch);
-		cb_json_num(&j, "cycles_per_batch", r->overhead[k].cycles_per_batch, 1);
-		cb_json_num(&j, "ns_per_call", r->overhead[k].ns_per_call, 3);
+		cb_json_uint(&j, "batch", s->batch);
+		cb_json_int(&j, "cpu", s->ovh[0].cpu);
+		cb_json_num(&j, "cycles_per_batch", s->ovh[0].cycles_per_batch, 1);
+		cb_json_num(&j, "ns_per_call", s->ovh[0].ns_per_call, 3);
 		cb_json_end_obj(&j);
 	}
 	cb_json_end_obj(&j);
@@ -98,39 +135,51 @@ static void render_json(FILE *f, const struct cb_report *r)
 	cb_json_arr(&j, "results");
 	for (i = 0; i < r->ncells; i++) {
 		const struct cb_stats *s = &r->cells[i];
-		double ns[6] = { s->ns_min, s->ns_median, s->ns_mean, s->ns_p99, s->ns_p999, s->ns_max };
-		double cy[6] = { s->cyc_min, s->cyc_median, s->cyc_mean, s->cyc_p99, s->cyc_p999, s->cyc_max };
 		cb_json_obj(&j, NULL);
 		cb_json_str(&j, "clock", clock_name(s->clock));
 		cb_json_str(&j, "method", cb_method_names[s->method]);
 		cb_json_int(&j, "threads", s->threads);
 		cb_json_str(&j, "path", s->clock >= 0 ? cb_path_names[s->path] : NULL);
+		cb_json_str(&j, "clocksource", s->clocksource[0] ? s->clocksource : NULL);
+		cb_json_bool(&j, "after_change", s->after_change);
 		cb_json_uint(&j, "batch", s->batch);
 		cb_json_uint(&j, "batches", s->batches);
 		cb_json_uint(&j, "calls", s->calls);
 		cb_json_num(&j, "seconds", s->seconds, 3);
 		cb_json_num(&j, "overhead_ns_per_call", s->overhead_ns, 3);
-		json_quantiles(&j, "ns_per_call", ns, 2);
-		json_quantiles(&j, "cycles_per_call", cy, 2);
+		cb_json_arr(&j, "overhead_per_cpu");
+		for (k = 0; k < s->threads && s->ovh; k++) {
+			cb_json_obj(&j, NULL);
+			cb_json_int(&j, "cpu", s->ovh[k].cpu);
+			cb_json_num(&j, "cycles_per_batch", s->ovh[k].cycles_per_batch, 1);
+			cb_json_num(&j, "ns_per_call", s->ovh[k].ns_per_call, 3);
+			cb_json_end_obj(&j);
+		}
+		cb_json_end_arr(&j);
+		json_quantiles(&j, "ns_per_call", s->ns, 2);
+		json_quantiles(&j, "ns_per_call_raw", s->ns_raw, 2);
+		json_quantiles(&j, "cycles_per_call", s->cyc, 2);
+		json_quantiles(&j, "cycles_per_call_raw", s->cyc_raw, 2);
+		cb_json_arr(&j, "below_overhead");
+		for (k = 0; k < CB_NQ; k++)
+			if (s->below_overhead & (1u << k))
+				cb_json_str(&j, NULL, cb_quantile_names[k]);
+		cb_json_end_arr(&j);
 		cb_json_num(&j, "calls_per_sec_thread", s->calls_per_sec_thread, 0);
 		cb_json_num(&j, "calls_per_sec_total", s->calls_per_sec_total, 0);
 		cb_json_end_obj(&j);
 	}
 	cb_json_end_arr(&j);
 
-	cb_json_obj(&j, "probe");
-	cb_json_str(&j, "method", "seccomp: clock_gettime syscall fails with a marker errno");
-	cb_json_bool(&j, "ok", r->probe.ok);
-	cb_json_str(&j, "reason", r->probe.ok ? NULL : r->probe.reason);
-	cb_json_bool(&j, "vdso_present", r->probe.vdso_present);
-	cb_json_obj(&j, "clocks");
-	for (i = 0; i < cb_nclocks; i++) {
-		cb_json_obj(&j, cb_clocks[i].name);
-		cb_json_str(&j, "vdso", cb_path_names[r->probe.vdso[i]]);
-		cb_json_str(&j, "syscall", cb_path_names[r->probe.syscall[i]]);
-		cb_json_end_obj(&j);
-	}
-	cb_json_end_obj(&j);
+	json_probe(&j, "probe", &r->probe);
+	if (r->have_probe_end)
+		json_probe(&j, "probe_end", &r->probe_end);
+	else
+		cb_json_null(&j, "probe_end");
+	cb_json_obj(&j, "changed_during_run");
+	cb_json_bool(&j, "clocksource", r->changed.clocksource);
+	cb_json_bool(&j, "path", r->changed.path);
+	cb_json_str(&j, "detail", r->changed.detail[0] ? r->changed.detail : NULL);
 	cb_json_end_obj(&j);
 
 	cb_json_obj(&j, "checks");
@@ -166,6 +215,8 @@ static void render_json(FILE *f, const struct cb_report *r)
 			cb_json_num(&j, "offset_ns", (double)t->cpu[i].offset_cycles / c->tsc_per_ns, 1);
 			cb_json_uint(&j, "best_rtt_cycles", t->cpu[i].best_rtt_cycles);
 			cb_json_num(&j, "best_rtt_ns", (double)t->cpu[i].best_rtt_cycles / c->tsc_per_ns, 1);
+			cb_json_uint(&j, "resolution_cycles", t->cpu[i].best_rtt_cycles / 2);
+			cb_json_bool(&j, "within_resolution", t->cpu[i].within);
 			cb_json_end_obj(&j);
 		}
 		cb_json_end_arr(&j);
@@ -187,26 +238,58 @@ static const char csv_header[] =
 	"clock,method,threads,path,batch,batches,calls,seconds,"
 	"ns_min,ns_median,ns_mean,ns_p99,ns_p999,ns_max,"
 	"cycles_min,cycles_median,cycles_mean,cycles_p99,cycles_p999,cycles_max,"
-	"calls_per_sec_thread,calls_per_sec_total\n";
+	"calls_per_sec_thread,calls_per_sec_total,clocksource,after_change,overhead_ns,"
+	"ns_raw_min,ns_raw_median,ns_raw_mean,ns_raw_p99,ns_raw_p999,ns_raw_max,below_overhead\n";
 
-/* Numbers as in the JSON (same precision), so the two can be compared. */
+/* A number as in the JSON (same precision), or an empty cell for null. */
+static void csv_num(FILE *f, double v, int dec)
+{
+	if (v == v)
+		fprintf(f, ",%.*f", dec, v);
+	else
+		fputc(',', f);
+}
+
+/* Numbers as in the JSON (same precision), so the two can be compared;
+ * a quantile below the overhead is an empty cell, named in below_overhead. */
 static void render_csv(FILE *f, const struct cb_report *r)
 {
-	int i;
+	int i, k;
 
 	fputs(csv_header, f);
 	for (i = 0; i < r->ncells; i++) {
 		const struct cb_stats *s = &r->cells[i];
-		fprintf(f, "%s,%s,%d,%s,%u,%llu,%llu,%.3f,"
-			"%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.0f,%.0f\n",
+		const char *sep = "";
+		fprintf(f, "%s,%s,%d,%s,%u,%llu,%llu,%.3f",
 			s->clock >= 0 ? cb_clocks[s->clock].name : "",
 			cb_method_names[s->method], s->threads,
 			s->clock >= 0 ? cb_path_names[s->path] : "",
-			s->batch, (unsigned long long)s->batches, (unsigned long long)s->calls, s->seconds,
-			s->ns_min, s->ns_median, s->ns_mean, s->ns_p99, s->ns_p999, s->ns_max,
-			s->cyc_min, s->cyc_median, s->cyc_mean, s->cyc_p99, s->cyc_p999, s->cyc_max,
-			s->calls_per_sec_thread, s->calls_per_sec_total);
+			s->batch, (unsigned long long)s->batches, (unsigned long long)s->calls, s->seconds);
+		for (k = 0; k < CB_NQ; k++)
+			csv_num(f, s->ns[k], 2);
+		for (k = 0; k < CB_NQ; k++)
+			csv_num(f, s->cyc[k], 2);
+		fprintf(f, ",%.0f,%.0f,%s,%s,%.3f", s->calls_per_sec_thread, s->calls_per_sec_total,
+			s->clocksource, s->after_change ? "true" : "false", s->overhead_ns);
+		for (k = 0; k < CB_NQ; k++)
+			csv_num(f, s->ns_raw[k], 2);
+		fputc(',', f);
+		for (k = 0; k < CB_NQ; k++)
+			if (s->below_overhead & (1u << k)) {
+				fprintf(f, "%s%s", sep, cb_quantile_names[k]);
+				sep = " ";
+			}
+		fputc('\n', f);
 	}
+}
+
+/* The loud line of a run whose clocksource or path changed under it. */
+static void changed_line(FILE *f, const struct cb_report *r)
+{
+	if (r->changed.clocksource || r->changed.path)
+		fprintf(f, "!!! CHANGED DURING THE RUN (%s%s%s): %s\n", r->changed.clocksource ? "clocksource" : "",
+			r->changed.clocksource && r->changed.path ? ", " : "", r->changed.path ? "path" : "",
+			r->changed.detail);
 }
 
 static void render_text(FILE *f, const struct cb_report *r)
@@ -228,24 +311,44 @@ static void render_text(FILE *f, const struct cb_report *r)
 			c->kvm_features & (1u << KVM_FEATURE_CLOCKSOURCE_STABLE_BIT) ? "yes" : "no");
 	fprintf(f, "\n%s .. %s\n", c->start, c->end);
 
+	if (c->nmitigations) {
+		const char *sep = "";
+		fprintf(f, "mitigations (all others 'Not affected'):");
+		for (i = 0; i < c->nmitigations; i++)
+			if (strcmp(c->mitigation[i].text, "Not affected")) {
+				fprintf(f, "%s %s: %s", sep, c->mitigation[i].name, c->mitigation[i].text);
+				sep = ";";
+			}
+		fputc('\n', f);
+	}
+	changed_line(f, r);
+
 	if (r->ncells) {
-		fprintf(f, "\nloop overhead subtracted, ns per call (first clock):");
-		for (k = 0; k < CB_NMETHODS; k++)
-			if (r->have_overhead[k])
-				fprintf(f, " %s %.2f (batch %u)", cb_method_names[k],
-					r->overhead[k].ns_per_call, r->overhead[k].batch);
-		fprintf(f, "\n\n%-16s %-7s %-7s %3s %5s %9s %9s %9s %9s %9s %10s %9s\n", "clock", "method",
-			"path", "thr", "batch", "min", "median", "mean", "p99", "p99.9", "max", "Mcalls/s");
-		fprintf(f, "%-16s %-7s %-7s %3s %5s %9s %9s %9s %9s %9s %10s %9s\n", "", "", "", "", "",
-			"ns/call", "", "", "", "", "", "total");
+		int below = 0;
+		fprintf(f, "\nns per call, less each thread's own loop overhead (ovh, measured on its CPU)\n");
+		fprintf(f, "%-16s %-14s %-7s %3s %5s %6s %9s %9s %9s %9s %9s %10s %9s %9s\n", "clock", "method",
+			"path", "thr", "batch", "ovh", "min", "median", "mean", "p99", "p99.9", "max", "raw med",
+			"Mcalls/s");
 		for (i = 0; i < r->ncells; i++) {
 			const struct cb_stats *s = &r->cells[i];
-			fprintf(f, "%-16s %-7s %-7s %3d %5u %9.2f %9.2f %9.2f %9.2f %9.2f %10.2f %9.2f\n",
-				s->clock >= 0 ? cb_clocks[s->clock].name : "-", cb_method_names[s->method],
-				s->clock >= 0 ? cb_path_names[s->path] : "-", s->threads, s->batch,
-				s->ns_min, s->ns_median, s->ns_mean, s->ns_p99, s->ns_p999, s->ns_max,
-				s->calls_per_sec_total / 1e6);
+			fprintf(f, "%-16s %-14s %-7s %3d %5u %6.2f", s->clock >= 0 ? cb_clocks[s->clock].name : "-",
+				cb_method_names[s->method], s->clock >= 0 ? cb_path_names[s->path] : "-",
+				s->threads, s->batch, s->overhead_ns);
+			for (k = 0; k < CB_NQ; k++) {
+				if (s->below_overhead & (1u << k))
+					fprintf(f, " %*s", k == CB_Q_MAX ? 10 : 9, "<ovh");
+				else
+					fprintf(f, " %*.2f", k == CB_Q_MAX ? 10 : 9, s->ns[k]);
+			}
+			fprintf(f, " %9.2f %9.2f%s\n", s->ns_raw[CB_Q_MEDIAN], s->calls_per_sec_total / 1e6,
+				s->after_change ? " *" : "");
+			below |= !!s->below_overhead;
 		}
+		if (below)
+			fprintf(f, "<ovh: the loop overhead exceeds this figure, which is not known (raw figures in JSON and CSV)\n");
+		if (r->changed.clocksource)
+			fprintf(f, "*: measured after the clocksource changed ('%s' read right after the cell)\n",
+				r->cells[r->ncells - 1].clocksource);
 	}
 
 	fprintf(f, "\npath check (a forked child whose clock_gettime syscall fails with a marker):\n");
@@ -256,6 +359,10 @@ static void render_text(FILE *f, const struct cb_report *r)
 			fprintf(f, "  %-16s vdso -> %-7s syscall -> %s\n", cb_clocks[i].name,
 				cb_path_names[r->probe.vdso[i]], cb_path_names[r->probe.syscall[i]]);
 	}
+	if (r->have_probe_end)
+		fprintf(f, "  repeated at the end: %s\n", r->changed.path ? "DIFFERENT (see the line marked !!!)"
+			: r->probe_end.ok && r->probe.ok ? "the same" : r->probe_end.ok ? "available only at the end"
+			: r->probe.ok ? "not available at the end" : "not available");
 	for (i = 0; i < r->nwarps; i++) {
 		const struct cb_warp_result *w = &r->warps[i];
 		fprintf(f, "%swarp check %-16s %d threads, %.1f s: %llu reads, %llu warps, worst %llu ns\n",
@@ -267,15 +374,18 @@ static void render_text(FILE *f, const struct cb_report *r)
 		const struct cb_tsc_result *t = r->tsc;
 		fprintf(f, "\nTSC check against CPU %d:\n", t->ref_cpu);
 		for (i = 0; i < t->ncpus; i++)
-			fprintf(f, "  CPU %-4d offset %8lld cycles (%9.1f ns)  best round trip %6llu cycles  %llu warps in %llu rounds\n",
+			fprintf(f, "  CPU %-4d offset %8lld cycles (%9.1f ns)  best round trip %6llu cycles (%s half of it)  %llu warps in %llu rounds\n",
 				t->cpu[i].cpu, (long long)t->cpu[i].offset_cycles,
 				(double)t->cpu[i].offset_cycles / c->tsc_per_ns,
-				(unsigned long long)t->cpu[i].best_rtt_cycles,
+				(unsigned long long)t->cpu[i].best_rtt_cycles, t->cpu[i].within ? "within" : "BEYOND",
 				(unsigned long long)t->cpu[i].warps, (unsigned long long)t->cpu[i].rounds);
 		fprintf(f, "  %s\n", t->working);
 		fprintf(f, "TSC verdict: %s (kernel: %s)\n", r->tsc_failed ? "incomplete" : t->verdict,
 			t->kernel_verdict);
 	}
+	if (r->changed.clocksource || r->changed.path)
+		fputc('\n', f);
+	changed_line(f, r);
 }
 
 void cb_render(FILE *f, const struct cb_report *r, enum cb_format fmt)

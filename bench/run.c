@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,18 +37,18 @@ static int emit(const struct cb_report *r, enum cb_format fmt, struct cb_out *ou
 	return rc;
 }
 
-/* Runs every cost cell in the order clock, method, threads. */
+/* Runs every cost cell in the order clock, method, threads; reads the
+ * kernel's clocksource right after each. */
 static int measure(struct cb_report *r, const struct cb_opts *o, double tpn)
 {
 	unsigned batch[32][CB_NMETHODS];
-	struct cb_overhead ov;
 	int k, m, t, n = 0, total = 0, clocked;
 	double est;
 
 	for (m = 0; m < CB_NMETHODS; m++) {
 		if (!(o->methods & (1u << m)))
 			continue;
-		clocked = m == CB_VDSO || m == CB_SYSCALL;
+		clocked = cb_method_clocked((enum cb_method)m);
 		for (k = 0; k < (clocked ? cb_nclocks : 1); k++)
 			if (!clocked || (o->clocks & (1u << k)))
 				total += o->nthreads;
@@ -66,38 +67,84 @@ static int measure(struct cb_report *r, const struct cb_opts *o, double tpn)
 	for (m = 0; m < CB_NMETHODS; m++)
 		for (k = 0; k < cb_nclocks && (o->methods & (1u << m)); k++)
 			batch[k][m] = o->batch ? o->batch
-				: cb_auto_batch(m == CB_VDSO || m == CB_SYSCALL ? k : -1, (enum cb_method)m, tpn);
+				: cb_auto_batch(cb_method_clocked((enum cb_method)m) ? k : -1, (enum cb_method)m, tpn);
 
 	for (k = 0; k < cb_nclocks + 1; k++) {
 		for (m = 0; m < CB_NMETHODS; m++) {
 			int ck = k < cb_nclocks ? k : -1;
-			clocked = m == CB_VDSO || m == CB_SYSCALL;
+			clocked = cb_method_clocked((enum cb_method)m);
 			if (!(o->methods & (1u << m)) || clocked != (ck >= 0) || (ck >= 0 && !(o->clocks & (1u << ck))))
 				continue;
 			for (t = 0; t < o->nthreads; t++) {
 				unsigned b = batch[ck >= 0 ? ck : 0][m];
 				struct cb_stats *s = &r->cells[n];
-				if (t == 0 && cb_measure_overhead(o, b, tpn, &ov) < 0)
-					return -1;
-				if (!r->have_overhead[m]) {
-					r->overhead[m] = ov;
-					r->have_overhead[m] = 1;
-				}
 				if (est > 3)
 					cb_progress("[%d/%d] %s %s, %d thread%s", n + 1, total,
 						    ck >= 0 ? cb_clocks[ck].name : "tsc",
 						    cb_method_names[m], o->threads[t], o->threads[t] > 1 ? "s" : "");
-				if (cb_measure_cell(o, ck, (enum cb_method)m, o->threads[t], b, tpn, &ov, s) < 0)
+				if (cb_measure_cell(o, ck, (enum cb_method)m, o->threads[t], b, tpn, s) < 0)
 					return -1;
-				s->overhead_ns = ov.ns_per_call;
-				s->path = ck >= 0 ? (m == CB_VDSO ? r->probe.vdso[ck] : r->probe.syscall[ck])
-						  : CB_PATH_UNKNOWN;
-				n++;
-				r->ncells = n;
+				cb_current_clocksource(s->clocksource, sizeof s->clocksource);
+				s->path = ck < 0 ? CB_PATH_UNKNOWN
+					: m == CB_VDSO ? r->probe.vdso[ck] : r->probe.syscall[ck];
+				r->ncells = ++n;
 			}
 		}
 	}
 	return 0;
+}
+
+/* Appends to buf (size n) what fits. */
+static void append(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t n, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	va_list ap;
+
+	if (len + 1 >= n)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, n - len, fmt, ap);
+	va_end(ap);
+}
+
+void cb_report_changes(struct cb_report *r)
+{
+	struct cb_changes *ch = &r->changed;
+	const char *prev = r->ctx.clocksource;
+	int i, marked = 0;
+
+	memset(ch, 0, sizeof *ch);
+	for (i = 0; i < r->ncells; i++) {
+		struct cb_stats *s = &r->cells[i];
+		if (!marked && strcmp(s->clocksource, prev)) {
+			marked = 1;
+			append(ch->detail, sizeof ch->detail, "clocksource '%s' at start, '%s' after row %d "
+			       "(%s %s, %d thread%s)", r->ctx.clocksource, s->clocksource, i + 1,
+			       s->clock >= 0 ? cb_clocks[s->clock].name : "tsc", cb_method_names[s->method],
+			       s->threads, s->threads > 1 ? "s" : "");
+		}
+		s->after_change = marked;
+		prev = s->clocksource;
+	}
+	if (marked || strcmp(r->ctx.clocksource_end, r->ctx.clocksource)) {
+		ch->clocksource = 1;
+		append(ch->detail, sizeof ch->detail, "%sclocksource '%s' at end",
+		       marked ? ", " : "", r->ctx.clocksource_end);
+		if (!marked)
+			append(ch->detail, sizeof ch->detail, ", '%s' at start", r->ctx.clocksource);
+	}
+	if (!r->have_probe_end || !r->probe.ok || !r->probe_end.ok)
+		return;
+	for (i = 0; i < cb_nclocks; i++) {
+		const struct cb_probe *a = &r->probe, *b = &r->probe_end;
+		if (a->vdso[i] == b->vdso[i] && a->syscall[i] == b->syscall[i])
+			continue;
+		append(ch->detail, sizeof ch->detail, "%s%s path vdso %s, syscall %s at start; vdso %s, syscall %s at end",
+		       ch->detail[0] ? "; " : "", cb_clocks[i].name, cb_path_names[a->vdso[i]],
+		       cb_path_names[a->syscall[i]], cb_path_names[b->vdso[i]], cb_path_names[b->syscall[i]]);
+		ch->path = 1;
+	}
 }
 
 static int checks(struct cb_report *r, const struct cb_opts *o, double tpn)
@@ -177,6 +224,13 @@ int clockbench_main(int argc, char **argv)
 	sched_setaffinity(0, sizeof saved, &saved);
 	if (!failed && checks(&r, &o, tpn) < 0)
 		failed = 1;
+	/* What was measured must still be what the labels say. */
+	cb_current_clocksource(r.ctx.clocksource_end, sizeof r.ctx.clocksource_end);
+	cb_probe_paths(&r.probe_end);
+	r.have_probe_end = 1;
+	cb_report_changes(&r);
+	if (r.changed.clocksource || r.changed.path)
+		cb_warn("CHANGED DURING THE RUN: %s", r.changed.detail);
 	cb_iso_time(r.ctx.end, sizeof r.ctx.end);
 
 done:
@@ -190,6 +244,8 @@ done:
 	}
 	if (!failed && !o.output && emit(&r, o.format, NULL) < 0)
 		failed = 1;
+	for (i = 0; i < r.ncells; i++)
+		free(r.cells[i].ovh);
 	free(r.cells);
 	return failed ? CB_EXIT_FAIL : CB_EXIT_OK;
 }

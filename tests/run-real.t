@@ -17,12 +17,12 @@ for bin in bench/clockbench build/clockbench-static; do
 		--check all --tsc-rounds 3000 --quiet --format text \
 		--json "$tmp/$name.json" --csv "$tmp/$name.csv" >"$tmp/$name.txt" 2>"$tmp/$name.err"
 	ok $? "$name: a short run with every method and check exits 0"
-	out=$(python3 tests/check_report.py "$tmp/$name.json" "$tmp/$name.csv" 2>&1)
-	ok $? "$name: JSON valid, complete, quantiles ordered; CSV agrees with it"
+	out=$(python3 tests/check_report.py "$tmp/$name.json" "$tmp/$name.csv" "$tmp/$name.txt" 2>&1)
+	ok $? "$name: JSON valid, complete, quantiles ordered; CSV and text agree with it"
 	[ -n "$out" ] && diag "$out"
 	rows=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["results"]))' "$tmp/$name.json")
-	want=$(( (2 * 2 + 2) * $(nproc) ))
-	ok "$([ "$rows" = "$want" ]; echo $?)" "$name: $rows rows for 2 clocks x 2 paths + 2 baselines x $(nproc) thread counts"
+	want=$(( (2 * 3 + 2) * $(nproc) ))
+	ok "$([ "$rows" = "$want" ]; echo $?)" "$name: $rows rows for 2 clocks x 3 methods + 2 baselines x $(nproc) thread counts"
 	grep -q '^monotonic  *vdso' "$tmp/$name.txt"
 	ok $? "$name: the text table has a monotonic vdso row"
 	python3 -c '
@@ -37,6 +37,41 @@ assert len(t["cpus"]) == d["context"]["cpus_allowed"] - 1
 assert all(x["rounds"] == 3000 for x in t["cpus"]), t["cpus"]
 ' "$tmp/$name.json"
 	ok $? "$name: warp check per clock and TSC check per CPU are in the report"
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["checks"]["tsc"]
+for x in t["cpus"]:
+    assert x["resolution_cycles"] == x["best_rtt_cycles"] // 2, x
+    assert x["within_resolution"] == (abs(x["offset_cycles"]) <= x["resolution_cycles"]), x
+    assert "CPU %d |%d| " % (x["cpu"], abs(x["offset_cycles"])) in t["working"], t["working"]
+if t["verdict"] == "consistent":
+    assert all(x["within_resolution"] for x in t["cpus"])
+' "$tmp/$name.json"
+	ok $? "$name: TSC verdict judges each CPU by its own best round trip, working shown per CPU"
+	python3 -c '
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+cpus = sorted(os.sched_getaffinity(0))
+for r in d["results"]:
+    got = [o["cpu"] for o in r["overhead_per_cpu"]]
+    assert got == cpus[:r["threads"]], (r["method"], r["threads"], got)
+    mean = sum(o["ns_per_call"] for o in r["overhead_per_cpu"]) / r["threads"]
+    assert abs(mean - r["overhead_ns_per_call"]) < 0.002, r
+    assert r["clocksource"] == d["context"]["clocksource"] and not r["after_change"], r
+assert d["context"]["clocksource_end"] == d["context"]["clocksource"]
+assert d["changed_during_run"] == {"clocksource": False, "path": False, "detail": None}, d["changed_during_run"]
+assert d["probe_end"]["clocks"] == d["probe"]["clocks"]
+' "$tmp/$name.json"
+	ok $? "$name: overhead measured on the CPU of each thread; clocksource per row, at the end; probe repeated; nothing changed"
+	python3 -c '
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+v = "/sys/devices/system/cpu/vulnerabilities"
+want = {f: open(os.path.join(v, f)).read().strip() for f in os.listdir(v)} if os.path.isdir(v) else {}
+assert d["context"]["mitigations"] == want, (d["context"]["mitigations"], want)
+' "$tmp/$name.json"
+	ok $? "$name: context.mitigations holds every file of the vulnerabilities folder"
 done
 
 # The path check must report user space for the vDSO on a TSC/kvm-clock
@@ -66,6 +101,26 @@ bench/clockbench --clock monotonic --method syscall --threads 1 --duration 0.05 
 	--format json --output "$tmp/sys.json" 2>/dev/null
 out=$(python3 tests/check_report.py "$tmp/sys.json" --expect-path=monotonic:syscall:syscall)
 ok $? "--method syscall rows are labelled syscall"
+
+# A clocksource that changes during the run (here a stand-in file the test
+# rewrites mid-run) marks the rows after it and the run, loudly.
+printf 'tsc\n' >"$tmp/cs"
+(sleep 0.5; printf 'hpet\n' >"$tmp/cs") &
+bench/clockbench --test-clocksource-file "$tmp/cs" --method rdtsc,rdtscp --threads 1 --duration 0.4 --quiet \
+	--json "$tmp/flip.json" >"$tmp/flip.txt" 2>"$tmp/flip.err"
+wait
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+c, ch, rows = d["context"], d["changed_during_run"], d["results"]
+assert c["clocksource"] == "tsc" and c["clocksource_end"] == "hpet", c
+assert ch["clocksource"] is True and "hpet" in ch["detail"], ch
+assert rows[-1]["clocksource"] == "hpet" and rows[-1]["after_change"], rows[-1]
+assert [r["after_change"] for r in rows] == [r["clocksource"] == "hpet" for r in rows], rows
+' "$tmp/flip.json"
+ok $? "a clocksource change during the run: context start/end, rows marked, changed_during_run"
+grep -q '^!!! CHANGED DURING THE RUN (clocksource)' "$tmp/flip.txt" && grep -q 'CHANGED DURING THE RUN' "$tmp/flip.err"
+ok $? "the text report and stderr say so loudly"
 
 # An existing output is replaced whole, never appended to or half-written.
 printf 'old contents that must go\n' >"$tmp/replace.csv"

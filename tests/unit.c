@@ -1,8 +1,10 @@
-/* unit.c: TAP tests of the histogram and JSON writer on known data.
+/* unit.c: TAP tests of the histogram, JSON writer, overhead subtraction,
+ * path probe (positive controls), TSC verdict and change detection.
  * `unit json` prints a JSON document with hostile strings instead, for a
  * real parser to check (tests/unit.t). */
 #include "../bench/clockbench.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +122,143 @@ static void json_tests(void)
 	free(buf);
 }
 
+/* Batches of 10..100 ticks: what survives subtracting an overhead of 50,
+ * then of 60 (more than half the batches), per call of a 1-call batch. */
+static void overhead_tests(void)
+{
+	static struct cb_tally t, a, b;
+	struct cb_stats s;
+	uint64_t v;
+
+	cb_tally_init(&t);
+	for (v = 10; v <= 100; v++)
+		cb_tally_add(&t, v, 50);
+	memset(&s, 0, sizeof s);
+	cb_stats_fill(&s, &t, 1, 1.0);
+	ok(isnan(s.ns[CB_Q_MIN]) && s.below_overhead == 1u << CB_Q_MIN,
+	   "overhead above the fastest batch: min is null and named, nothing else");
+	ok(s.ns[CB_Q_MEDIAN] == 5 && s.ns[CB_Q_MEAN] == 5 && s.ns[CB_Q_MAX] == 50,
+	   "the other quantiles are the batch less the overhead (median 5, mean 5, max 50)");
+	ok(s.ns_raw[CB_Q_MIN] == 10 && s.ns_raw[CB_Q_MEDIAN] == 55 && s.ns_raw[CB_Q_MAX] == 100,
+	   "raw figures are the batches as timed");
+
+	cb_tally_init(&t);
+	for (v = 10; v <= 100; v++)
+		cb_tally_add(&t, v, 60);
+	cb_stats_fill(&s, &t, 1, 1.0);
+	ok(isnan(s.ns[CB_Q_MEDIAN]) && isnan(s.ns[CB_Q_MEAN]) && !isnan(s.ns[CB_Q_P99]) &&
+	   s.below_overhead == (1u << CB_Q_MIN | 1u << CB_Q_MEDIAN | 1u << CB_Q_MEAN),
+	   "a median and mean below the overhead are null and named, never clamped to 0");
+	ok(s.ns_raw[CB_Q_MEDIAN] == 55, "the raw median stays beside them");
+
+	/* Two threads, each with its own overhead: 100 less 20, 200 less 120. */
+	cb_tally_init(&a);
+	cb_tally_init(&b);
+	for (v = 0; v < 1000; v++) {
+		cb_tally_add(&a, 100, 20);
+		cb_tally_add(&b, 200, 120);
+	}
+	cb_tally_merge(&a, &b);
+	cb_stats_fill(&s, &a, 2, 1.0);
+	ok(s.ns[CB_Q_MIN] == 40 && s.ns[CB_Q_MAX] == 40 && s.below_overhead == 0,
+	   "each thread's batches less its own overhead: 40 per call on both");
+}
+
+/* Readers for the probe's positive controls. */
+static long no_kernel(clockid_t clk, struct timespec *ts)
+{
+	ts->tv_sec = 1;
+	ts->tv_nsec = 0;
+	return 0;
+}
+
+static long fails_in_user_space(clockid_t clk, struct timespec *ts)
+{
+	return -EINVAL;
+}
+
+static void probe_tests(void)
+{
+	struct cb_probe_case c[] = {
+		{ cb_syscall_clock_gettime, CLOCK_MONOTONIC, -1 },
+		{ no_kernel, CLOCK_MONOTONIC, -1 },
+		{ fails_in_user_space, CLOCK_MONOTONIC, -1 },
+	};
+	char why[160];
+
+	if (cb_probe_cases(c, 3, why, sizeof why) < 0) {
+		n++;
+		printf("ok %d # SKIP probe unavailable: %s\n", n, why);
+		n++;
+		printf("ok %d # SKIP probe unavailable: %s\n", n, why);
+		return;
+	}
+	ok(c[0].path == CB_PATH_SYSCALL, "probe control: the syscall method's function is seen as a syscall");
+	ok(c[1].path == CB_PATH_USER && c[2].path == CB_PATH_ERROR,
+	   "probe control: a read that never enters the kernel is user; one failing otherwise is error");
+}
+
+/* Two CPUs: CPU 1 (offset 30, round trip 100) is within its resolution;
+ * CPU 2 (offset -45, round trip 60) is not, although it is within half of
+ * the slowest round trip (50). */
+static void tsc_tests(void)
+{
+	static struct cb_tsc_result t;
+
+	memset(&t, 0, sizeof t);
+	t.ref_cpu = 0;
+	t.ncpus = 2;
+	t.cpu[0] = (struct cb_tsc_cpu){ .cpu = 1, .rounds = 3000, .offset_cycles = 30, .best_rtt_cycles = 100 };
+	t.cpu[1] = (struct cb_tsc_cpu){ .cpu = 2, .rounds = 3000, .offset_cycles = -45, .best_rtt_cycles = 60 };
+	snprintf(t.kernel_clocksource, sizeof t.kernel_clocksource, "tsc");
+	t.kernel_verdict = "tsc-trusted";
+	cb_tsc_verdict(&t, 3000, 1.0);
+	ok(!strcmp(t.verdict, "inconsistent") && t.cpu[0].within && !t.cpu[1].within,
+	   "TSC verdict: each CPU's offset against its own best round trip");
+	ok(strstr(t.working, "CPU 2 |45| > 30 cycles") != NULL, "TSC working names the CPU and its own resolution");
+	t.cpu[1].offset_cycles = -30;
+	cb_tsc_verdict(&t, 3000, 1.0);
+	ok(!strcmp(t.verdict, "consistent"), "TSC verdict: consistent when every CPU is within its own");
+}
+
+static void changes_tests(void)
+{
+	static struct cb_report r;
+	static struct cb_stats cells[3];
+	int i;
+
+	memset(&r, 0, sizeof r);
+	r.cells = cells;
+	r.ncells = 3;
+	for (i = 0; i < 3; i++) {
+		memset(&cells[i], 0, sizeof cells[i]);
+		cells[i].clock = 1;
+		cells[i].threads = 1;
+		snprintf(cells[i].clocksource, sizeof cells[i].clocksource, i ? "hpet" : "tsc");
+	}
+	snprintf(r.ctx.clocksource, sizeof r.ctx.clocksource, "tsc");
+	snprintf(r.ctx.clocksource_end, sizeof r.ctx.clocksource_end, "hpet");
+	r.probe.ok = r.probe_end.ok = r.have_probe_end = 1;
+	r.probe.vdso[1] = r.probe_end.vdso[1] = CB_PATH_USER;
+	cb_report_changes(&r);
+	ok(r.changed.clocksource && !r.changed.path && !cells[0].after_change && cells[1].after_change &&
+	   cells[2].after_change, "a clocksource change marks the run and the rows from the one after it");
+	ok(strstr(r.changed.detail, "'tsc' at start, 'hpet' after row 2") != NULL, "the change's detail says where");
+
+	strcpy(cells[1].clocksource, "tsc");
+	strcpy(cells[2].clocksource, "tsc");
+	strcpy(r.ctx.clocksource_end, "tsc");
+	r.probe_end.vdso[1] = CB_PATH_SYSCALL;
+	cb_report_changes(&r);
+	ok(!r.changed.clocksource && r.changed.path && !cells[2].after_change &&
+	   strstr(r.changed.detail, "monotonic path vdso user") != NULL,
+	   "a path that differs at the end marks the run, rows unmarked");
+
+	r.probe_end.vdso[1] = CB_PATH_USER;
+	cb_report_changes(&r);
+	ok(!r.changed.clocksource && !r.changed.path && !r.changed.detail[0], "nothing changed: nothing marked");
+}
+
 /* Strings a kernel command line or host name could carry. */
 static void json_document(void)
 {
@@ -150,6 +289,10 @@ int main(int argc, char **argv)
 	}
 	hist_tests();
 	json_tests();
+	overhead_tests();
+	probe_tests();
+	tsc_tests();
+	changes_tests();
 	printf("1..%d\n", n);
 	return failed != 0;
 }

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# bench-symbols.t: the built binaries time what the methods say.  The
+# syscall method must reach the syscall through a call (what a vDSO
+# fallback pays), never an inlined copy; syscall-inline must be inlined.
+# BINS="a b" checks other builds (default: both of this tree).
+set -u -o pipefail
+cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
+
+# body BIN FUNCTION: the instructions of FUNCTION, one per line.
+body() {
+	objdump -d --no-show-raw-insn "$1" | awk -v f="<$2>:" '$2 == f { on = 1; next } on && /^$/ { exit } on'
+}
+
+for bin in ${BINS:-bench/clockbench build/clockbench-static}; do
+	if ! command -v nm >/dev/null || ! command -v objdump >/dev/null; then
+		skip "nm or objdump missing (binutils)"
+		continue
+	fi
+	if [ ! -x "$bin" ]; then
+		skip "$bin not built"
+		continue
+	fi
+	syms=$(nm "$bin")
+	ok "$(grep -qE ' T cb_syscall_clock_gettime$' <<<"$syms" && grep -qE ' T cb_batch_syscall$' <<<"$syms"; echo $?)" \
+		"$bin: cb_syscall_clock_gettime and the syscall method's loop are functions of their own"
+	fn=$(body "$bin" cb_syscall_clock_gettime)
+	ok "$(grep -qE '\ssyscall\s*$' <<<"$fn"; echo $?)" "$bin: cb_syscall_clock_gettime issues the syscall itself"
+	loop=$(body "$bin" cb_batch_syscall)
+	ok "$(grep -qE 'call .*<cb_syscall_clock_gettime>' <<<"$loop" && ! grep -qE '\ssyscall\s*$' <<<"$loop"; echo $?)" \
+		"$bin: the syscall method's loop calls it and holds no syscall instruction of its own"
+	loop=$(body "$bin" cb_batch_syscall_inline)
+	ok "$(grep -qE '\ssyscall\s*$' <<<"$loop" && ! grep -qE '\scall ' <<<"$loop"; echo $?)" \
+		"$bin: the syscall-inline loop has the instruction inlined, no call"
+done
+done_testing
