@@ -14,25 +14,34 @@ GUEST_INITRAMFS := $(GUEST_BUILD)/initramfs.cpio
 GUEST_CPIO_FLAGS :=
 endif
 
-# GUEST_TESTS: tests/guest/*.t, run by tests/run after `make all`.  Those
-# that boot build the initramfs themselves (make guest-initramfs, after the
-# musl engine objects exist, so no race with the top-level build) and skip
-# without qemu-system-x86 or a kernel image (KERNEL=, else /boot/vmlinuz-*).
-GUEST_TESTS := $(wildcard tests/guest/*.t)
+# tests/guest/*.t run under tests/run after `make all`.  Those that boot
+# build the initramfs themselves (make guest-initramfs, after the musl engine
+# objects exist, so no race with the top-level build) and skip without
+# qemu-system-x86 or a kernel image (KERNEL=, else /boot/vmlinuz-*).
 
 .PHONY: guest-init guest-initramfs bench-guest help-guest
 guest-init: $(GUEST_INIT)
 guest-initramfs: $(GUEST_INITRAMFS)
 
-$(GUEST_BUILD)/init.o: guest-init/init.c $(ENGINE_HDRS) $(MUSL_INC)/.stamp
+GUEST_SRCS := $(wildcard guest-init/*.c)
+GUEST_HDRS := $(wildcard guest-init/*.h)
+GUEST_OBJS := $(patsubst guest-init/%.c,$(GUEST_BUILD)/%.o,$(GUEST_SRCS))
+
+$(GUEST_BUILD)/%.o: guest-init/%.c $(GUEST_HDRS) $(ENGINE_HDRS) $(MUSL_INC)/.stamp
 	@mkdir -p $(@D)
 	@echo "  MUSLCC  $@"
 	$(Q)$(MUSL_CC) $(PROJECT_CFLAGS) -isystem $(MUSL_INC) -Ibench $(CFLAGS) -c -o $@ $<
 
 # Stripped: the image holds /init alone and stays well under 1 MiB.
-$(GUEST_INIT): $(GUEST_BUILD)/init.o $(GUEST_ENGINE_OBJS)
+$(GUEST_INIT): $(GUEST_OBJS) $(GUEST_ENGINE_OBJS)
 	@echo "  LD      $@"
 	$(Q)$(MUSL_CC) -static -s $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The guest's facts and frames on the host, linked with the host engine:
+# tests/guest/unit.t.
+$(BUILD)/test-guest-unit: tests/guest/unit.c $(filter-out guest-init/init.c,$(GUEST_SRCS)) $(GUEST_HDRS) $(HOST_OBJS) $(ENGINE_HDRS)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(PROJECT_CFLAGS) -Ibench -Iguest-init $(CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
 $(GUEST_INITRAMFS): $(GUEST_INIT) guest-init/mkinitramfs.py
 	@echo "  CPIO    $@"
@@ -40,9 +49,9 @@ $(GUEST_INITRAMFS): $(GUEST_INIT) guest-init/mkinitramfs.py
 
 # One guest run on the host's current clocksource, ending in a table.
 # Settings (KERNEL, ACCEL, VCPUS, MACHINE, CPU, PIN, ...) come from the
-# environment or the make command line; `host-scripts/launch-guest.sh --help`.
+# environment or the make command line; `host-scripts/bench-guest --help`.
 bench-guest: $(GUEST_INITRAMFS)
-	$(Q)INITRAMFS="$(GUEST_INITRAMFS)" ./host-scripts/launch-guest.sh "$(RESULTS)" "$(RUN_ID)"
+	$(Q)INITRAMFS="$(GUEST_INITRAMFS)" ./host-scripts/bench-guest --results "$(RESULTS)" --run-id "$(RUN_ID)"
 
 help-guest:
 	@echo "make bench-guest  boot a QEMU guest with clockbench as PID 1; result in $(RESULTS)/<run-id>/guest-*.json"

@@ -10,40 +10,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/io.h>
-#include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "clockbench.h"
+#include "exit-codes.h"
+#include "facts.h"
+#include "frame.h"
 
-/* Guest exit codes for isa-debug-exit (QEMU exits with (code << 1) | 1).
- * The table is in docs/guest.md; keep the two in step. */
-enum {
-	GX_ENGINE = 1,  /* engine returned non-zero: QEMU status 3 */
-	GX_SETUP = 2,   /* mount, channel or fork failed: 5 */
-	GX_SIGNAL = 3,  /* engine killed by a signal: 7 */
-	GX_PARAM = 4,   /* bad clockbench.* parameter: 9 */
-	GX_OUTPUT = 5,  /* engine output missing or unreadable: 11 */
-};
 #define DEBUG_EXIT_PORT 0xf4
 #define RESULT_PATH "/tmp/r.json"
 #define ENGINE_ERR "/tmp/engine.err"
 #define MAX_OUTPUT (16u << 20)
-#define MAX_LOGLINES 64
 
 struct params {
 	const char *threads, *duration, *clock, *method, *check, *cpus, *channel;
 	int cost, probe, verbose, shell;
 };
 
-static int chan = -1;   /* results channel, raw */
-static unsigned seq;    /* frames sent so far */
+static struct frame_chan chan = { .fd = -1 }; /* the results channel */
 static char *eargv[32]; /* the engine's argv, kept for the result */
 static int eargc;
 
@@ -65,106 +55,6 @@ static long uptime_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-/* ---- output: JSON with escaping in one place ---- */
-
-static void jesc(FILE *f, const char *s)
-{
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
-static void jkey(FILE *f, int *first, const char *k)
-{
-	if (!*first)
-		fputc(',', f);
-	*first = 0;
-	if (k) {
-		jesc(f, k);
-		fputc(':', f);
-	}
-}
-
-static void jstr(FILE *f, int *first, const char *k, const char *v)
-{
-	jkey(f, first, k);
-	jesc(f, v);
-}
-
-static void jint(FILE *f, int *first, const char *k, long long v)
-{
-	jkey(f, first, k);
-	fprintf(f, "%lld", v);
-}
-
-static void jbool(FILE *f, int *first, const char *k, int v)
-{
-	jkey(f, first, k);
-	fputs(v < 0 ? "null" : v ? "true" : "false", f);
-}
-
-/* ---- framing ---- */
-
-static uint32_t crc32(const void *data, size_t n)
-{
-	static uint32_t t[256];
-	const unsigned char *p = data;
-	uint32_t c = 0xffffffffu;
-	if (!t[1])
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t v = i;
-			for (int k = 0; k < 8; k++)
-				v = v & 1 ? 0xedb88320u ^ (v >> 1) : v >> 1;
-			t[i] = v;
-		}
-	while (n--)
-		c = t[(c ^ *p++) & 0xff] ^ (c >> 8);
-	return c ^ 0xffffffffu;
-}
-
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Sends one frame: a header line with kind, sequence number, byte length
- * and CRC-32 of the payload, the payload, and an end line naming the same
- * sequence number.  The format is in docs/guest.md. */
-static void send_frame(const char *kind, const char *payload, size_t len)
-{
-	char head[160], tail[64];
-	if (chan < 0)
-		return;
-	seq++;
-	int hn = snprintf(head, sizeof head, "\nCLOCKBENCH-BEGIN v1 kind=%s seq=%u len=%zu crc32=%08x\n",
-			  kind, seq, len, crc32(payload, len));
-	int tn = snprintf(tail, sizeof tail, "\nCLOCKBENCH-END seq=%u\n", seq);
-	if (write_all(chan, head, (size_t)hn) || write_all(chan, payload, len) ||
-	    write_all(chan, tail, (size_t)tn))
-		say("write results channel: %s", strerror(errno));
-	tcdrain(chan);
-}
-
 /* Ends the guest: QEMU exits with (code << 1) | 1 through isa-debug-exit
  * when code is non-zero and the device exists; otherwise, and for code 0,
  * a power-off or reboot (QEMU status 0 under -no-reboot).  Never returns. */
@@ -184,6 +74,13 @@ static void __attribute__((noreturn)) finish(int code)
 		pause();
 }
 
+/* Sends a frame, saying on the console when the channel fails. */
+static void channel_send(const char *kind, const char *payload, size_t len)
+{
+	if (frame_send(&chan, kind, payload, len))
+		say("write results channel: %s", strerror(errno));
+}
+
 /* Reports a failure in-band as a kind=error frame, then ends the guest. */
 static void __attribute__((noreturn)) fail(int code, const char *stage, const char *fmt, ...)
 {
@@ -196,16 +93,17 @@ static void __attribute__((noreturn)) fail(int code, const char *stage, const ch
 	say("%s", msg);
 	FILE *f = open_memstream(&buf, &len);
 	if (f) {
-		int first = 1;
-		fputc('{', f);
-		jstr(f, &first, "schema", "clockbench-guest-error/1");
-		jstr(f, &first, "stage", stage);
-		jstr(f, &first, "error", msg);
-		jint(f, &first, "exit_code", code);
-		jint(f, &first, "uptime_ms", uptime_ms());
-		fputc('}', f);
-		if (fclose(f) == 0)
-			send_frame("error", buf, len);
+		struct cb_json j;
+		cb_json_begin(&j, f);
+		cb_json_obj(&j, NULL);
+		cb_json_str(&j, "schema", "clockbench-guest-error/1");
+		cb_json_str(&j, "stage", stage);
+		cb_json_str(&j, "error", msg);
+		cb_json_int(&j, "exit_code", code);
+		cb_json_int(&j, "uptime_ms", uptime_ms());
+		cb_json_end_obj(&j);
+		if (fclose(f) == 0 && chan.fd >= 0)
+			channel_send("error", buf, len);
 		free(buf);
 	}
 	finish(code);
@@ -300,187 +198,6 @@ static const char *parse_cmdline(char *buf, struct params *p, char *err, size_t 
 		*flagvals[i] = *v == '1';
 	}
 	return NULL;
-}
-
-/* ---- guest facts ---- */
-
-static void read_line(const char *path, char *buf, size_t n)
-{
-	buf[0] = 0;
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(buf, (int)n, f))
-		buf[strcspn(buf, "\n")] = 0;
-	fclose(f);
-}
-
-static void cpuid(uint32_t leaf, uint32_t r[4])
-{
-	__asm__ __volatile__("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(leaf), "c"(0));
-}
-
-struct logfacts {
-	int n;
-	char line[MAX_LOGLINES][200];
-	int kvmclock, sched_stable, tsc_unstable, tsc_warp;
-	char switched_to[64];
-};
-
-/* Kernel log lines that tell which clock path the guest took. */
-static const char *const log_patterns[] = {
-	"kvm-clock", "sched_clock: Marking stable", "Marking TSC unstable", "clocksource: Switched",
-	"TSC warp", "as unstable", "tsc: Refined TSC", "tsc: Detected", "Hypervisor detected",
-	"clocksource: Watchdog", "clocksource: timekeeping watchdog",
-};
-
-static void log_match(struct logfacts *lf, const char *msg)
-{
-	size_t i;
-	for (i = 0; i < sizeof log_patterns / sizeof *log_patterns; i++)
-		if (strstr(msg, log_patterns[i]))
-			break;
-	if (i == sizeof log_patterns / sizeof *log_patterns)
-		return;
-	if (strstr(msg, "kvm-clock"))
-		lf->kvmclock = 1;
-	if (strstr(msg, "sched_clock: Marking stable"))
-		lf->sched_stable = 1;
-	if (strstr(msg, "Marking TSC unstable") || strstr(msg, "'tsc' as unstable"))
-		lf->tsc_unstable = 1;
-	if (strstr(msg, "TSC warp"))
-		lf->tsc_warp = 1;
-	const char *s = strstr(msg, "Switched to clocksource ");
-	if (s)
-		snprintf(lf->switched_to, sizeof lf->switched_to, "%.*s", (int)strcspn(s + 24, " \n"), s + 24);
-	if (lf->n < MAX_LOGLINES)
-		snprintf(lf->line[lf->n++], sizeof lf->line[0], "%s", msg);
-}
-
-/* Collects the matching kernel log lines from /dev/kmsg, or from klogctl
- * where /dev/kmsg cannot be read.  Returns the source used, or NULL. */
-static const char *collect_log(struct logfacts *lf)
-{
-	char rec[2048];
-	memset(lf, 0, sizeof *lf);
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd >= 0) {
-		for (;;) {
-			ssize_t r = read(fd, rec, sizeof rec - 1);
-			if (r < 0 && errno == EPIPE)
-				continue; /* records overwritten: go on with the next */
-			if (r <= 0)
-				break;
-			rec[r] = 0;
-			char *msg = strchr(rec, ';');
-			if (!msg)
-				continue;
-			msg++;
-			msg[strcspn(msg, "\n")] = 0;
-			log_match(lf, msg);
-		}
-		close(fd);
-		return "/dev/kmsg";
-	}
-	int n = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
-	char *buf = n > 0 ? malloc((size_t)n + 1) : NULL;
-	if (!buf)
-		return NULL;
-	n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, n);
-	if (n < 0) {
-		free(buf);
-		return NULL;
-	}
-	buf[n] = 0;
-	for (char *save = NULL, *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-		char *m = strchr(l, ']');
-		log_match(lf, m ? m + 1 + (m[1] == ' ') : l);
-	}
-	free(buf);
-	return "klogctl";
-}
-
-/* Writes the "guest" object: clocksources before and after the engine,
- * kernel log verdicts, and what CPUID shows the guest. */
-static void write_facts(FILE *f, const char *cs_before, const struct params *p, long t_init, long t_engine,
-			int status)
-{
-	char cs[64], avail[256], sig[13] = "";
-	struct utsname u;
-	struct logfacts *lf = calloc(1, sizeof *lf);
-	const char *logsrc = lf ? collect_log(lf) : NULL;
-	uint32_t r[4];
-	int first = 1, hv = 0, invtsc = 0, kvm_valid = 0;
-	uint32_t kvm_feat = 0;
-
-	read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs, sizeof cs);
-	read_line("/sys/devices/system/clocksource/clocksource0/available_clocksource", avail, sizeof avail);
-	cpuid(1, r);
-	hv = (int)(r[2] >> 31 & 1);
-	cpuid(0x80000000u, r);
-	if (r[0] >= 0x80000007u) {
-		cpuid(0x80000007u, r);
-		invtsc = (int)(r[3] >> 8 & 1);
-	}
-	if (hv) {
-		cpuid(0x40000000u, r);
-		memcpy(sig, &r[1], 4);
-		memcpy(sig + 4, &r[2], 4);
-		memcpy(sig + 8, &r[3], 4);
-		sig[12] = 0;
-		for (char *c = sig; *c; c++)
-			if (!isprint((unsigned char)*c))
-				*c = '?';
-		if (!strcmp(sig, "KVMKVMKVM") && r[0] >= 0x40000001u) {
-			cpuid(0x40000001u, r);
-			kvm_valid = 1;
-			kvm_feat = r[0];
-		}
-	}
-	if (uname(&u))
-		memset(&u, 0, sizeof u);
-
-	fputc('{', f);
-	jstr(f, &first, "kernel", u.release);
-	jint(f, &first, "vcpus_online", sysconf(_SC_NPROCESSORS_ONLN));
-	jstr(f, &first, "clocksource_before", cs_before);
-	jstr(f, &first, "clocksource", cs);
-	jstr(f, &first, "available_clocksource", avail);
-	jbool(f, &first, "hypervisor_bit", hv);
-	jstr(f, &first, "hypervisor", hv ? sig : NULL);
-	jbool(f, &first, "invtsc", invtsc);
-	jbool(f, &first, "kvm_features_valid", kvm_valid);
-	jint(f, &first, "kvm_features", kvm_feat);
-	jbool(f, &first, "kvmclock_advertised", kvm_valid ? (int)((kvm_feat & 1) | (kvm_feat >> 3 & 1)) : -1);
-	jbool(f, &first, "kvm_stable_bit_advertised", kvm_valid ? (int)(kvm_feat >> 24 & 1) : -1);
-	jkey(f, &first, "log");
-	fputc('{', f);
-	int lfirst = 1;
-	jstr(f, &lfirst, "source", logsrc);
-	jbool(f, &lfirst, "kvm_clock", lf && logsrc ? lf->kvmclock : -1);
-	jbool(f, &lfirst, "sched_clock_marked_stable", lf && logsrc ? lf->sched_stable : -1);
-	jbool(f, &lfirst, "tsc_marked_unstable", lf && logsrc ? lf->tsc_unstable : -1);
-	jbool(f, &lfirst, "tsc_warp", lf && logsrc ? lf->tsc_warp : -1);
-	jstr(f, &lfirst, "switched_to", lf && lf->switched_to[0] ? lf->switched_to : NULL);
-	jkey(f, &lfirst, "lines");
-	fputc('[', f);
-	int afirst = 1;
-	for (int i = 0; lf && i < lf->n; i++)
-		jstr(f, &afirst, NULL, lf->line[i]);
-	fputs("]}", f);
-	jstr(f, &first, "channel", p->channel);
-	jkey(f, &first, "engine_argv");
-	fputc('[', f);
-	int vfirst = 1;
-	for (int i = 0; i < eargc; i++)
-		jstr(f, &vfirst, NULL, eargv[i]);
-	fputc(']', f);
-	jint(f, &first, "uptime_ms_init", t_init);
-	jint(f, &first, "uptime_ms_engine_start", t_engine);
-	jint(f, &first, "uptime_ms_engine_end", uptime_ms());
-	jint(f, &first, "engine_status", status);
-	fputc('}', f);
-	free(lf);
 }
 
 /* ---- the engine ---- */
@@ -596,7 +313,9 @@ static char *slurp(const char *path, size_t *len)
 int main(void)
 {
 	struct params p = { .channel = "ttyS1", .cost = 1 };
-	char cmdline[4096], cs_before[64], err[256], threads_default[32];
+	struct cb_context ctx = { 0 };
+	struct gf_log *log;
+	char cmdline[4096], err[256], threads_default[32];
 	long t_init = uptime_ms();
 
 	if (fcntl(2, F_GETFD) < 0) {
@@ -611,7 +330,8 @@ int main(void)
 	mount_one("devtmpfs", "/dev", "devtmpfs", MS_NOSUID, "mode=0755");
 	mount_one("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
 
-	read_line("/proc/cmdline", cmdline, sizeof cmdline);
+	if (cb_read_line("/proc/cmdline", cmdline, sizeof cmdline))
+		cmdline[0] = 0;
 	/* The channel comes first so that a bad parameter can be reported on it. */
 	for (char *c = strstr(cmdline, "clockbench.channel="); c; c = NULL) {
 		static char name[32];
@@ -619,11 +339,11 @@ int main(void)
 		if (valid_value(name))
 			p.channel = name;
 	}
-	chan = open_channel(p.channel);
-	if (chan < 0)
+	chan.fd = open_channel(p.channel);
+	if (chan.fd < 0)
 		fail(GX_SETUP, "setup", "no results channel /dev/%s", p.channel);
-	dprintf(chan, "\nCLOCKBENCH-HELLO v1 uptime_ms=%ld\n", t_init);
-	tcdrain(chan);
+	if (frame_hello(&chan, t_init))
+		say("write results channel: %s", strerror(errno));
 	say("up at %ld ms; results on /dev/%s", t_init, p.channel);
 
 	char parsebuf[sizeof cmdline];
@@ -633,10 +353,11 @@ int main(void)
 	if (p.probe)
 		finish(0);
 
-	snprintf(threads_default, sizeof threads_default, "1-%ld", sysconf(_SC_NPROCESSORS_ONLN));
-	read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs_before, sizeof cs_before);
+	cb_context_collect(&ctx);
+	snprintf(threads_default, sizeof threads_default, "1-%ld", ctx.cpus_online);
 	long t_engine = uptime_ms();
 	int st = run_engine(&p, threads_default);
+	long t_end = uptime_ms();
 	if (st < 0)
 		fail(GX_SETUP, "engine", "fork: %s", strerror(errno));
 	char last[512];
@@ -647,7 +368,7 @@ int main(void)
 	if (WEXITSTATUS(st))
 		fail(GX_ENGINE, "engine", "engine exited with status %d%s%s", WEXITSTATUS(st), *last ? ": " : "", last);
 
-	size_t blen = 0;
+	size_t blen = 0, olen = 0;
 	char *bench = slurp(RESULT_PATH, &blen);
 	if (!bench)
 		fail(GX_OUTPUT, "output", "read %s: %s", RESULT_PATH, strerror(errno));
@@ -656,20 +377,26 @@ int main(void)
 	if (!blen || bench[0] != '{')
 		fail(GX_OUTPUT, "output", "%s: not a JSON object", RESULT_PATH);
 
-	char *out = NULL;
-	size_t olen = 0;
-	FILE *f = open_memstream(&out, &olen);
-	if (!f)
-		fail(GX_SETUP, "output", "open_memstream: %s", strerror(errno));
-	fputs("{\"schema\":\"clockbench-guest/1\",\"guest\":", f);
-	write_facts(f, cs_before, &p, t_init, t_engine, WEXITSTATUS(st));
-	fputs(",\"bench\":", f);
-	fwrite(bench, 1, blen, f);
-	fputs("}\n", f);
-	if (fclose(f))
+	log = calloc(1, sizeof *log);
+	if (!log)
+		fail(GX_SETUP, "output", "calloc: %s", strerror(errno));
+	gf_log_read(log);
+	struct gf_facts g = {
+		.clocksource_before = ctx.clocksource[0] ? ctx.clocksource : NULL,
+		.channel = p.channel,
+		.engine_argv = eargv,
+		.engine_argc = eargc,
+		.uptime_ms_init = t_init,
+		.uptime_ms_engine_start = t_engine,
+		.uptime_ms_engine_end = t_end,
+		.engine_status = WEXITSTATUS(st),
+		.log = log,
+	};
+	char *out = gf_result_doc(&g, bench, blen, &olen);
+	if (!out)
 		fail(GX_SETUP, "output", "open_memstream: %s", strerror(errno));
 	free(bench);
-	send_frame("result", out, olen);
+	channel_send("result", out, olen);
 	say("result sent (%zu bytes) at %ld ms", olen, uptime_ms());
 	if (p.shell) {
 		/* DEBUG=1 images only: a shell on the console instead of power-off. */

@@ -14,3 +14,42 @@ ok() { # ok CONDITION-STATUS DESCRIPTION
 skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $1"; }
 diag() { printf '# %s\n' "$@"; }
 done_testing() { echo "1..$tap_n"; [ "$tap_failed" -eq 0 ]; }
+
+# skip_all REASON [N]: skips the whole file and exits 0: N tests skipped
+# when the file knows how many it would run, else the plan 1..0 (which
+# tests/run counts as one skip).
+skip_all() {
+	local i
+	if [ -n "${2:-}" ]; then
+		for ((i = 0; i < $2; i++)); do skip "$1"; done
+		done_testing
+	else
+		echo "1..0 # SKIP $1"
+	fi
+	exit 0
+}
+
+# tap_pass CMD...: runs a TAP program and prints its tests as this file's
+# (renumbered, directives kept), then one more: CMD exited 0 and ran its
+# whole plan (a crash or an early exit after passing tests fails here).
+tap_pass() {
+	local out rc line plan="" ran=0 re='^(not )?ok [0-9]+(.*)$'
+	out=$("$@" 2>&1)
+	rc=$?
+	while IFS= read -r line; do
+		if [[ $line =~ $re ]]; then
+			ran=$((ran + 1))
+			tap_n=$((tap_n + 1))
+			echo "${BASH_REMATCH[1]}ok $tap_n${BASH_REMATCH[2]}"
+			if [ -n "${BASH_REMATCH[1]}" ] && [[ ${BASH_REMATCH[2]} != *"# TODO"* ]]; then
+				tap_failed=$((tap_failed + 1))
+			fi
+		elif [[ $line =~ ^1\.\.([0-9]+) ]]; then
+			plan=${BASH_REMATCH[1]}
+		elif [ -n "$line" ]; then
+			diag "$line"
+		fi
+	done <<<"$out"
+	ok "$([ "$rc" -eq 0 ] && [ "$plan" = "$ran" ]; echo $?)" "$1: exit $rc, plan 1..${plan:-missing}, ran $ran"
+}
+

@@ -3,6 +3,7 @@
 # guest hang each end in one clear error naming the console log, with the
 # documented QEMU status, and nothing written to results/; a guest that
 # never powers off after its result is killed and its result kept.
+# test-timeout: 600
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
@@ -13,9 +14,7 @@ export TMPDIR=$tmp
 
 kernel=$(guest_kernel)
 if ! command -v qemu-system-x86_64 >/dev/null || [ -z "$kernel" ]; then
-	skip "needs qemu-system-x86_64 and a kernel image (KERNEL=)"
-	done_testing
-	exit
+	skip_all "needs qemu-system-x86_64 and a kernel image (KERNEL=)" 6
 fi
 initrd=$(guest_initramfs)
 if [ -z "$initrd" ]; then
@@ -31,11 +30,11 @@ fault() {
 	local what=$1 pat=$2 rc lines log start=$SECONDS
 	shift 2
 	env KERNEL="$kernel" INITRAMFS="$initrd" ACCEL=tcg VCPUS=1 TIMEOUT=60 DURATION=0.1 CLOCKS=monotonic \
-		METHODS=vdso CHECK=none "$@" host-scripts/launch-guest.sh "$tmp/results" run >/dev/null 2>"$tmp/stderr"
+		METHODS=vdso CHECK=none "$@" host-scripts/bench-guest --results "$tmp/results" --run-id run >/dev/null 2>"$tmp/stderr"
 	rc=$?
 	lines=$(wc -l <"$tmp/stderr")
 	log=$(sed -n 's/.*(console log: \(.*\))$/\1/p' "$tmp/stderr")
-	if [ "$rc" -eq 1 ] && [ "$lines" -eq 1 ] && grep -qE "^launch-guest: $pat" "$tmp/stderr" &&
+	if [ "$rc" -eq 1 ] && [ "$lines" -eq 1 ] && grep -qE "^bench-guest: $pat" "$tmp/stderr" &&
 		[ -n "$log" ] && [ -e "$log" ] && [ -z "$(find "$tmp/results" -type f 2>/dev/null)" ]; then
 		ok 0 "$what: exit 1 in $((SECONDS - start)) s, '$(cat "$tmp/stderr")'"
 	else
@@ -58,7 +57,7 @@ fault "guest hang" 'guest timed out after 2s' TIMEOUT=2
 debug=build/guest/initramfs-debug.cpio
 if [ -x "${BUSYBOX:-/bin/busybox}" ] && make --no-print-directory -s guest-initramfs DEBUG=1 >&2; then
 	KERNEL=$kernel INITRAMFS=$debug ACCEL=tcg VCPUS=1 TIMEOUT=60 DURATION=0.1 CLOCKS=monotonic METHODS=vdso CHECK=none \
-		APPEND=clockbench.shell=1 host-scripts/launch-guest.sh "$tmp/results" grace >/dev/null 2>"$tmp/stderr"
+		APPEND=clockbench.shell=1 host-scripts/bench-guest --results "$tmp/results" --run-id grace >/dev/null 2>"$tmp/stderr"
 	rc=$?
 	res=$(find "$tmp/results/grace" -name 'guest-*.json' 2>/dev/null)
 	ok "$([ "$rc" -eq 0 ] && [ -n "$res" ] && grep -q 'did not power off within 10 s of its result: QEMU killed' "$tmp/stderr"; echo $?)" \
