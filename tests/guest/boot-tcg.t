@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# boot-tcg.t: a real guest boot under TCG on q35 with 2 vCPUs: the result
-# parses, has rows for 1 and 2 threads, the guest's facts, the accelerator
-# label, boot_ms and the pinning; then a floating 1-vCPU boot.
+# boot-tcg.t: a real guest boot (host-scripts/bench-guest) under TCG on q35
+# with 2 vCPUs, traced: the result parses, has rows for 1 and 2 threads, the
+# guest's facts, the accelerator label, boot_ms and the pinning, its path is
+# the last line on stdout, and the KVM trace is its own file; then a
+# floating 1-vCPU pc boot into the same run folder, then microvm.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
@@ -12,14 +14,10 @@ export TMPDIR=$tmp
 
 kernel=$(guest_kernel)
 if ! command -v qemu-system-x86_64 >/dev/null; then
-	skip "no qemu-system-x86_64 (apt-get install qemu-system-x86)"
-	done_testing
-	exit
+	skip_all "no qemu-system-x86_64 (apt-get install qemu-system-x86)"
 fi
 if [ -z "$kernel" ]; then
-	skip "no readable kernel image: set KERNEL= (Debian: apt-get install linux-image-amd64)"
-	done_testing
-	exit
+	skip_all "no readable kernel image: set KERNEL= (Debian: apt-get install linux-image-amd64)"
 fi
 initrd=$(guest_initramfs)
 ok "$([ -n "$initrd" ]; echo $?)" "make guest-initramfs"
@@ -31,12 +29,13 @@ res=$out/guest-$cs-2vcpu.json
 start=$SECONDS
 KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg MACHINE=q35 VCPUS=2 TIMEOUT=120 \
 	DURATION=0.2 CLOCKS=monotonic METHODS=vdso,syscall CHECK=all \
-	host-scripts/launch-guest.sh "$tmp/results" run >"$tmp/stdout" 2>"$tmp/stderr"
+	host-scripts/bench-guest --results "$tmp/results" --run-id run --trace >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 ok "$([ "$rc" -eq 0 ]; echo $?)" "TCG boot with 2 vCPUs: exit $rc in $((SECONDS - start)) s"
 [ "$rc" -eq 0 ] || diag_lines <"$tmp/stderr"
 ok "$([ -s "$res" ] && [ -s "$out/guest-$cs-2vcpu.console.log" ]; echo $?)" "result and console log in results/<run-id>/guest-$cs-2vcpu.*"
 ok "$(no_tmp_left "$tmp/results"; echo $?)" "no temporary file left in results/"
+ok "$([ "$(tail -1 "$tmp/stdout")" = "$res" ]; echo $?)" "the last line on stdout is the result's path"
 if [ ! -s "$res" ]; then
 	done_testing
 	exit
@@ -50,14 +49,20 @@ ok "$(grep -q 'accel tcg (EMULATED' "$tmp/stdout" && grep -q '^EMULATED: ' "$tmp
 jcheck "$res" 'd["launcher"]["machine"] == "q35" and d["launcher"]["cpu"] == "max" and d["launcher"]["qemu_version"].startswith("QEMU emulator")' \
 	"launcher records machine, CPU model and QEMU version"
 jcheck "$res" 'd["launcher"]["host"]["clocksource"] == "'"$cs"'" and d["launcher"]["kernel"] == "'"$(realpath "$kernel")"'"' "host clocksource and kernel recorded"
+jcheck "$res" 'd["launcher"]["clocksource"] == "'"$cs"'" and d["launcher"]["host"]["clocksource_end"] == "'"$cs"'" and d["launcher"]["qemu_pid"] > 0' \
+	"the label, the kernel's clocksource at the end and QEMU's pid recorded"
 jcheck "$res" '0 < d["launcher"]["boot_ms"] < d["launcher"]["result_ms"] <= d["launcher"]["wall_ms"]' "0 < boot_ms < result_ms <= wall_ms"
-jcheck "$res" 'd["guest"]["vcpus_online"] == 2 and d["bench"]["context"]["cpus_online"] == 2' "guest saw 2 vCPUs"
-jcheck "$res" 'd["guest"]["clocksource"] and d["guest"]["clocksource"] in d["guest"]["available_clocksource"].split()' "guest clocksource and available list"
+# The guest's facts: the engine's context (clocksource, CPUID, vCPUs) plus
+# what /init adds (the kernel log).  avail: the list, or its older string.
+avail='(lambda a: a.split() if isinstance(a, str) else a)(d["bench"]["context"]["available_clocksource"])'
+jcheck "$res" 'd["bench"]["context"]["cpus_online"] == 2' "guest saw 2 vCPUs"
+jcheck "$res" 'd["bench"]["context"]["clocksource"] in '"$avail" "guest clocksource and available list"
 jcheck "$res" 'd["guest"]["log"]["source"] in ("/dev/kmsg", "klogctl") and any("clocksource" in l or "tsc" in l for l in d["guest"]["log"]["lines"])' "kernel log lines collected"
-jcheck "$res" 'all(k in d["guest"] for k in ("invtsc", "kvm_stable_bit_advertised", "hypervisor")) and "sched_clock_marked_stable" in d["guest"]["log"]' "invtsc, KVM stable bit and sched_clock verdict present"
+jcheck "$res" 'd["bench"]["context"]["hypervisor"] == "TCGTCGTCGTCG" and "kvm_features" in d["bench"]["context"] and "sched_clock_marked_stable" in d["guest"]["log"]' \
+	"hypervisor signature, KVM features and sched_clock verdict present"
 # The mechanism: on hpet/acpi_pm the vDSO cannot serve the read; on tsc or
 # kvm-clock (with the stable bit) it can.
-jcheck "$res" '(lambda cs, p: p == "syscall" if cs in ("hpet", "acpi_pm") else p in ("user", "syscall"))(d["guest"]["clocksource"], d["bench"]["probe"]["clocks"]["monotonic"]["vdso"])' \
+jcheck "$res" '(lambda cs, p: p == "syscall" if cs in ("hpet", "acpi_pm") else p in ("user", "syscall"))(d["bench"]["context"]["clocksource"], d["bench"]["probe"]["clocks"]["monotonic"]["vdso"])' \
 	"path probe agrees with the guest clocksource"
 jcheck "$res" 'all(r["path"] == d["bench"]["probe"]["clocks"]["monotonic"][r["method"]] for r in d["bench"]["results"])' "each row's path is the probe's"
 jcheck "$res" '"tsc" in d["bench"]["checks"] and d["bench"]["checks"]["warps"]' "warp and TSC checks ran"
@@ -71,20 +76,42 @@ fi
 ok "$(grep -q 'clockbench-init: result sent' "$out/guest-$cs-2vcpu.console.log"; echo $?)" "console log holds the init's own lines"
 head -4 "$tmp/stdout" | diag_lines
 
-KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg VCPUS=2 host-scripts/launch-guest.sh "$tmp/results" run >/dev/null 2>"$tmp/stderr"
+# --trace: the summary is its own file beside the result, which holds none.
+kt=$out/kvm-trace-$cs-2vcpu.json
+ok "$([ -s "$kt" ]; echo $?)" "--trace: kvm-trace-$cs-2vcpu.json beside the result"
+jcheck "$res" '"kvm_trace" not in d' "the guest result holds no trace summary"
+if [ -s "$kt" ]; then
+	jcheck "$kt" 'd["schema"] == "clockbench-kvm-trace/1" and d["guest_result"] == "guest-'"$cs"'-2vcpu.json"' "kvm-trace: schema and its guest result"
+	if [ "$(id -u)" -eq 0 ] && [ -w /dev/kvm ] && grep -q '"subject": "observer"' "$kt"; then
+		jcheck "$kt" 'd["available"] and d["trace_file"].startswith("kvm-observe-") and d["measuring"]["available"] is False and d["complete"] is True' \
+			"under TCG with /dev/kvm: an observer VM's complete trace, no measuring window"
+	else
+		jcheck "$kt" 'd["available"] is False and d["reason"]' "no KVM trace of this guest here: says why ($(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["reason"])' "$kt"))"
+	fi
+else
+	skip "no kvm-trace file to check"
+fi
+left=$(find /sys/kernel/tracing/instances -maxdepth 1 -name 'clockbench-*' 2>/dev/null)
+ok "$([ -z "$left" ]; echo $?)" "no tracefs instance left behind"
+
+KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg VCPUS=2 host-scripts/bench-guest --results "$tmp/results" --run-id run >/dev/null 2>"$tmp/stderr"
 rc=$?
-ok "$([ "$rc" -eq 1 ] && grep -q 'never overwritten' "$tmp/stderr"; echo $?)" "same run id again: refused before booting (exit $rc)"
+ok "$([ "$rc" -eq 1 ] && grep -q 'a run folder is never reused' "$tmp/stderr"; echo $?)" "same run id again: refused before booting (exit $rc)"
+KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg VCPUS=2 host-scripts/bench-guest --run-dir "$out" >/dev/null 2>"$tmp/stderr"
+rc=$?
+ok "$([ "$rc" -eq 1 ] && grep -q 'never overwritten' "$tmp/stderr"; echo $?)" "--run-dir holding that result: refused before booting (exit $rc)"
 
 res1=$out/guest-$cs-1vcpu.json
 KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg MACHINE=pc HPET=off VCPUS=1 PIN=0 TIMEOUT=120 DURATION=0.1 \
-	CLOCKS=monotonic METHODS=vdso CHECK=none host-scripts/launch-guest.sh "$tmp/results" run >"$tmp/stdout" 2>"$tmp/stderr"
+	CLOCKS=monotonic METHODS=vdso CHECK=none host-scripts/bench-guest --run-dir "$out" --quiet >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
-ok "$([ "$rc" -eq 0 ] && [ -s "$res1" ]; echo $?)" "pc, HPET=off, PIN=0, 1 vCPU: exit $rc, guest-$cs-1vcpu.json"
+ok "$([ "$rc" -eq 0 ] && [ -s "$res1" ] && [ "$(cat "$tmp/stdout")" = "$res1" ]; echo $?)" \
+	"pc, HPET=off, PIN=0, 1 vCPU into the same run folder (--run-dir --quiet): exit $rc, prints only guest-$cs-1vcpu.json"
 [ "$rc" -eq 0 ] || diag_lines <"$tmp/stderr"
 if [ -s "$res1" ]; then
 	jcheck "$res1" 'd["launcher"]["pinning"]["mode"] == "floating" and [v["host_cpu"] for v in d["launcher"]["pinning"]["vcpus"]] == [None]' "PIN=0: recorded as floating"
 	jcheck "$res1" '[r["threads"] for r in d["bench"]["results"]] == [1]' "1 vCPU: one row, 1 thread"
-	jcheck "$res1" 'd["launcher"]["machine_options"] == "pc,hpet=off" and "hpet" not in d["guest"]["available_clocksource"].split()' \
+	jcheck "$res1" 'd["launcher"]["machine_options"] == "pc,hpet=off" and "hpet" not in '"$avail" \
 		"HPET=off: recorded, and the guest has no hpet clocksource"
 else
 	for _ in 1 2 3; do skip "no pc result to check"; done
@@ -92,12 +119,13 @@ fi
 
 res2=$tmp/results/microvm/guest-$cs-1vcpu.json
 KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg MACHINE=microvm VCPUS=1 TIMEOUT=120 DURATION=0.1 \
-	CLOCKS=monotonic METHODS=vdso CHECK=none host-scripts/launch-guest.sh "$tmp/results" microvm >"$tmp/stdout" 2>"$tmp/stderr"
+	CLOCKS=monotonic METHODS=vdso CHECK=none host-scripts/bench-guest --results "$tmp/results" --run-id microvm \
+	>"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ -s "$res2" ]; echo $?)" "microvm (results on a second isa-serial): exit $rc"
 [ "$rc" -eq 0 ] || diag_lines <"$tmp/stderr"
 if [ -s "$res2" ]; then
-	jcheck "$res2" 'd["launcher"]["machine_options"] == "microvm,acpi=off" and d["launcher"]["exit_status"] == 0 and d["guest"]["clocksource"]' \
+	jcheck "$res2" 'd["launcher"]["machine_options"] == "microvm,acpi=off" and d["launcher"]["exit_status"] == 0 and d["bench"]["context"]["clocksource"]' \
 		"microvm: acpi=off recorded, guest ended QEMU with status 0, clocksource recorded"
 else
 	skip "no microvm result to check"

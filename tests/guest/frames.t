@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""frames.t: the results-channel parser (host-scripts/guestframe.py) takes one
+"""frames.t: the results-channel reader (host-scripts/cbhost/frames.py) takes one
 good frame and rejects truncated, corrupt, duplicated and missing ones (TAP)."""
 import json
 import os
@@ -8,7 +8,7 @@ import zlib
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "host-scripts"))
-import guestframe  # noqa: E402
+from cbhost import frames  # noqa: E402
 
 n = 0
 failed = 0
@@ -39,9 +39,9 @@ def frame(payload, kind="result", seq=1, crc=None, length=None):
 def error_of(data):
     """The FrameError message for data, or None when it is accepted."""
     try:
-        guestframe.result(guestframe.parse(data))
+        frames.result(frames.parse(data))
         return None
-    except guestframe.FrameError as e:
+    except frames.FrameError as e:
         return str(e)
 
 
@@ -51,13 +51,13 @@ doc = {"schema": "clockbench-guest/1", "guest": {"clocksource": "kvm-clock"},
 good_payload = json.dumps(doc, indent=1).encode()
 good = hello + frame(good_payload)
 
-p = guestframe.parse(good)
+p = frames.parse(good)
 ok(p["hello"] == 812, "hello line gives the guest's uptime at /init")
 ok(len(p["frames"]) == 1 and not p["problems"], "one good frame, no problems", repr(p["problems"]))
 try:
-    r = guestframe.result(p)
+    r = frames.result(p)
     ok(r["bench"]["results"][1]["threads"] == 2, "payload (with newlines and an END marker in a string) parses as JSON")
-except guestframe.FrameError as e:
+except frames.FrameError as e:
     ok(False, "good frame accepted", str(e))
 
 ok(error_of(b"noise\r\n\x00\xff" + good + b"trailing noise") is None, "noise around the frame is ignored")
@@ -112,6 +112,18 @@ ok(e is not None and "stage params" in e and "clockbench.bogus: unknown paramete
    "error frame: its stage and message are reported", e)
 e = error_of(hello + frame(good_payload, kind="weird"))
 ok(e is not None and "unknown frame kind" in e, "unknown frame kind: rejected", e)
+
+# As a program: exit 0 for one good result frame, 1 otherwise.
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+prog = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "host-scripts", "cbhost", "frames.py")
+with tempfile.TemporaryDirectory() as d:
+    rcs = []
+    for data in (good, good[:-5]):
+        with open(os.path.join(d, "ch"), "wb") as f:
+            f.write(data)
+        rcs.append(subprocess.run([sys.executable, prog, os.path.join(d, "ch")], capture_output=True).returncode)
+ok(rcs == [0, 1], "frames.py FILE: exit 0 for a good capture, 1 for a truncated one", rcs)
 
 print("1..%d" % n)
 sys.exit(1 if failed else 0)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# launcher-args.t: host-scripts/launch-guest.sh rejects bad settings with one
-# line and exit 2, names the fix for a missing kernel, initramfs or QEMU
-# with exit 1, never overwrites a result, and never leaves files behind.
+# launcher-args.t: host-scripts/bench-guest rejects bad settings (options or
+# their environment variables) with one line and exit 2, names the fix for a
+# missing kernel, initramfs or QEMU with exit 1, never reuses a run folder nor
+# overwrites a result, and never leaves files behind.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
@@ -11,7 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 export TMPDIR=$tmp # the launcher keeps a failed run's work folder there
 fake=$tmp/fake-image
 echo not-a-kernel >"$fake"
-launch=host-scripts/launch-guest.sh
+launch=host-scripts/bench-guest
 
 # expect STATUS PATTERN DESCRIPTION [VAR=VALUE...]: runs the launcher with
 # those settings (and a fake kernel, initramfs and QEMU unless overridden);
@@ -21,7 +22,7 @@ expect() {
 	local want=$1 pat=$2 what=$3 rc lines left
 	shift 3
 	env KERNEL="$fake" INITRAMFS="$fake" QEMU=true ACCEL=tcg "$@" \
-		"$launch" "$tmp/results" run1 >"$tmp/stdout" 2>"$tmp/stderr"
+		"$launch" --results "$tmp/results" --run-id run1 >"$tmp/stdout" 2>"$tmp/stderr"
 	rc=$?
 	lines=$(wc -l <"$tmp/stderr")
 	left=$(find "$tmp/results" -type f 2>/dev/null | wc -l)
@@ -33,7 +34,7 @@ expect() {
 	fi
 }
 
-expect 2 '^launch-guest: ACCEL=foo: expected one of: auto kvm tcg$' "ACCEL=foo" ACCEL=foo
+expect 2 '^bench-guest: ACCEL=foo: expected one of: auto kvm tcg$' "ACCEL=foo" ACCEL=foo
 expect 2 'VCPUS=0: expected an integer from 1 to 64' "VCPUS=0" VCPUS=0
 expect 2 'VCPUS=two: expected an integer' "VCPUS=two" VCPUS=two
 expect 2 'VCPUS=65: expected an integer from 1 to 64' "VCPUS=65" VCPUS=65
@@ -50,18 +51,28 @@ expect 2 'CPU=host,\+invtsc: the host model needs KVM; under TCG use max' "CPU=h
 expect 2 'HPET=off: microvm has no HPET' "HPET with microvm" MACHINE=microvm HPET=off
 expect 2 'MACHINE=microvm: BACKEND=libvirt supports q35 and pc' "microvm under libvirt" MACHINE=microvm BACKEND=libvirt
 
-"$launch" --bogus >/dev/null 2>"$tmp/stderr"
-rc=$?
-ok "$([ "$rc" -eq 2 ] && grep -q 'unknown option --bogus' "$tmp/stderr"; echo $?)" "unknown option: exit 2 ($rc)"
-"$launch" a b c >/dev/null 2>"$tmp/stderr"
-rc=$?
-ok "$([ "$rc" -eq 2 ] && grep -q 'too many arguments' "$tmp/stderr"; echo $?)" "three arguments: exit 2 ($rc)"
-KERNEL=$fake INITRAMFS=$fake QEMU=true ACCEL=tcg "$launch" "$tmp/results" ../escape >/dev/null 2>"$tmp/stderr"
-rc=$?
-ok "$([ "$rc" -eq 2 ] && grep -q 'RUN_ID=../escape: letters' "$tmp/stderr"; echo $?)" "RUN_ID with a slash: exit 2 ($rc)"
+# expect_args STATUS PATTERN DESCRIPTION ARG...: the same, for options.
+expect_args() {
+	local want=$1 pat=$2 what=$3 rc lines
+	shift 3
+	KERNEL=$fake INITRAMFS=$fake QEMU=true ACCEL=tcg "$launch" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
+	rc=$?
+	lines=$(wc -l <"$tmp/stderr")
+	ok "$([ "$rc" -eq "$want" ] && [ "$lines" -eq 1 ] && grep -qE "$pat" "$tmp/stderr" &&
+		[ -z "$(find "$tmp/results" -type f 2>/dev/null)" ]; echo $?)" "$what: exit $rc (want $want), '$(head -1 "$tmp/stderr")'"
+}
+expect_args 2 '^bench-guest: ACCEL=foo: expected one of: auto kvm tcg$' "--accel foo: the same check as ACCEL=" --accel foo
+expect_args 2 'VCPUS=3x: expected an integer' "--vcpus over a good VCPUS=" --vcpus 3x
+expect_args 2 'unrecognized arguments: --bogus \(see --help\)$' "unknown option" --bogus
+expect_args 2 'unrecognized arguments: a b c' "positional arguments" a b c
+expect_args 2 "run id '../escape': letters" "--run-id with a slash" --results "$tmp/results" --run-id ../escape
+expect_args 2 "clocksource name 'a/b' cannot be part of a file name" "--clocksource with a slash" --clocksource a/b
+expect_args 2 'run-dir names an existing run folder: not with --results or --run-id' "--run-dir with --run-id" --run-dir "$tmp" --run-id x
+expect_args 1 "$tmp/none: no such run folder" "--run-dir that does not exist" --run-dir "$tmp/none"
 "$launch" --help >"$tmp/stdout" 2>&1
 rc=$?
-ok "$([ "$rc" -eq 0 ] && grep -q 'ACCEL=auto|kvm|tcg' "$tmp/stdout"; echo $?)" "--help: exit 0, lists the settings"
+ok "$([ "$rc" -eq 0 ] && grep -q -- '--accel ACCEL' "$tmp/stdout" && grep -q 'auto|kvm|tcg' "$tmp/stdout" &&
+	grep -q 'environment variable' "$tmp/stdout"; echo $?)" "--help: exit 0, lists the settings and says where defaults come from"
 
 expect 1 'kernel /nonexistent/vmlinuz: no such file: name one with KERNEL=.*linux-image-amd64' \
 	"missing kernel: says KERNEL= and linux-image-amd64" KERNEL=/nonexistent/vmlinuz
@@ -90,20 +101,34 @@ fi
 KERNEL=$fake INITRAMFS=$fake QEMU=true ACCEL=auto KVM_DEV=$tmp/kvm "$launch" --probe-only >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ "$(cat "$tmp/stdout")" = tcg ] &&
-	grep -q "^launch-guest: warning: no $tmp/kvm; falling back to TCG: every figure of this run is EMULATED$" "$tmp/stderr"; echo $?)" \
+	grep -q "^bench-guest: warning: no $tmp/kvm; falling back to TCG: every figure of this run is EMULATED$" "$tmp/stderr"; echo $?)" \
 	"ACCEL=auto without /dev/kvm: TCG, with the warning (exit $rc)"
 
-# An existing result is never overwritten, and is left as it was.
+# A run folder is never reused, and an existing result never overwritten:
+# both are refused before anything boots, and left as they were.
 cs=$(host_cs)
 mkdir -p "$tmp/results/run1"
 echo precious >"$tmp/results/run1/guest-$cs-1vcpu.json"
-KERNEL=$fake INITRAMFS=$fake QEMU=true ACCEL=tcg VCPUS=1 "$launch" "$tmp/results" run1 >/dev/null 2>"$tmp/stderr"
+KERNEL=$fake INITRAMFS=$fake QEMU=true ACCEL=tcg VCPUS=1 "$launch" --results "$tmp/results" --run-id run1 >/dev/null 2>"$tmp/stderr"
 rc=$?
-ok "$([ "$rc" -eq 1 ] && grep -q 'exists: results are never overwritten' "$tmp/stderr" &&
+ok "$([ "$rc" -eq 1 ] && grep -q 'run1 exists: a run folder is never reused' "$tmp/stderr" &&
 	[ "$(cat "$tmp/results/run1/guest-$cs-1vcpu.json")" = precious ] &&
 	[ "$(find "$tmp/results" -type f | wc -l)" -eq 1 ]; echo $?)" \
-	"existing result: exit 1 ($rc), file kept, nothing else written"
+	"existing run folder: exit 1 ($rc), nothing touched"
 diag_lines <"$tmp/stderr"
+KERNEL=$fake INITRAMFS=$fake QEMU=true ACCEL=tcg VCPUS=1 "$launch" --run-dir "$tmp/results/run1" >/dev/null 2>"$tmp/stderr"
+rc=$?
+ok "$([ "$rc" -eq 1 ] && grep -q "guest-$cs-1vcpu.json exists: results are never overwritten" "$tmp/stderr" &&
+	[ "$(cat "$tmp/results/run1/guest-$cs-1vcpu.json")" = precious ] &&
+	[ "$(find "$tmp/results" -type f | wc -l)" -eq 1 ]; echo $?)" \
+	"--run-dir with the result there: exit 1 ($rc), file kept, nothing else written"
+diag_lines <"$tmp/stderr"
+KERNEL=$fake INITRAMFS=$fake QEMU=true ACCEL=tcg VCPUS=1 "$launch" --run-dir "$tmp/results/run1" --clocksource other --trace \
+	>/dev/null 2>"$tmp/stderr"
+rc=$?
+ok "$([ "$rc" -eq 1 ] && ! grep -q "guest-$cs-1vcpu.json exists" "$tmp/stderr"; echo $?)" \
+	"--clocksource names the files: another label is not refused for the kernel's name (exit $rc: the fake kernel)"
+rm -rf "$tmp/results"
 
 # ACCEL=auto decides by a time-limited boot, and says so when it falls back.
 kernel=$(guest_kernel)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# libvirt.t: BACKEND=libvirt boots the same guest as a transient domain
+# libvirt.t: bench-guest's BACKEND=libvirt boots the same guest as a transient domain
 # (virsh create, TCG, 2 vCPUs) with the same result; a guest error is
 # reported the same way.  Starts virtlogd and libvirtd when none runs, and
 # stops exactly those (by pid) at the end.
@@ -23,20 +23,14 @@ trap cleanup EXIT
 
 kernel=$(guest_kernel)
 if ! command -v virsh >/dev/null || ! command -v libvirtd >/dev/null; then
-	skip "libvirt not installed (apt-get install libvirt-daemon-system libvirt-clients)"
-	done_testing
-	exit
+	skip_all "libvirt not installed (apt-get install libvirt-daemon-system libvirt-clients)"
 fi
 if [ -z "$kernel" ] || ! command -v qemu-system-x86_64 >/dev/null; then
-	skip "needs qemu-system-x86_64 and a kernel image (KERNEL=)"
-	done_testing
-	exit
+	skip_all "needs qemu-system-x86_64 and a kernel image (KERNEL=)"
 fi
 if ! virsh -c "$uri" uri >/dev/null 2>&1; then
 	if [ "$(id -u)" -ne 0 ]; then
-		skip "no libvirt daemon at $uri, and starting one needs root"
-		done_testing
-		exit
+		skip_all "no libvirt daemon at $uri, and starting one needs root"
 	fi
 	# start_daemon NAME: starts NAME -d unless one runs; remembers its pid.
 	start_daemon() {
@@ -69,15 +63,16 @@ cs=$(host_cs)
 res=$tmp/results/run/guest-$cs-2vcpu-libvirt.json
 start=$SECONDS
 BACKEND=libvirt KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg VCPUS=2 TIMEOUT=120 DURATION=0.2 \
-	CLOCKS=monotonic METHODS=vdso CHECK=none host-scripts/launch-guest.sh "$tmp/results" run >"$tmp/stdout" 2>"$tmp/stderr"
+	CLOCKS=monotonic METHODS=vdso CHECK=none host-scripts/bench-guest --results "$tmp/results" --run-id run >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
-ok "$([ "$rc" -eq 0 ] && [ -s "$res" ] && [ -s "${res%.json}.console.log" ]; echo $?)" "virsh create boot, TCG, 2 vCPUs: exit $rc in $((SECONDS - start)) s, result and console log"
+ok "$([ "$rc" -eq 0 ] && [ -s "$res" ] && [ -s "${res%.json}.console.log" ] && [ "$(tail -1 "$tmp/stdout")" = "$res" ]; echo $?)" \
+	"virsh create boot, TCG, 2 vCPUs: exit $rc in $((SECONDS - start)) s, result and console log, its path last on stdout"
 [ "$rc" -eq 0 ] || diag_lines <"$tmp/stderr"
 if [ -s "$res" ]; then
 	jcheck "$res" 'sorted(r["threads"] for r in d["bench"]["results"]) == [1, 2]' "rows for 1 and 2 threads"
 	jcheck "$res" 'd["launcher"]["backend"] == "libvirt" and d["launcher"]["accel"] == "tcg" and d["launcher"]["emulated"] is True and "<domain type=\"qemu\"" in d["launcher"]["libvirt_domain_xml"]' \
 		"labelled libvirt, tcg, emulated; domain type qemu recorded"
-	jcheck "$res" 'd["guest"]["vcpus_online"] == 2 and d["guest"]["clocksource"] and "sched_clock_marked_stable" in d["guest"]["log"]' "guest facts present"
+	jcheck "$res" 'd["bench"]["context"]["cpus_online"] == 2 and d["bench"]["context"]["clocksource"] and "sched_clock_marked_stable" in d["guest"]["log"]' "guest facts present"
 	jcheck "$res" 'd["launcher"]["pinning"]["mode"] == "pinned" and all(v["thread_id"] and v["host_cpu"] is not None for v in d["launcher"]["pinning"]["vcpus"])' \
 		"vCPUs pinned with <vcpupin>, thread ids recorded"
 	jcheck "$res" '0 < d["launcher"]["boot_ms"] < d["launcher"]["result_ms"]' "boot_ms recorded"
@@ -87,7 +82,7 @@ fi
 ok "$(! virsh -c "$uri" list --all --name 2>/dev/null | grep -q '^clockbench-'; echo $?)" "no clockbench domain left behind"
 
 BACKEND=libvirt KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg VCPUS=1 TIMEOUT=60 APPEND=clockbench.bogus=1 \
-	host-scripts/launch-guest.sh "$tmp/results" run2 >/dev/null 2>"$tmp/stderr"
+	host-scripts/bench-guest --results "$tmp/results" --run-id run2 >/dev/null 2>"$tmp/stderr"
 rc=$?
 ok "$([ "$rc" -eq 1 ] && grep -q 'stage params: clockbench.bogus: unknown parameter (console log: ' "$tmp/stderr" &&
 	[ ! -e "$tmp/results/run2" ]; echo $?)" "bad guest parameter under libvirt: exit $rc, the guest's error, nothing in results/"

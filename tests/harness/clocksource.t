@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # clocksource.t: the clocksource switch always puts things back: after the
-# command, after INT, TERM and HUP, and after SIGKILL (on the next call).
+# command, after INT, TERM and HUP, and after SIGKILL (on the next call);
+# a live run is never disturbed, also over a clocksource kept by hand.
 # Most tests use a fake clocksource folder (no root needed); the last ones
 # flip this machine's real clocksource where it offers two, as root.
 set -u -o pipefail
@@ -113,6 +114,52 @@ ok "$([ "$rc" -eq 0 ] && [ "$(cur)" = tsc ] && [ ! -e "$CB_STATE_DIR/clocksource
 rc=$?
 ok "$([ "$rc" -eq 0 ] && grep -q 'nothing to restore' "$tmp/err"; echo $?)" "restore with nothing saved is harmless"
 
+# A clocksource kept by hand does not turn the guard off: a run over it
+# records itself as owner, a second run is refused while it measures, and
+# it ends on the kept one, the original still saved.
+st=$CB_STATE_DIR/clocksource.state
+"$cs" set acpi_pm --keep 2>/dev/null
+"$cs" set hpet -- sleep 3 2>/dev/null &
+p=$!
+pids+=("$p")
+wait_for hpet
+ok "$(grep -qx "owner=$p" "$st" && grep -qx original=tsc "$st" && grep -qx kept=acpi_pm "$st"; echo $?)" \
+	"a run over a kept acpi_pm records itself as owner, with the original tsc and the kept acpi_pm"
+"$cs" set tsc -- true 2>"$tmp/err"
+rc=$?
+ok "$([ "$rc" -eq 1 ] && [ "$(cur)" = hpet ] && grep -qx "owner=$p" "$st" && grep -q 'another clockbench run' "$tmp/err"; echo $?)" \
+	"a second run is refused while the first measures; the first's state stays (exit $rc)"
+"$cs" restore 2>/dev/null
+ok "$([ $? -eq 1 ] && [ "$(cur)" = hpet ] && grep -qx "owner=$p" "$st"; echo $?)" "restore refuses to pull a kept-over run's clocksource from under it"
+wait "$p"
+rc=$?
+ok "$([ "$rc" -eq 0 ] && [ "$(cur)" = acpi_pm ] && grep -qx owner=manual "$st" && grep -qx original=tsc "$st" && ! grep -q '^kept=' "$st"; echo $?)" \
+	"the run ends back on the kept acpi_pm, the original tsc still saved for restore"
+# SIGKILLed over a kept one: the next command puts the kept one back.
+"$cs" set hpet -- sleep 30 2>/dev/null &
+p=$!
+pids+=("$p")
+wait_for hpet
+child=$(pgrep -P "$p" | head -n1)
+kill -KILL "$p"
+wait "$p" 2>/dev/null
+[ -n "$child" ] && kill -KILL -- "-$child" 2>/dev/null
+"$cs" get >/dev/null 2>"$tmp/err"
+ok "$([ "$(cur)" = acpi_pm ] && grep -qx owner=manual "$st" && grep -qx original=tsc "$st" && grep -q "restoring 'acpi_pm'" "$tmp/err"; echo $?)" \
+	"after a SIGKILL over a kept acpi_pm, the next command puts acpi_pm back, the original still saved"
+# restore takes the state lock.
+flock "$CB_STATE_DIR/lock" sleep 2 &
+l=$!
+pids+=("$l")
+sleep 0.3
+timeout 1 "$cs" restore 2>/dev/null
+rc=$?
+ok "$([ "$rc" -eq 124 ] && [ "$(cur)" = acpi_pm ] && [ -e "$st" ]; echo $?)" "restore waits while another command holds the state lock (exit $rc)"
+wait "$l"
+"$cs" restore 2>/dev/null
+rc=$?
+ok "$([ "$rc" -eq 0 ] && [ "$(cur)" = tsc ] && [ ! -e "$st" ]; echo $?)" "then restore puts the original tsc back and removes the state"
+
 if command -v setpriv >/dev/null && [ "$(id -u)" -eq 0 ]; then
 	chmod 0755 "$tmp" "$CB_CS_DIR"
 	chmod 0644 "$CB_CS_DIR/current_clocksource"
@@ -130,7 +177,7 @@ other=$(tr ' ' '\n' <"$real/available_clocksource" 2>/dev/null | grep -vx "$orig
 if [ "$(id -u)" -ne 0 ] || [ -z "$other" ]; then
 	skip "a real flip needs root and two clocksources"
 	skip "a real flip needs root and two clocksources"
-elif [ -n "$(CB_STATE_DIR=$tmp/state bash -c '. host-scripts/cs-lib.sh; cs_foreign_vms')" ]; then
+elif [ -n "$(CB_STATE_DIR=$tmp/state bash -c '. host-scripts/lib/clocksource.sh; cs_foreign_vms')" ]; then
 	skip "KVM guests are running on this machine: no real flip"
 	skip "KVM guests are running on this machine: no real flip"
 else

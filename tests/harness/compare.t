@@ -1,42 +1,89 @@
 #!/usr/bin/env bash
 # compare.t: `make compare`'s orchestration on a fake clocksource folder
 # (host only: GUEST=0): every clocksource in turn, results in one new
-# folder, the table, and the original clocksource back; its input errors.
+# folder, the table and the report, the original clocksource back; its
+# input errors; a step whose file does not measure its label fails; one
+# SIGINT stops the whole run.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export CB_CS_DIR=$tmp/cs CB_STATE_DIR=$tmp/state CB_KVM_DEV=$tmp/kvm
+bg=
+cleanup() {
+	[ -z "$bg" ] || kill -KILL -- "-$bg" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+export CB_CS_DIR=$tmp/cs CB_STATE_DIR=$tmp/state CB_KVM_DEV=$tmp/kvm REPORT_OUT=$tmp/report
 mkdir -p "$CB_CS_DIR"
 echo "hpet tsc acpi_pm" >"$CB_CS_DIR/available_clocksource"
 echo hpet >"$CB_CS_DIR/current_clocksource"
 : >"$CB_KVM_DEV"
+cur() { cat "$CB_CS_DIR/current_clocksource"; }
 
-CLOCKSOURCES=tsc,sundial host-scripts/compare.sh "$tmp/results" r1 2>"$tmp/err"
+CLOCKSOURCES=tsc,sundial host-scripts/compare "$tmp/results" r1 2>"$tmp/err"
 rc=$?
 ok "$([ "$rc" -eq 2 ] && grep -q "unknown clocksource 'sundial'" "$tmp/err" && [ ! -e "$tmp/results/r1" ]; echo $?)" \
 	"an unknown clocksource is refused before anything changes (exit $rc)"
-host-scripts/compare.sh "$tmp/results" 2>/dev/null
+host-scripts/compare "$tmp/results" 2>/dev/null
 ok "$([ $? -eq 2 ]; echo $?)" "a missing run id is a usage error"
-host-scripts/compare.sh "$tmp/results" ../x 2>/dev/null
-ok "$([ $? -eq 2 ]; echo $?)" "a run id with a slash is refused"
+host-scripts/compare "$tmp/results" ../x 2>/dev/null
+ok "$([ $? -eq 2 ] && [ "$(cur)" = hpet ]; echo $?)" "a run id with a slash is refused"
+
+# One SIGINT to compare's process group (a Ctrl-C) during the first step:
+# that step puts the clocksource back and nothing further is switched to or
+# measured.  The stand-in engine is slow and writes what it is asked for.
+cat >"$tmp/slow-engine" <<EOF2
+#!/bin/sh
+echo started >>"$tmp/engine.log"
+sleep 3
+while [ "\$#" -gt 1 ]; do
+	case "\$1" in --json | --csv | --output) echo '{}' >"\$2" ;; esac
+	shift
+done
+EOF2
+chmod +x "$tmp/slow-engine"
+CLOCKBENCH=$tmp/slow-engine GUEST=0 CLOCKSOURCES=tsc,acpi_pm,hpet \
+	setsid env --default-signal=INT host-scripts/compare "$tmp/results" r3 >/dev/null 2>"$tmp/err" &
+bg=$!
+for _ in $(seq 400); do [ -s "$tmp/engine.log" ] && break; sleep 0.05; done
+kill -INT -- "-$bg"
+wait "$bg"
+rc=$?
+bg=
+ok "$([ "$rc" -eq 130 ] && [ "$(cur)" = hpet ] && [ ! -e "$CB_STATE_DIR/clocksource.state" ] && [ "$(wc -l <"$tmp/engine.log")" -eq 1 ] &&
+	[ ! -e "$tmp/results/r3/host-acpi_pm.json" ] && [ ! -e "$tmp/results/r3/host-hpet.json" ]; echo $?)" \
+	"one SIGINT in the first step: exit $rc (want 130), hpet back, no state, $(wc -l <"$tmp/engine.log") of 3 steps started"
 
 if [ ! -x bench/clockbench ]; then
-	skip "bench/clockbench not built"
-	skip "bench/clockbench not built"
-	skip "bench/clockbench not built"
+	for _ in 1 2 3 4 5 6; do skip "bench/clockbench not built"; done
 	done_testing
 	exit
 fi
-GUEST=0 DURATION=0.02 THREADS=1 host-scripts/compare.sh "$tmp/results" r2 >"$tmp/out" 2>"$tmp/err"
+GUEST=0 DURATION=0.02 THREADS=1 host-scripts/compare "$tmp/results" r2 >"$tmp/out" 2>"$tmp/err"
 rc=$?
-ok "$([ "$rc" -eq 0 ] && [ "$(cat "$CB_CS_DIR/current_clocksource")" = hpet ] && [ ! -e "$CB_STATE_DIR/clocksource.state" ]; echo $?)" \
+ok "$([ "$rc" -eq 0 ] && [ "$(cur)" = hpet ] && [ ! -e "$CB_STATE_DIR/clocksource.state" ]; echo $?)" \
 	"a host-only compare over tsc, hpet, acpi_pm ends with the original (hpet) back (exit $rc)"
 ok "$(cd "$tmp/results/r2" && [ -s host-tsc.json ] && [ -s host-hpet.json ] && [ -s host-acpi_pm.json ] && [ -s summary.md ] && [ -s summary.json ]; echo $?)" \
 	"one folder: a host result per clocksource, summary.md and summary.json"
 order=$(python3 -c 'import json,sys; print(" ".join(r["clocksource"] for r in json.load(open(sys.argv[1]))["rows"]))' "$tmp/results/r2/summary.json")
 ok "$([ "$order" = "tsc acpi_pm hpet" ] && grep -q '^| tsc | ' "$tmp/out" && grep -q '(x1.00)' "$tmp/out"; echo $?)" "tsc is first and the baseline of the ratios ($order)"
-GUEST=0 DURATION=0.02 THREADS=1 host-scripts/compare.sh "$tmp/results" r2 2>"$tmp/err"
+report=$(sed -n 's/^report: //p' "$tmp/out")
+ok "$([ "$report" = "$REPORT_OUT/report.md" ] && [ -s "$report" ]; echo $?)" "it ends with the report and says where: ${report:-no 'report:' line}"
+GUEST=0 DURATION=0.02 THREADS=1 host-scripts/compare "$tmp/results" r2 2>"$tmp/err"
 ok "$([ $? -eq 1 ] && grep -q 'exists' "$tmp/err"; echo $?)" "an existing run folder is never reused"
+
+# A step whose measurement is not what its file is named after fails: the
+# engine here runs on acpi_pm although the step switched to tsc.  The report
+# fails too (an impossible folder); neither hides the other, and the
+# clocksource is back.
+# shellcheck disable=SC2016 # the stand-in's own $CB_CS_DIR and $@
+printf '#!/bin/sh\necho acpi_pm >"$CB_CS_DIR/current_clocksource"\nexec "%s" "$@"\n' "$PWD/bench/clockbench" >"$tmp/drift-engine"
+chmod +x "$tmp/drift-engine"
+CLOCKBENCH=$tmp/drift-engine GUEST=0 DURATION=0.02 THREADS=1 CLOCKSOURCES=tsc REPORT_OUT=/dev/null/report \
+	host-scripts/compare "$tmp/results" r4 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+ok "$([ "$rc" -eq 1 ] && grep -q 'host-tsc.json does not measure what its name says' "$tmp/err" && grep -q 'failed for: tsc' "$tmp/err" &&
+	grep -q 'report of .* failed' "$tmp/err" && [ "$(cur)" = hpet ] && [ ! -e "$CB_STATE_DIR/clocksource.state" ]; echo $?)" \
+	"a host file measured on acpi_pm but named tsc fails its step, and a failed report does not hide it (exit $rc): $(grep 'name says' "$tmp/err" | cut -c1-140)"
 done_testing

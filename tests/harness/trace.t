@@ -1,105 +1,196 @@
-#!/usr/bin/env bash
-# trace.t: the KVM trace summary against trace text recorded on this kind
-# of machine (a KVM VM started with the host on tsc, then on kvm-clock,
-# where a nested host prints hostclock 0x2), and its merge into a result.
-set -u -o pipefail
-cd "$(dirname "$0")/../.." || exit 1
-. tests/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fx=tests/harness/fixtures
-kt=host-scripts/kvmtrace.py
+#!/usr/bin/env python3
+"""trace.t: the KVM trace (host-scripts/kvm-trace, cbhost.kvmtrace) against trace
+text recorded on this kind of machine (a KVM VM with the host on tsc, then on
+kvm-clock, where a nested host prints hostclock 0x2), the stable bit counted
+over every update, lost events, the kvm-trace document, and tracefs for real."""
+import json
+import os
+import re
+import subprocess
+import sys
 
-field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"d": d}))' "$@"; }
+sys.dont_write_bytecode = True
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "analysis"))
+sys.path.insert(0, os.path.join(ROOT, "host-scripts"))
+from taplib import Tap  # noqa: E402
+from cbhost import kvmtrace, launcher  # noqa: E402
+from cbanalysis import runfolder  # noqa: E402
 
-python3 "$kt" summarize "$fx/trace-tsc.txt" --tgid 8162 >"$tmp/tsc.json"
-tsc_json=$tmp/tsc.json
-ok "$([ "$(field "$tmp/tsc.json" '(d["master_clock"]["last"], d["master_clock"]["hostclock"], d["master_clock"]["transitions"])')" = "(True, 'tsc', 1)" ]; echo $?)" \
-	"host on tsc: master clock went off -> on (1 transition), hostclock tsc"
-ok "$([ "$(field "$tmp/tsc.json" '(d["stable_bit"]["all"], d["pvclock_updates"], d["tsc_offset_writes"], d["tsc_offset_writes_per_vcpu"])')" = "(True, 3, 6, {'0': 3, '1': 3})" ]; echo $?)" \
-	"host on tsc: stable bit set (flags 0x1), 3 pvclock updates, 6 TSC-offset writes (3 per vCPU)"
+t = Tap()
+FX = os.path.join(ROOT, "tests", "harness", "fixtures")
+KT = os.path.join(ROOT, "host-scripts", "kvm-trace")
 
-python3 "$kt" summarize "$fx/trace-kvm-clock.txt" >"$tmp/kc.json"
-ok "$([ "$(field "$tmp/kc.json" '(d["master_clock"]["last"], d["master_clock"]["hostclock"], d["stable_bit"]["all"], d["pvclock_updates"])')" = "(False, '0x2', False, 5)" ]; echo $?)" \
-	"host on kvm-clock (nested): master clock off, hostclock 0x2, stable bit clear, 5 updates"
 
-# Two VMs in one window: each tgid sees only its own events.
-cat "$fx/trace-tsc.txt" "$fx/trace-kvm-clock.txt" >"$tmp/both.txt"
-a=$(python3 "$kt" summarize "$tmp/both.txt" --tgid 8162 | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["master_clock"]["last"], d["stable_bit"]["all"], sum(d["events"].values()))')
-b=$(python3 "$kt" summarize "$tmp/both.txt" --tgid 8311 | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["master_clock"]["last"], d["stable_bit"]["all"], sum(d["events"].values()))')
-ok "$([ "$a" = "True True 19" ] && [ "$b" = "False False 19" ]; echo $?)" "--tgid keeps one QEMU's events: '$a' / '$b'"
+def lines(name):
+    with open(os.path.join(FX, name)) as f:
+        return f.readlines()
+
+
+def cli(*args):
+    p = subprocess.run([KT] + list(args), capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+tsc, kc = lines("trace-tsc.txt"), lines("trace-kvm-clock.txt")
+rc, out, err = cli("summarize", os.path.join(FX, "trace-tsc.txt"), "--tgid", "8162")
+s = json.loads(out) if rc == 0 else {}
+life = s.get("life") or {}
+mc = life.get("master_clock") or {}
+t.ok((mc.get("last"), mc.get("hostclock"), mc.get("transitions"), mc.get("on_updates"), mc.get("off_updates"))
+     == (True, "tsc", 1, 3, 1), "host on tsc: master clock went off -> on (1 transition, 3 on, 1 off), hostclock tsc", mc)
+t.ok((life.get("stable_bit", {}).get("all"), life.get("stable_bit", {}).get("with"), life.get("pvclock_updates"),
+      life.get("tsc_offset_writes"), life.get("tsc_offset_writes_per_vcpu")) == (True, 3, 3, 6, {"0": 3, "1": 3}),
+     "host on tsc: stable bit on all 3 pvclock updates, 6 TSC-offset writes (3 per vCPU)", life)
+
+k = kvmtrace.summarize(kc)["life"]
+t.ok((k["master_clock"]["last"], k["master_clock"]["hostclock"], k["stable_bit"]["all"], k["stable_bit"]["without"],
+      k["pvclock_updates"]) == (False, "0x2", False, 5, 5),
+     "host on kvm-clock (nested): master clock off, hostclock 0x2, stable bit on none of 5 updates", k["stable_bit"])
+
+# Two VMs in one trace: each tgid sees only its own events.
+both = tsc + kc
+
+
+def brief(x):
+    return (x["master_clock"]["last"], x["stable_bit"]["all"], sum(x["events"].values()))
+
+
+a, b = brief(kvmtrace.summarize(both, 8162)["life"]), brief(kvmtrace.summarize(both, 8311)["life"])
+t.ok(a == (True, True, 19) and b == (False, False, 19), "--tgid keeps one QEMU's events: %s / %s" % (a, b))
+t.ok(kvmtrace.tgids(both) == ["8162", "8311"], "the processes with KVM events, in order", kvmtrace.tgids(both))
 
 # Lines without record-tgid, and thread names with spaces ("CPU 0/KVM").
-sed -e 's/(   [0-9]*) //' -e 's/qemu-system-x86-8164/CPU 0\/KVM-8164/' "$fx/trace-tsc.txt" >"$tmp/notgid.txt"
-n=$(python3 "$kt" summarize "$tmp/notgid.txt" | python3 -c 'import json,sys; print(sum(json.load(sys.stdin)["events"].values()))')
-ok "$([ "$n" = 19 ]; echo $?)" "lines without a tgid column and thread names with spaces parse ($n events)"
+notgid = [re.sub(r"\(   [0-9]*\) ", "", x).replace("qemu-system-x86-8164", "CPU 0/KVM-8164") for x in tsc]
+n = sum(kvmtrace.summarize(notgid)["life"]["events"].values())
+t.ok(n == 19, "lines without a tgid column and thread names with spaces parse (%d events)" % n)
 
 # The measuring window: the launcher's markers (the line format of a
 # trace_marker write) put into the recorded trace by hand, a stray start
 # first.  Between them, counted by hand: 3 TSC-offset writes (vCPU 1, 0,
 # 1), 3 kvm_track_tsc, no pvclock update, no master clock change.
-mk() { printf ' python3-9000    (   9000) [000] ..... %s: tracing_mark_write: clockbench-window-%s\n' "$1" "$2"; }
-{
-	mk 897.600000 start
-	sed -n '/897.720205/q;p' "$fx/trace-tsc.txt"
-	grep '897.720205' "$fx/trace-tsc.txt"
-	mk 897.720300 start
-	sed -n '/897.720205/,$p' "$fx/trace-tsc.txt" | sed 1d | sed -n '1,6p'
-	mk 897.724800 end
-	sed -n '/897.720205/,$p' "$fx/trace-tsc.txt" | sed 1,7d
-} >"$tmp/marked.txt"
-python3 "$kt" summarize "$tmp/marked.txt" --tgid 8162 >"$tmp/marked.json"
-ok "$([ "$(field "$tmp/marked.json" '(d["measuring"]["seconds"], d["measuring"]["tsc_offset_writes"], d["measuring"]["tsc_offset_writes_per_vcpu"], d["measuring"]["events"]["kvm_track_tsc"], d["measuring"]["pvclock_updates"], d["measuring"]["master_clock_transitions"])')" = "(0.0045, 3, {'1': 2, '0': 1}, 3, 0, 0)" ]; echo $?)" \
-	"the measuring window counts only the events between the markers: $(field "$tmp/marked.json" 'd["measuring"]')"
-ok "$([ "$(field "$tmp/marked.json" '(d["tsc_offset_writes"], sum(d["events"].values()))')" = "(6, 19)" ]; echo $?)" \
-	"the whole-life counts are unchanged by the markers"
-ok "$([ "$(field "$tsc_json" '(d["measuring"]["available"], d["measuring"]["reason"])')" = "(False, 'no start marker in the trace')" ]; echo $?)" \
-	"no markers: the window is unavailable, with the reason"
 
-printf '{"schema":"clockbench-guest/1","launcher":{"accel":"kvm"},"bench":{}}\n' >"$tmp/g-marked.json"
-python3 "$kt" attach "$tmp/g-marked.json" "$tmp/marked.txt"
-ok "$([ "$(field "$tmp/g-marked.json" '(d["kvm_trace"]["subject"], d["kvm_trace"]["measuring"]["tsc_offset_writes"])')" = "(\"the guest's QEMU process\", 3)" ]; echo $?)" \
-	"attach: the launcher's marker lines are not taken for a second VM"
 
-python3 "$kt" summarize /dev/null >"$tmp/empty.json"
-ok "$([ "$(field "$tmp/empty.json" '(d["master_clock"]["last"], d["stable_bit"]["all"])')" = "(None, None)" ]; echo $?)" "no events: null, not a guess"
+def mk(ts, what):
+    return " python3-9000    (   9000) [000] ..... %s: tracing_mark_write: clockbench-window-%s\n" % (ts, what)
 
-# attach: one QEMU in the window is the guest's, labelled by accelerator.
-for accel in kvm tcg; do
-	printf '{"schema":"clockbench-guest/1","launcher":{"accel":"%s"},"bench":{}}\n' "$accel" >"$tmp/g-$accel.json"
-	python3 "$kt" attach "$tmp/g-$accel.json" "$fx/trace-tsc.txt"
-done
-ok "$([ "$(field "$tmp/g-kvm.json" '(d["kvm_trace"]["master_clock"]["last"], d["kvm_trace"]["subject"])')" = "(True, \"the guest's QEMU process\")" ]; echo $?)" \
-	"attach under KVM: the summary is the guest's own"
-ok "$(field "$tmp/g-tcg.json" 'd["kvm_trace"]["subject"]' | grep -q 'probe KVM (the guest itself ran under tcg)'; echo $?)" \
-	"attach under TCG: the KVM state is labelled as the launcher's probe VM, not the guest's"
-python3 "$kt" attach "$tmp/g-tcg.json" "$fx/trace-kvm-clock.txt" --observer
-ok "$([ "$(field "$tmp/g-tcg.json" '(d["kvm_trace"]["master_clock"]["last"], "only to observe" in d["kvm_trace"]["subject"], "does not measure" in d["kvm_trace"]["measuring"]["reason"])')" = "(False, True, True)" ]; echo $?)" \
-	"attach --observer: a VM booted only to observe KVM is labelled so, and has no measuring window"
-python3 "$kt" attach "$tmp/g-kvm.json" "$tmp/both.txt"
-ok "$([ "$(field "$tmp/g-kvm.json" 'd["kvm_trace"]["available"]')" = False ]; echo $?)" "two QEMUs and no pid: not available, with the reason"
-python3 "$kt" attach "$tmp/g-kvm.json" /dev/null
-ok "$(field "$tmp/g-kvm.json" 'd["kvm_trace"]["reason"]' | grep -q 'no KVM clock events'; echo $?)" "no events at all: says so"
-echo '{"schema":"clockbench/1"}' >"$tmp/host.json"
-python3 "$kt" attach "$tmp/host.json" "$fx/trace-tsc.txt" 2>"$tmp/err"
-ok "$([ $? -eq 1 ] && grep -q 'not a clockbench guest result' "$tmp/err" && [ "$(cat "$tmp/host.json")" = '{"schema":"clockbench/1"}' ]; echo $?)" \
-	"attach refuses a file that is not a guest result, and leaves it alone"
+
+cut = next(i for i, x in enumerate(tsc) if "897.720205" in x)
+marked = [mk("897.600000", "start")] + tsc[:cut + 1] + [mk("897.720300", "start")] + tsc[cut + 1:cut + 7] \
+    + [mk("897.724800", "end")] + tsc[cut + 7:]
+m = kvmtrace.summarize(marked, 8162)
+w = m["measuring"]
+t.ok((w["available"], w["seconds"], w["tsc_offset_writes"], w["tsc_offset_writes_per_vcpu"], w["events"]["kvm_track_tsc"],
+      w["pvclock_updates"], w["master_clock"]["transitions"]) == (True, 0.0045, 3, {"1": 2, "0": 1}, 3, 0, 0),
+     "the measuring window counts only the events between the markers", w)
+t.ok((m["life"]["tsc_offset_writes"], sum(m["life"]["events"].values())) == (6, 19),
+     "the whole-life counts are unchanged by the markers")
+w0 = kvmtrace.summarize(tsc, 8162)["measuring"]
+t.ok(w0 == {"available": False, "reason": "no start marker in the trace", "seconds": None},
+     "no markers: the window is unavailable, with the reason", w0)
+t.ok(kvmtrace.tgids(marked) == ["8162"], "the launcher's marker lines are not taken for a second VM")
+
+e = kvmtrace.summarize([])
+t.ok((e["life"]["master_clock"]["last"], e["life"]["stable_bit"]["all"], e["complete"]) == (None, None, None),
+     "no events, no header: null, not a guess")
+
+# B1: every pvclock update must carry the stable bit, not the last one of
+# each vCPU.  vCPU 0: flags 0x0, 0x0 (inside the window), then 0x1.
+f = kvmtrace.summarize(lines("trace-stable-flip.txt"), 8162)
+sb, sw = f["life"]["stable_bit"], f["measuring"]["stable_bit"]
+t.ok(sb["all"] is False, "flags 0x0 then 0x1 on one vCPU: stable bit all is false (the last update alone says true)", sb)
+t.ok((sb["with"], sb["without"], sb["per_vcpu"]) == (3, 2, {"0": {"with": 1, "without": 2}, "1": {"with": 2, "without": 0}}),
+     "counts with and without the bit, per vCPU, over QEMU's life", sb)
+t.ok((sw["all"], sw["with"], sw["without"], sw["per_vcpu"]) == (False, 1, 1, {"0": {"with": 1, "without": 1}}),
+     "and over the measuring window", sw)
+
+# B2: lost events.  The fixture has kvm-trace stop's stats lines (cpu0
+# overran 28 events) and the trace header (12 of 40 written are left).
+lo = kvmtrace.summarize(lines("trace-lost.txt"))
+c = lo["completeness"]
+t.ok(lo["complete"] is False and c["lost"] == 28, "a trace whose ring buffer overran: complete false, 28 events lost", c)
+t.ok((c["entries_in_buffer"], c["entries_written"], c["overrun_per_cpu"], c["buffer_size_kb"]) == (12, 40, {"0": 28, "1": 0}, 7),
+     "completeness: the header's counts, each CPU's overrun, the buffer size")
+hdr_only = [x for x in lines("trace-lost.txt") if not x.startswith(kvmtrace.STATS)]
+t.ok(kvmtrace.summarize(hdr_only)["complete"] is False, "the header alone (12/40) marks it incomplete")
+stats_only = [x for x in lines("trace-lost.txt") if "entries-in-buffer" not in x]
+t.ok(kvmtrace.summarize(stats_only)["completeness"]["lost"] == 28, "the per-CPU overrun alone marks it incomplete")
+t.ok(kvmtrace.summarize(tsc)["complete"] is True, "19/19 and no overrun: complete")
+lostline = tsc + ["CPU:1 [LOST 5 EVENTS]\n"]
+t.ok(kvmtrace.summarize(lostline)["completeness"]["lost"] == 5, "a [LOST N EVENTS] line counts")
+kb = kvmtrace.buffer_kb
+t.ok(kb(2) == 32768 and kb(64) == 8192 and kb(16) == 16384 and kb(2) * 1024 > 122659 * 100 * 2,
+     "buffer: 32 MiB per CPU on small hosts (over twice the lab's 122,659 offset writes at ~100 bytes), "
+     "256 MiB in all past 8 CPUs, never under 8 MiB")
+
+# The kvm-trace document: whose QEMU, and why not.
+d = kvmtrace.document("guest-tsc-2vcpu.json", marked, pid=8162, subject="guest", subject_text="the guest's QEMU process",
+                      trace_file="kvm-trace-tsc-2vcpu.txt")
+t.ok((d["schema"], d["available"], d["tgid"], d["subject"], d["measuring"]["tsc_offset_writes"], d["complete"])
+     == (runfolder.SCHEMA_KVM_TRACE, True, 8162, "guest", 3, True), "document: the guest's QEMU by its pid, with its window")
+keys = {"schema", "guest_result", "available", "reason", "subject", "subject_text", "trace_file", "tgid", "complete",
+        "completeness", "life", "measuring"}
+t.ok(set(d) == keys, "document: exactly the fields of docs/run-folder.md", sorted(set(d) ^ keys))
+d = kvmtrace.document("g.json", tsc, pid=4242)
+t.ok(d["tgid"] == 8162, "document: a pid not in the trace, one KVM process: that one")
+d = kvmtrace.document("g.json", both)
+t.ok(d["available"] is False and "2 processes" in d["reason"], "document: two QEMUs and no pid: not available, with the reason", d["reason"])
+d = kvmtrace.document("g.json", [])
+t.ok(d["available"] is False and "no KVM clock events" in d["reason"], "document: no events at all: says so")
+d = kvmtrace.document("g.json", kc, subject="observer", window_reason="the KVM VM observed does not measure")
+t.ok(d["subject"] == "observer" and d["measuring"]["available"] is False and "does not measure" in d["measuring"]["reason"]
+     and d["life"]["master_clock"]["last"] is False, "document: an observer VM has its life counts and no measuring window")
+d = kvmtrace.document("g.json", reason="tracefs is not mounted and mounting it needs root")
+t.ok(d["available"] is False and d["reason"].startswith("tracefs") and d["life"] is None, "document: not traced, with the reason")
+
+# The raw trace is kept once, gzipped over 1 MiB.
+big = os.path.join(t.tmp, "big.txt")
+with open(big, "w") as fh:
+    fh.write("".join(tsc) * (launcher.RAW_GZIP_OVER // len("".join(tsc)) + 1))
+os.mkdir(os.path.join(t.tmp, "run"))
+name = launcher.place_raw(os.path.join(t.tmp, "run"), "kvm-trace-tsc-1vcpu.txt", big)
+t.ok(name == "kvm-trace-tsc-1vcpu.txt.gz" and runfolder.classify(name)[0] == "kvm-trace-raw"
+     and kvmtrace.read_lines(os.path.join(t.tmp, "run", name))[:3] == tsc[:3], "a raw trace over 1 MiB is kept gzipped, and reads back")
+rc, out, err = cli("summarize", os.path.join(t.tmp, "run", name))
+t.ok(rc == 0 and json.loads(out)["complete"] is True, "kvm-trace summarize reads a .gz trace")
+
+rc, out, err = cli("summarize")
+t.ok(rc == 2 and err.count("\n") == 1, "kvm-trace summarize without a file: exit 2, one line", err)
+rc, out, err = cli("start", "abc")
+t.ok(rc == 2 and "process id" in err, "kvm-trace start with a non-numeric ID: exit 2", err)
+rc, out, err = cli("summarize", "/nonexistent/trace.txt")
+t.ok(rc == 1 and err.startswith("kvm-trace: open /nonexistent/trace.txt:"), "a missing trace: exit 1 naming it", err)
 
 # tracefs for real, where this host allows it (root, kvm loaded).
-if inst=$("$(dirname "$kt")/kvmtrace" start $$ 2>"$tmp/why"); then
-	ok "$([ "$inst" = /sys/kernel/tracing/instances/clockbench-$$ ] && [ -d "$inst" ]; echo $?)" \
-		"kvmtrace start creates an instance of its own and prints its folder ($inst)"
-	echo clockbench-window-start >"$inst/trace_marker"
-	echo clockbench-window-end >"$inst/trace_marker"
-	"$(dirname "$kt")/kvmtrace" stop $$ "$tmp/live.txt"
-	ok "$([ $? -eq 0 ] && [ ! -e /sys/kernel/tracing/instances/clockbench-$$ ] && grep -q 'tracer' "$tmp/live.txt"; echo $?)" \
-		"kvmtrace stop saves the text and removes the instance"
-	python3 "$kt" summarize "$tmp/live.txt" >"$tmp/live.json"
-	ok "$([ "$(field "$tmp/live.json" 'd["measuring"]["available"]')" = True ]; echo $?)" \
-		"markers written to a live instance's trace_marker open a measuring window"
-else
-	skip "no tracefs/kvm events here: $(cat "$tmp/why")"
-	skip "no tracefs/kvm events here"
-	skip "no tracefs/kvm events here"
-fi
-done_testing
+inst = "/sys/kernel/tracing/instances/clockbench-%d" % os.getpid()
+rc, out, err = cli("start", str(os.getpid()))
+if rc == 0:
+    t.ok(out.strip() == inst and os.path.isdir(inst), "kvm-trace start creates an instance of its own and prints it (%s)" % inst)
+    with open(os.path.join(inst, "options", "record-tgid")) as fh:
+        tgid_on = fh.read().strip() == "1"
+    enabled = all(open(os.path.join(inst, "events", "kvm", e, "enable")).read().strip() == "1" for e in kvmtrace.EVENTS)
+    t.ok(tgid_on and enabled, "record-tgid on, the %d events enabled" % len(kvmtrace.EVENTS))
+    for what in ("start", "end"):
+        with open(os.path.join(inst, "trace_marker"), "w") as fh:
+            fh.write("clockbench-window-%s\n" % what)
+    live = os.path.join(t.tmp, "live.txt")
+    rc, out, err = cli("stop", str(os.getpid()), live)
+    t.ok(rc == 0 and not os.path.exists(inst) and "tracer" in open(live).read(),
+         "kvm-trace stop saves the text and removes the instance", err)
+    ls = kvmtrace.summarize(kvmtrace.read_lines(live))
+    t.ok(ls["measuring"]["available"] is True, "markers written to a live instance's trace_marker open a measuring window")
+    t.ok(ls["complete"] is True and ls["completeness"]["buffer_size_kb"] >= 8192
+         and ls["completeness"]["overrun_per_cpu"] is not None,
+         "the saved trace carries its stats: complete, buffer %s KiB" % ls["completeness"]["buffer_size_kb"])
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    rc1, _, _ = cli("start", str(dead.pid))
+    rc2, _, err = cli("clean")
+    t.ok(rc1 == 0 and rc2 == 0 and not os.path.exists("/sys/kernel/tracing/instances/clockbench-%d" % dead.pid)
+         and "removed stale" in err, "kvm-trace clean removes the instance of a process that is gone", err)
+elif rc == 3:
+    for _ in range(6):
+        t.skip("no tracefs/kvm events here: %s" % err.strip())
+else:
+    t.ok(False, "kvm-trace start: exit %d" % rc, err)
+t.done()

@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""guestframe.py: parses the framed results channel of the clockbench guest.
+"""frames.py: reads the framed results channel of the clockbench guest (the C twin is /init's frame writer).
 
 The format (docs/guest.md):
 
@@ -13,13 +12,20 @@ header is malformed, whose payload is short, whose CRC-32 differs, whose end
 line is missing or names another sequence number, or whose sequence number was
 seen before, is a problem, and any problem fails the run.
 
-As a program: `guestframe.py FILE` prints the frames and problems of a channel
-capture and exits 0 when it holds exactly one good result frame, 1 otherwise.
+As a program: `python3 host-scripts/cbhost/frames.py FILE` prints the frames
+and problems of a channel capture and exits 0 when it holds exactly one good
+result frame, 1 otherwise (2 usage).
 """
 import json
+import os
 import re
 import sys
 import zlib
+
+if not __package__:  # run as a program: make cbhost importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import cbhost  # noqa: E402,F401  (puts analysis/ on the path)
+from cbanalysis.runfolder import SCHEMA_GUEST  # noqa: E402
 
 BEGIN = b"CLOCKBENCH-BEGIN"
 END = b"CLOCKBENCH-END"
@@ -117,20 +123,20 @@ def result(parsed):
         doc = json.loads(res[0]["payload"])
     except ValueError as e:
         raise FrameError("result frame: not valid JSON: %s" % e)
-    if not isinstance(doc, dict) or doc.get("schema") != "clockbench-guest/1":
-        raise FrameError("result frame: schema is not clockbench-guest/1")
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA_GUEST:
+        raise FrameError("result frame: schema is not %s" % SCHEMA_GUEST)
     return doc
 
 
 def main(argv):
     if len(argv) != 2:
-        print("usage: guestframe.py CHANNEL-FILE", file=sys.stderr)
+        print("usage: frames.py CHANNEL-FILE", file=sys.stderr)
         return 2
     try:
         with open(argv[1], "rb") as f:
             data = f.read()
     except OSError as e:
-        print("guestframe: %s: %s" % (argv[1], e.strerror), file=sys.stderr)
+        print("frames: open %s: %s" % (argv[1], e.strerror), file=sys.stderr)
         return 1
     p = parse(data)
     print("hello uptime_ms=%s" % p["hello"])
@@ -141,7 +147,7 @@ def main(argv):
     try:
         result(p)
     except FrameError as e:
-        print("guestframe: %s" % e, file=sys.stderr)
+        print("frames: %s" % e, file=sys.stderr)
         return 1
     return 0
 

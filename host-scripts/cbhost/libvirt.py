@@ -1,4 +1,4 @@
-"""guestvirt.py: the BACKEND=libvirt boot for guestrun.py: a transient domain
+"""libvirt.py: the BACKEND=libvirt boot of the guest launcher: a transient domain
 (direct kernel boot, results on a file serial) started with `virsh create`.
 
 QEMU then runs as libvirt's user (libvirt-qemu on Debian), so the kernel, the
@@ -13,11 +13,9 @@ import time
 import uuid
 from xml.sax.saxutils import escape, quoteattr
 
+from .qemu import RunError, watch
+
 URI = os.environ.get("LIBVIRT_URI", "qemu:///system")
-
-
-class RunError(Exception):
-    """A failed libvirt run; guestrun.py reports it like its own."""
 
 
 def virsh(*args, check=True, timeout=60):
@@ -70,7 +68,7 @@ def domain_xml(a, accel, name, work, append, pins):
     if pins is not None:
         tune = "<cputune>%s</cputune>" % "".join(
             "<vcpupin vcpu='%d' cpuset='%d'/>" % (v, c) for v, c in enumerate(pins))
-    hpet = "" if a.hpet == "default" else "<timer name='hpet' present='%s'/>" % ("yes" if a.hpet == "on" else "no")
+    hpet = "" if a.HPET == "default" else "<timer name='hpet' present='%s'/>" % ("yes" if a.HPET == "on" else "no")
     return """<domain type=%(type)s xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
   <name>%(name)s</name>
   <memory unit='MiB'>%(mem)d</memory>
@@ -102,29 +100,30 @@ def domain_xml(a, accel, name, work, append, pins):
 </domain>
 """ % {
         "type": quoteattr("kvm" if accel == "kvm" else "qemu"),
-        "name": escape(name), "mem": a.mem, "vcpus": a.vcpus, "tune": tune,
-        "machine": quoteattr(a.machine), "kernel": escape(os.path.abspath(a.kernel)),
-        "initrd": escape(os.path.abspath(a.initramfs)), "cmdline": escape(append),
-        "cpu": cpu_xml(a.cpu, accel), "hpet": hpet, "emulator": escape(shutil.which(a.qemu) or a.qemu),
+        "name": escape(name), "mem": a.MEM, "vcpus": a.VCPUS, "tune": tune,
+        "machine": quoteattr(a.MACHINE), "kernel": escape(os.path.abspath(a.KERNEL)),
+        "initrd": escape(os.path.abspath(a.INITRAMFS)), "cmdline": escape(append),
+        "cpu": cpu_xml(a.cpu, accel), "hpet": hpet, "emulator": escape(shutil.which(a.QEMU) or a.QEMU),
         "console": quoteattr(os.path.join(work, "console.log")), "channel": quoteattr(os.path.join(work, "channel.out")),
     }
 
 
-def boot(a, accel, work, timeout, pin, append, watch):
+def boot(a, accel, work, timeout, pin, append, on_hello=None, on_end=None):
     """Runs the guest as a transient libvirt domain, reading the channel
-    with guestrun's watch(); returns the same dict as guestrun.boot_qemu
-    (status None: libvirt does not pass QEMU's exit status on, or 124)."""
+    with qemu.watch(); returns the same dict as qemu.boot (status None:
+    libvirt does not pass QEMU's exit status on, or 124 on timeout; pid
+    from libvirt's pid file when readable)."""
     try:
         virsh("uri")
     except RunError as e:
         raise RunError("%s: is a libvirt daemon running? (virtlogd -d; libvirtd -d)" % e)
     os.chmod(work, 0o755)
-    for p in (a.kernel, a.initramfs, work):
+    for p in (a.KERNEL, a.INITRAMFS, work):
         if not reachable(p):
             raise RunError("%s: not reachable by libvirt's QEMU user: make the path world-readable "
                            "(every folder above it o+x), or set TMPDIR to such a folder" % p)
     allowed = sorted(os.sched_getaffinity(0))
-    pins = [allowed[i % len(allowed)] for i in range(a.vcpus)] if pin else None
+    pins = [allowed[i % len(allowed)] for i in range(a.VCPUS)] if pin else None
     name = "clockbench-" + uuid.uuid4().hex[:12]
     xml = os.path.join(work, "domain.xml")
     text = domain_xml(a, accel, name, work, append, pins)
@@ -156,12 +155,19 @@ def boot(a, accel, work, timeout, pin, append, watch):
     except (RunError, ValueError, KeyError):
         record["note"] = "query-cpus-fast failed (the guest may have ended already)"
         record["vcpus"] = [{"vcpu": i, "thread_id": None, "host_cpu": pins[i] if pins else None}
-                           for i in range(a.vcpus)]
+                           for i in range(a.VCPUS)]
     try:
-        data, hello_ms, result_ms = watch(os.path.join(work, "channel.out"), None, t0, alive)
+        pid = None
+        try:
+            with open("/run/libvirt/qemu/%s.pid" % name) as f:
+                pid = int(f.read().strip())
+        except (OSError, ValueError):
+            pass
+        data, hello_ms, result_ms = watch(os.path.join(work, "channel.out"), t0, lambda: not alive(),
+                                          on_hello, on_end)
     finally:
         virsh("destroy", name, check=False)
     status = 124 if state["timed_out"] and result_ms is None else None
     return {"data": data, "hello_ms": hello_ms, "result_ms": result_ms, "status": status,
             "wall_ms": round((time.monotonic() - t0) * 1000), "pinning": record,
-            "argv": ["virsh", "-c", URI, "create", "domain.xml"], "domain_xml": text}
+            "argv": ["virsh", "-c", URI, "create", "domain.xml"], "domain_xml": text, "pid": pid}

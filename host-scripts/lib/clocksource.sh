@@ -1,13 +1,16 @@
-# cs-lib.sh: the one place the host clocksource is changed and put back.
-# Sourced by host-scripts/clocksource and host-scripts/compare.sh.
+# lib/clocksource.sh: the one place the host clocksource is changed and put back.
+# Sourced by host-scripts/clocksource and host-scripts/compare.
 # shellcheck shell=bash
 #
-# State: before the first change, the original clocksource is written to
-# $CB_STATE_DIR/clocksource.state together with the process that owns the
-# change.  Every harness command calls cs_recover first: a state file whose
-# owner is gone (killed with SIGKILL, power cut of the shell...) is
-# restored then, and the command says so.  Owner "manual" is a change the
-# operator asked to keep (clocksource set NAME --keep).
+# State: before the first change, $CB_STATE_DIR/clocksource.state records
+# the original clocksource and the process that owns the change (pid and
+# start time).  Owner "manual" is a change the operator kept (clocksource set
+# NAME --keep); a run that starts over it records itself as owner, keeps the
+# original, and notes the kept one ("kept="), which it puts back when it ends.
+# Every harness command calls cs_recover first: a state file whose owner is
+# gone (SIGKILL, a power cut of the shell...) is restored then, and said so.
+# Recover, check, save and switch happen under $CB_STATE_DIR/lock, and so
+# does the restore command.
 #
 # Test hooks: CB_CS_DIR (a fake clocksource0 folder), CB_STATE_DIR,
 # CB_KVM_DEV (the device whose users count as VMs).
@@ -42,6 +45,15 @@ cs_need_write() {
 	fi
 }
 
+# cs_lock / cs_unlock: the state lock on fd 9 (waits up to 30 s).  The
+# caller closes it before starting anything long-lived.
+cs_lock() {
+	mkdir -p "$CB_STATE_DIR" || return 1
+	exec 9>"$CB_STATE_DIR/lock"
+	flock -w 30 9 || { cs_say "flock $CB_STATE_DIR/lock: still held after 30 s by another clockbench command"; return 1; }
+}
+cs_unlock() { exec 9>&-; }
+
 # Start time of a process (field 22 of /proc/PID/stat): a pid alone can be
 # reused, pid plus start time cannot.
 cs_proc_start() {
@@ -54,6 +66,14 @@ cs_proc_start() {
 }
 
 cs_state_get() { sed -n "s/^$1=//p" "$cs_state" 2>/dev/null | head -n1; }
+
+# cs_owner_live: true while the state's owner is a live run (not manual).
+cs_owner_live() {
+	local owner
+	owner=$(cs_state_get owner)
+	[ -n "$owner" ] && [ "$owner" != manual ] &&
+		[ "$(cs_proc_start "$owner" 2>/dev/null)" = "$(cs_state_get owner_start)" ]
+}
 
 # cs_write NAME: writes NAME and checks the kernel took it (a write of a name
 # it does not know is silently ignored by the kernel).
@@ -70,50 +90,75 @@ cs_write() {
 	fi
 }
 
-# cs_restore: puts the saved original back, checks it, removes the state.
-# Safe to call twice, and when nothing was changed.
+# cs_write_state ORIGINAL OWNER [KEPT]: replaces the state file atomically.
+cs_write_state() {
+	local tmp
+	mkdir -p "$CB_STATE_DIR"
+	tmp=$(mktemp "$CB_STATE_DIR/.state.XXXXXX")
+	{
+		echo "original=$1"
+		echo "owner=$2"
+		[ "$2" = manual ] || echo "owner_start=$(cs_proc_start "$2")"
+		[ -z "${3:-}" ] || echo "kept=$3"
+		echo "since=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	} >"$tmp"
+	mv -f "$tmp" "$cs_state"
+}
+
+# cs_restore found|original: puts back what the owner found (the kept
+# clocksource, the state then owned by "manual" again; else the original,
+# and the state removed), or the original whatever was kept.  Safe to call
+# twice, and when nothing was changed.
 cs_restore() {
-	local orig
+	local orig kept back
 	[ -f "$cs_state" ] || return 0
 	orig=$(cs_state_get original)
+	kept=$(cs_state_get kept)
 	if [ -z "$orig" ]; then
 		cs_say "state file $cs_state has no original clocksource: not touching anything; inspect and remove it"
 		return 1
 	fi
-	if [ "$(cs_current)" != "$orig" ]; then
-		cs_write "$orig" || {
-			cs_say "RESTORE FAILED: the clocksource is '$(cs_current)', it was '$orig'; $cs_state kept"
+	[ "$1" = found ] || kept=
+	back=${kept:-$orig}
+	if [ "$(cs_current)" != "$back" ]; then
+		cs_write "$back" || {
+			cs_say "RESTORE FAILED: the clocksource is '$(cs_current)', it was '$back'; $cs_state kept"
 			return 1
 		}
-		cs_say "clocksource restored to '$orig'"
+		cs_say "clocksource restored to '$back'"
 	fi
-	rm -f "$cs_state"
+	if [ -n "$kept" ]; then
+		cs_write_state "$orig" manual
+	else
+		rm -f "$cs_state"
+	fi
 }
 
 # cs_recover: restores what a dead owner left behind, and says so.  Returns
 # 1 while another live run holds the clocksource.
 cs_recover() {
-	local owner start since orig
+	local owner since orig back
 	[ -f "$cs_state" ] || return 0
 	owner=$(cs_state_get owner)
-	start=$(cs_state_get owner_start)
 	since=$(cs_state_get since)
 	orig=$(cs_state_get original)
 	if [ "$owner" = manual ]; then
 		cs_say "note: the clocksource was set by hand to '$(cs_current)' at $since (original '$orig'); 'host-scripts/clocksource restore' puts it back"
 		return 0
 	fi
-	if [ -n "$owner" ] && [ "$owner" != "$$" ] && [ "$(cs_proc_start "$owner" 2>/dev/null)" = "$start" ]; then
+	[ "$owner" = "$$" ] && return 0
+	if cs_owner_live; then
 		cs_say "another clockbench run (pid $owner, since $since) holds the clocksource; wait for it"
 		return 1
 	fi
-	[ "$owner" = "$$" ] && return 0
+	back=$(cs_state_get kept)
+	back=${back:-$orig}
 	if ! cs_need_write; then
-		cs_say "an interrupted run (pid $owner, since $since) left the clocksource at '$(cs_current)' (original '$orig'): run 'sudo host-scripts/clocksource restore'"
+		cs_say "an interrupted run (pid $owner, since $since) left the clocksource at '$(cs_current)' (it was '$back'): run 'sudo host-scripts/clocksource restore'"
 		return 1
 	fi
-	cs_say "an interrupted run (pid $owner, since $since) left the clocksource at '$(cs_current)': restoring '$orig'"
-	cs_restore
+	cs_say "an interrupted run (pid $owner, since $since) left the clocksource at '$(cs_current)': restoring '$back'"
+	cs_restore found
 }
 
 # cs_foreign_vms: prints "pid N (comm)" for each process holding the KVM
@@ -143,19 +188,15 @@ cs_guard() {
 	return 1
 }
 
-# cs_save OWNER: records the original before the first change (atomically).
+# cs_save OWNER: records OWNER before a change, under the lock.  Over a kept
+# change a run becomes the owner, keeping the original and noting what was
+# kept; a kept change over a kept change keeps the first original.
 cs_save() {
-	local tmp
-	[ -f "$cs_state" ] && return 0
-	mkdir -p "$CB_STATE_DIR"
-	tmp=$(mktemp "$CB_STATE_DIR/.state.XXXXXX")
-	{
-		echo "original=$(cs_current)"
-		echo "owner=$1"
-		[ "$1" = manual ] || echo "owner_start=$(cs_proc_start "$1")"
-		echo "since=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-	} >"$tmp"
-	mv -f "$tmp" "$cs_state"
+	if [ ! -f "$cs_state" ]; then
+		cs_write_state "$(cs_current)" "$1"
+	elif [ "$(cs_state_get owner)" = manual ] && [ "$1" != manual ]; then
+		cs_write_state "$(cs_state_get original)" "$1" "$(cs_current)"
+	fi
 }
 
 # cs_set NAME: validates and switches; the caller has saved the state.

@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+"""exit-codes.t: the launcher explains QEMU's exit statuses from guest-init/exit-codes.h,
+the one list: every GX line is understood, STATUS == (CODE << 1) | 1, and the
+launcher's words for each status are the header's."""
+import os
+import re
+import sys
+
+sys.dont_write_bytecode = True
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "analysis"))
+sys.path.insert(0, os.path.join(ROOT, "host-scripts"))
+from taplib import Tap  # noqa: E402
+from cbhost import launcher  # noqa: E402
+
+t = Tap()
+with open(launcher.EXIT_CODES_H) as f:
+    gx_lines = [x for x in f if re.match(r"\s*GX\(", x)]
+exits = launcher.guest_exits()
+t.ok(gx_lines and len(exits) == len(gx_lines),
+     "every GX line of exit-codes.h is understood (%d lines, %d statuses)" % (len(gx_lines), len(exits)))
+t.ok(len({code for _, code, _ in exits.values()}) == len(exits), "no guest code appears twice")
+for status, (name, code, meaning) in sorted(exits.items()):
+    t.ok(status == (code << 1) | 1, "%s: QEMU status %d == (%d << 1) | 1" % (name, status, code))
+    t.ok(launcher.explain(status) == meaning, "%s: the launcher explains status %d as %r" % (name, status, meaning),
+         launcher.explain(status))
+t.ok(launcher.explain(124).startswith("guest timed out") and launcher.explain(1) is None,
+     "124 is timeout's; a status outside the list is not explained")
+t.done()
