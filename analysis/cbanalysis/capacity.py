@@ -82,14 +82,14 @@ def states_from(measurements, multi_run):
         if multi_run:
             label = "%s: %s" % (m.run, label)
         src = "monotonic vdso, %d thread%s, median" % (r.threads, "" if r.threads == 1 else "s")
-        st = State(label, r.median, src)
+        st = State(label, r.median, src)  # None: below the loop overhead (render leaves it out, saying so)
         st.key = (m.run, m.kind, m.vcpus, m.backend)
         st.cs = m.host_cs
         out.append(st)
         by_key.setdefault(st.key, {})[m.host_cs] = st
     for st in out:
         base = by_key[st.key].get("tsc")
-        if base is not None and base is not st:
+        if base is not None and base is not st and base.ns is not None:
             st.baseline = base
     return out
 
@@ -115,6 +115,10 @@ def render(states, rates, hosts, vcpus, excluded=0):
     if excluded:
         lines += ["- %d emulated (TCG) result%s left out: an emulator's timings are not a hypervisor's cost" %
                   (excluded, "" if excluded == 1 else "s"), ""]
+    below = [s.label for s in states if s.ns is None]
+    if below:
+        lines += ["- left out, no figure to plan with (median below the loop overhead): %s" % ", ".join(below), ""]
+        states = [s for s in states if s.ns is not None]
     lines += ["### Formula", "", "```",
               "share of a vCPU = reads/s x ns per read x 1e-9",
               "cores spent     = hosts x vCPUs per host x share of a vCPU",

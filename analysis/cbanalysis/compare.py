@@ -11,7 +11,7 @@ uses half its own (p99 - median) / median instead.  The band of a comparison is 
 the two runs' bands, never below MIN_BAND.  docs/analysis.md explains why.
 """
 from .load import HRES_CLOCKS
-from .util import fnum, md_table
+from .util import fquant, md_table
 
 MIN_BAND = 0.01
 
@@ -61,8 +61,8 @@ def compare_cells(before, after):
             bands = [x for x in (ba, bb) if x is not None]
             d["band"] = max(bands + [MIN_BAND]) if bands else None
             d["band_how"] = ha if (ba or 0) >= (bb or 0) else hb
-            d["delta"] = rb.median - ra.median
-            d["rel"] = d["delta"] / ra.median if ra.median else None
+            d["delta"] = None if rb.median is None or ra.median is None else rb.median - ra.median
+            d["rel"] = d["delta"] / ra.median if d["delta"] is not None and ra.median else None
             if d["rel"] is None or d["band"] is None:
                 d["verdict"] = "n/a"
             elif abs(d["rel"]) <= d["band"]:
@@ -111,8 +111,8 @@ def render(before, after, name_a, name_b):
         ra = d["before"][1] if d["before"] else None
         rb = d["after"][1] if d["after"] else None
         rel = d.get("rel")
-        return [where(k), k[4], k[5] or "-", k[6], k[7], fnum(ra and ra.median), fnum(rb and rb.median),
-                "n/a" if "delta" not in d else "%+.2f" % d["delta"],
+        return [where(k), k[4], k[5] or "-", k[6], k[7], fquant(ra), fquant(rb),
+                "n/a" if d.get("delta") is None else "%+.2f" % d["delta"],
                 "n/a" if rel is None else "%+.1f %%" % (rel * 100),
                 "n/a" if d.get("band") is None else "+/-%.1f %% (%s)" % (d["band"] * 100, d["band_how"]),
                 d["verdict"]]

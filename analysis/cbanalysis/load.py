@@ -1,20 +1,21 @@
-"""load.py: reads run folders (host-*.json, guest-*.json) into Measurements, strictly.
+"""load.py: the one reader of result files: host, guest and KVM trace files into Measurements, strictly.
 
-Strict on what the figures depend on (the schema strings, the clockbench/1
-document and its rows); tolerant of the guest's and launcher's facts, which
-are shown as "n/a" when missing.
+File names are recognized only through runfolder (its patterns).  Strict on
+what the figures and verdicts depend on (the schema strings, the
+clockbench/1 document and its rows, the KVM trace counts); tolerant of the
+guest's and launcher's facts, which are shown as "n/a" when missing, and of
+the fields older engines did not write.
 """
 import json
 import os
-import re
 
+from . import runfolder
 from .util import InputError, is_num
 
-HOST_SCHEMA = "clockbench/1"
-GUEST_SCHEMA = "clockbench-guest/1"
+HOST_SCHEMA = runfolder.SCHEMA_HOST
+GUEST_SCHEMA = runfolder.SCHEMA_GUEST
+TRACE_SCHEMA = runfolder.SCHEMA_KVM_TRACE
 TCG_SIGNATURE = "TCGTCGTCGTCG"  # CPUID 0x40000000 under QEMU's TCG
-HOST_RE = re.compile(r"^host-(.+)\.json$")
-GUEST_RE = re.compile(r"^guest-(.+)-([0-9]+)vcpu(-[a-z0-9]+)?\.json$", re.IGNORECASE)
 QUANTS = ("min", "median", "mean", "p99", "p999", "max")
 # Clocks read by the same code path (vDSO do_hres, or the same syscall):
 # their medians in one run differ by noise (see compare.py).
@@ -22,13 +23,18 @@ HRES_CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai")
 
 
 class Row:
-    """One clock x method x threads cell of a clockbench/1 document."""
+    """One clock x method x threads cell of a clockbench/1 document.
+    clocksource: the kernel's clocksource read right after the cell (None in
+    older files); raw: the quantiles before the overhead was subtracted
+    (None in older files); below: the quantiles whose subtraction went
+    negative (null in ns)."""
 
-    __slots__ = ("clock", "method", "threads", "path", "ns", "cps_total")
+    __slots__ = ("clock", "method", "threads", "path", "ns", "cps_total", "clocksource", "raw", "below")
 
-    def __init__(self, clock, method, threads, path, ns, cps_total):
+    def __init__(self, clock, method, threads, path, ns, cps_total, clocksource=None, raw=None, below=()):
         self.clock, self.method, self.threads, self.path = clock, method, threads, path
         self.ns, self.cps_total = ns, cps_total
+        self.clocksource, self.raw, self.below = clocksource, raw, tuple(below)
 
     @property
     def median(self):
@@ -52,16 +58,110 @@ class Measurement:
         self.host_emulated = False  # a guest of an emulated hypervisor (set by load_run)
         self.context = doc.get("context") or {}
         self.rows = parse_rows(path, doc.get("results"), where)
+        check_extras(path, doc, where.rsplit(".", 1)[0] + "." if "." in where else "")
 
     @property
     def emulated(self):
         """TCG anywhere under it: an emulated host (the lab's L1), a guest
         under TCG, or a KVM guest of an emulated host."""
         if self.kind == "host":
-            return self.context.get("hypervisor") == TCG_SIGNATURE
+            return self.hypervisor == TCG_SIGNATURE
         la = self.launcher
-        return (bool(la.get("emulated")) or la.get("accel") == "tcg" or self.guest.get("hypervisor") == TCG_SIGNATURE
+        return (bool(la.get("emulated")) or la.get("accel") == "tcg" or self.hypervisor == TCG_SIGNATURE
                 or self.host_emulated)
+
+    # The facts of the machine the engine ran on.  Today they are the
+    # engine's context; guest results written before PID 1 reused the engine
+    # carry them in their guest object instead (read here, and only here).
+
+    def _old(self, key, typ):
+        """The older guest object's `key` if it is a typ (str, int, bool), else None."""
+        v = self.guest.get(key)
+        return v if type(v) is typ else None
+
+    @property
+    def kernel(self):
+        v = self.context.get("kernel")
+        return v if isinstance(v, str) and v else self._old("kernel", str)
+
+    @property
+    def cpus_online(self):
+        v = self.context.get("cpus_online")
+        return v if type(v) is int else self._old("vcpus_online", int)
+
+    @property
+    def clocksource_after(self):
+        """The machine's clocksource as the engine left it: context.clocksource_end,
+        else (older guest results) the guest's clocksource read after the
+        engine, else the one the engine read at its start; None unknown."""
+        for v in (self.context.get("clocksource_end"), self._old("clocksource", str), self.context.get("clocksource")):
+            if isinstance(v, str) and v:
+                return v
+        return None
+
+    @property
+    def clocksource_before(self):
+        """A guest's clocksource when its PID 1 started, before the engine."""
+        return self._old("clocksource_before", str)
+
+    @property
+    def available_clocksources(self):
+        """The kernel's available clocksources, a list (older guest results
+        wrote one string), or None."""
+        v = self.context.get("available_clocksource")
+        if v is None:
+            v = self.guest.get("available_clocksource")
+        if isinstance(v, str):
+            v = v.split()
+        return [w for w in v if isinstance(w, str)] if isinstance(v, list) else None
+
+    @property
+    def hypervisor(self):
+        """The CPUID 0x40000000 signature (KVMKVMKVM, TCGTCGTCGTCG...), None on bare metal or unknown."""
+        v = self.context.get("hypervisor") if "hypervisor" in self.context else self.guest.get("hypervisor")
+        return v if isinstance(v, str) and v else None
+
+    @property
+    def invtsc(self):
+        """CPUID's invariant TSC bit: True, False, None unknown."""
+        fl = self.context.get("cpu_flags")
+        if isinstance(fl, dict) and isinstance(fl.get("invtsc_cpuid"), bool):
+            return fl["invtsc_cpuid"]
+        return self._old("invtsc", bool)
+
+    def _kvm(self):
+        """(known, CPUID 0x40000001 eax or None without KVM's leaf)."""
+        if "kvm_features" in self.context:
+            kf = self.context["kvm_features"]
+            return True, kf.get("eax") if isinstance(kf, dict) and is_num(kf.get("eax")) else None
+        if isinstance(self.guest.get("kvm_features_valid"), bool):
+            v = self.guest.get("kvm_features")
+            return True, v if self.guest["kvm_features_valid"] and is_num(v) else None
+        return False, None
+
+    @property
+    def kvmclock_advertised(self):
+        """KVM's leaf advertises kvm-clock (eax bit 0 or 3): True, False
+        (also without KVM's leaf), None unknown."""
+        known, eax = self._kvm()
+        if not known:
+            return self._old("kvmclock_advertised", bool)
+        return eax is not None and bool(int(eax) & 0x9)
+
+    @property
+    def stable_bit_advertised(self):
+        """KVM's leaf advertises PVCLOCK_TSC_STABLE_BIT (eax bit 24): True,
+        False, None without KVM's leaf or unknown."""
+        known, eax = self._kvm()
+        if not known:
+            return self._old("kvm_stable_bit_advertised", bool)
+        return None if eax is None else bool(int(eax) >> 24 & 1)
+
+    @property
+    def guest_log(self):
+        """The guest kernel log's facts ({} for a host or when missing)."""
+        lg = self.guest.get("log")
+        return lg if isinstance(lg, dict) else {}
 
     @property
     def accel(self):
@@ -79,6 +179,22 @@ class Measurement:
             s += " (%s)" % self.backend
         return s
 
+    @property
+    def mitigations(self):
+        """{name: text} from /sys/devices/system/cpu/vulnerabilities/, or None (older files)."""
+        m = self.context.get("mitigations")
+        return m if isinstance(m, dict) else None
+
+    @property
+    def probe_path(self):
+        """What the path probe saw for CLOCK_MONOTONIC through the C library:
+        'user', 'syscall', ... or None when there was no usable probe."""
+        p = self.doc.get("probe") if isinstance(self.doc.get("probe"), dict) else {}
+        if p.get("ok") is False:
+            return None
+        v = ((p.get("clocks") or {}).get("monotonic") or {}).get("vdso")
+        return v if isinstance(v, str) else None
+
     def key(self):
         """What identifies a measured state across runs."""
         return (self.kind, self.host_cs, self.vcpus, self.backend, self.emulated)
@@ -90,9 +206,10 @@ class Measurement:
         return None
 
     def headline(self):
-        """CLOCK_MONOTONIC through the C library, by thread count."""
-        return sorted((r for r in self.rows if r.clock == "monotonic" and r.method == "vdso"),
-                      key=lambda r: r.threads)
+        """CLOCK_MONOTONIC through the C library, by thread count; a row
+        whose median went below the loop overhead is kept (median None, "median"
+        in row.below): readers show it as such (util.fquant), never as 0."""
+        return sorted((r for r in self.rows if r.clock == "monotonic" and r.method == "vdso"), key=lambda r: r.threads)
 
 
 def load_json(path):
@@ -139,8 +256,30 @@ def check_schema(path, doc, want, what="schema"):
         raise InputError(path, "unknown %s %s (this tool reads %s)" % (what, json.dumps(s), want))
 
 
+def _quantiles(path, at, ns, below):
+    """A {min..max} object: numbers >= 0, or null where allowed."""
+    if not isinstance(ns, dict):
+        raise InputError(path, "%s: expected an object" % at)
+    clean = {}
+    for q in QUANTS:
+        v = ns.get(q)
+        if v is None:
+            if below is not None and q not in below:
+                raise InputError(path, "%s.%s: null but not named in below_overhead" % (at, q))
+            clean[q] = None
+        elif is_num(v) and v >= 0:
+            if below is not None and q in below:
+                raise InputError(path, "%s.%s: named in below_overhead but not null" % (at, q))
+            clean[q] = float(v)
+        else:
+            raise InputError(path, "%s.%s: expected a number >= 0 or null, got %s" % (at, q, json.dumps(v)))
+    return clean
+
+
 def parse_rows(path, rows, where):
-    """Validates results[] of a clockbench/1 document; returns Rows."""
+    """Validates results[] of a clockbench/1 document; returns Rows.  A
+    quantile is null only where the row names it in below_overhead (older
+    files, without that list: anywhere but the median)."""
     if not isinstance(rows, list):
         raise InputError(path, "%s: expected a list" % where)
     out = []
@@ -157,22 +296,22 @@ def parse_rows(path, rows, where):
         th = r.get("threads")
         if not isinstance(th, int) or isinstance(th, bool) or th < 1:
             raise InputError(path, "%s.threads: expected a positive integer, got %s" % (at, json.dumps(th)))
-        ns = r.get("ns_per_call")
-        if not isinstance(ns, dict):
-            raise InputError(path, "%s.ns_per_call: expected an object" % at)
-        clean = {}
-        for q in QUANTS:
-            v = ns.get(q)
-            if v is not None and not (is_num(v) and v >= 0):
-                raise InputError(path, "%s.ns_per_call.%s: expected a number >= 0 or null, got %s"
-                                 % (at, q, json.dumps(v)))
-            clean[q] = float(v) if v is not None else None
-        if clean["median"] is None:
+        below = r.get("below_overhead")
+        if below is not None and not (isinstance(below, list) and all(q in QUANTS for q in below)):
+            raise InputError(path, "%s.below_overhead: expected a list of quantile names, got %s" % (at, json.dumps(below)))
+        clean = _quantiles(path, at + ".ns_per_call", r.get("ns_per_call"), below)
+        if clean["median"] is None and below is None:
             raise InputError(path, "%s.ns_per_call.median: missing" % at)
+        raw = r.get("ns_per_call_raw")
+        if raw is not None:
+            raw = _quantiles(path, at + ".ns_per_call_raw", raw, None)
+        cs = r.get("clocksource")
+        if cs is not None and (not isinstance(cs, str) or not cs):
+            raise InputError(path, "%s.clocksource: expected a string, got %s" % (at, json.dumps(cs)))
         p = r.get("path")
         cps = r.get("calls_per_sec_total")
         out.append(Row(clock, method, th, p if isinstance(p, str) else None, clean,
-                       float(cps) if is_num(cps) else None))
+                       float(cps) if is_num(cps) else None, cs, raw, below or ()))
     seen = set()
     for r in out:
         k = (r.clock, r.method, r.threads)
@@ -180,6 +319,24 @@ def parse_rows(path, rows, where):
             raise InputError(path, "%s: two rows for clock %s, method %s, %d threads" % (where, r.clock, r.method, r.threads))
         seen.add(k)
     return out
+
+
+def check_extras(path, doc, pre):
+    """The engine's later fields, where present: clocksource_end,
+    mitigations, probe_end, changed_during_run."""
+    c = doc.get("context") or {}
+    if "clocksource_end" in c and not (c["clocksource_end"] is None or isinstance(c["clocksource_end"], str)):
+        raise InputError(path, "%scontext.clocksource_end: expected a string or null" % pre)
+    mit = c.get("mitigations")
+    if mit is not None and not (isinstance(mit, dict) and all(isinstance(v, str) for v in mit.values())):
+        raise InputError(path, "%scontext.mitigations: expected an object of strings" % pre)
+    if doc.get("probe_end") is not None and not isinstance(doc.get("probe_end"), dict):
+        raise InputError(path, "%sprobe_end: expected an object" % pre)
+    ch = doc.get("changed_during_run")
+    if ch is not None:
+        if not (isinstance(ch, dict) and isinstance(ch.get("clocksource"), bool) and isinstance(ch.get("path"), bool)
+                and (ch.get("detail") is None or isinstance(ch.get("detail"), str))):
+            raise InputError(path, "%schanged_during_run: expected {clocksource: bool, path: bool, detail: string|null}" % pre)
 
 
 def check_bench(path, doc, where=""):
@@ -196,46 +353,285 @@ def check_bench(path, doc, where=""):
         raise InputError(path, "%scontext: missing or not an object" % (where + "." if where else ""))
 
 
-def load_host(path, run):
+def _name(path, kind):
+    """The file name's fields if it is a `kind` file of the contract, else {}."""
+    c = runfolder.classify(os.path.basename(path))
+    return c[1] if c and c[0] == kind else {}
+
+
+def load_host(path, run=None):
+    """A clockbench/1 document (host-<cs>.json, or any engine output)."""
     doc = load_json(path)
     check_schema(path, doc, HOST_SCHEMA)
     check_bench(path, doc)
-    m = HOST_RE.match(os.path.basename(path))
     cs = doc["context"].get("clocksource")
     if not isinstance(cs, str) or not cs:
-        cs = m.group(1) if m else "unknown"
+        cs = _name(path, "host").get("cs", "unknown")
     return Measurement(path, "host", run, doc, cs)
 
 
-def load_guest(path, run):
+def load_guest(path, run=None):
+    """A clockbench-guest/1 result and its KVM trace: the partner
+    kvm-trace-*.json file (none: not traced) or, in results written before
+    that file existed, the kvm_trace object embedded in the result."""
     doc = load_json(path)
     check_schema(path, doc, GUEST_SCHEMA)
     bench = doc.get("bench")
     if bench is None:
         raise InputError(path, "bench: missing (the guest's clockbench/1 document)")
     check_bench(path, bench, "bench")
-    m = GUEST_RE.match(os.path.basename(path))
+    f = _name(path, "guest")
     la = doc.get("launcher") if isinstance(doc.get("launcher"), dict) else {}
     g = doc.get("guest") if isinstance(doc.get("guest"), dict) else {}
     host = la.get("host") if isinstance(la.get("host"), dict) else {}
     cs = host.get("clocksource") or la.get("host_clocksource")
     if not isinstance(cs, str) or not cs:
-        cs = m.group(1) if m else "unknown"
+        cs = f.get("cs", "unknown")
     vcpus = la.get("vcpus")
     if not isinstance(vcpus, int) or isinstance(vcpus, bool) or vcpus < 1:
-        vcpus = int(m.group(2)) if m else g.get("vcpus_online")
+        n = bench["context"].get("cpus_online", g.get("vcpus_online"))
+        vcpus = f.get("vcpus") or n
     if not isinstance(vcpus, int):
         raise InputError(path, "no vCPU count (launcher.vcpus, or the file name guest-CS-Nvcpu.json)")
-    trace = doc.get("kvm_trace")
-    backend = la.get("backend") if isinstance(la.get("backend"), str) else None
-    if backend is None and m and m.group(3):
-        backend = m.group(3)[1:]
-    return Measurement(path, "guest", run, bench, cs, vcpus, g, la,
-                       trace if isinstance(trace, dict) else None, backend, "bench.results")
+    backend = la.get("backend") if isinstance(la.get("backend"), str) else f.get("backend")
+    trace = None
+    if f:
+        tpath = os.path.join(os.path.dirname(path), runfolder.partner(os.path.basename(path), "kvm-trace"))
+        if os.path.lexists(tpath):
+            trace = load_trace(tpath, os.path.basename(path))
+    if doc.get("kvm_trace") is not None:
+        if trace is not None:
+            raise InputError(path, "a kvm_trace inside and %s beside it: two traces of one run" % trace.path)
+        trace = legacy_trace(path, doc["kvm_trace"])
+    return Measurement(path, "guest", run, bench, cs, vcpus, g, la, trace, backend, "bench.results")
 
+
+# ---- KVM traces ----
+
+class Trace:
+    """A guest run's KVM trace, read from either layout.  life and measuring
+    are the clockbench-kvm-trace/1 COUNTS (measuring with available, reason,
+    seconds; None in older traces without a window); counted is False for the older embedded summary, which kept
+    only each vCPU's last stable bit."""
+
+    def __init__(self, path, available, reason, subject, subject_text, complete, lost, life, measuring, counted):
+        self.path, self.available, self.reason = path, available, reason
+        self.subject, self.subject_text = subject, subject_text
+        self.complete, self.lost = complete, lost
+        self.life, self.measuring, self.counted = life or {}, measuring, counted
+
+
+def _int(path, at, v, null=False):
+    if v is None and null:
+        return None
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise InputError(path, "%s: expected an integer >= 0%s, got %s" % (at, " or null" if null else "", json.dumps(v)))
+    return v
+
+
+def _obj(path, at, v):
+    if not isinstance(v, dict):
+        raise InputError(path, "%s: expected an object, got %s" % (at, json.dumps(v)))
+    return v
+
+
+def stable_all(with_, without):
+    """The stable-bit verdict from the counts: True only when every update
+    carried the bit, False when any did not, None without updates."""
+    if without:
+        return False
+    return True if with_ else None
+
+
+def _counts(path, at, c):
+    """Validates a COUNTS object (docs/run-folder.md); returns it."""
+    _obj(path, at, c)
+    ev = _obj(path, at + ".events", c.get("events"))
+    for k, v in ev.items():
+        _int(path, "%s.events.%s" % (at, k), v)
+    mc = _obj(path, at + ".master_clock", c.get("master_clock"))
+    if mc.get("last") is not None and not isinstance(mc.get("last"), bool):
+        raise InputError(path, "%s.master_clock.last: expected true, false or null" % at)
+    for k in ("on_updates", "off_updates", "transitions"):
+        _int(path, "%s.master_clock.%s" % (at, k), mc.get(k))
+    if mc.get("hostclock") is not None and not isinstance(mc.get("hostclock"), str):
+        raise InputError(path, "%s.master_clock.hostclock: expected a string or null" % at)
+    sb = _obj(path, at + ".stable_bit", c.get("stable_bit"))
+    w, wo = _int(path, at + ".stable_bit.with", sb.get("with")), _int(path, at + ".stable_bit.without", sb.get("without"))
+    if sb.get("all") != stable_all(w, wo):
+        raise InputError(path, "%s.stable_bit.all: %s, but the counts say %s (%d with, %d without)"
+                         % (at, json.dumps(sb.get("all")), json.dumps(stable_all(w, wo)), w, wo))
+    for v, pv in _obj(path, at + ".stable_bit.per_vcpu", sb.get("per_vcpu")).items():
+        _obj(path, "%s.stable_bit.per_vcpu.%s" % (at, v), pv)
+        for k in ("with", "without"):
+            _int(path, "%s.stable_bit.per_vcpu.%s.%s" % (at, v, k), pv.get(k))
+    for k in ("pvclock_updates", "tsc_offset_writes"):
+        _int(path, "%s.%s" % (at, k), c.get(k))
+        for v, n in _obj(path, "%s.%s_per_vcpu" % (at, k), c.get(k + "_per_vcpu")).items():
+            _int(path, "%s.%s_per_vcpu.%s" % (at, k, v), n)
+    return c
+
+
+def load_trace(path, guest_name=None):
+    """A kvm-trace-*.json file (clockbench-kvm-trace/1), strictly."""
+    doc = load_json(path)
+    check_schema(path, doc, TRACE_SCHEMA)
+    if guest_name is not None and doc.get("guest_result") != guest_name:
+        raise InputError(path, "guest_result %s: expected %s" % (json.dumps(doc.get("guest_result")), guest_name))
+    avail = doc.get("available")
+    if not isinstance(avail, bool):
+        raise InputError(path, "available: expected true or false, got %s" % json.dumps(avail))
+    subject = doc.get("subject")
+    if subject not in ("guest", "observer", None):
+        raise InputError(path, "subject %s: expected \"guest\", \"observer\" or null" % json.dumps(subject))
+    st = doc.get("subject_text")
+    if not avail:
+        reason = doc.get("reason")
+        if not isinstance(reason, str) or not reason:
+            raise InputError(path, "reason: expected a string saying why there is no trace")
+        return Trace(path, False, reason, subject, st, None, None, None, None, True)
+    complete = doc.get("complete")
+    if complete is not None and not isinstance(complete, bool):
+        raise InputError(path, "complete: expected true, false or null, got %s" % json.dumps(complete))
+    comp = doc.get("completeness")
+    comp = _obj(path, "completeness", comp) if comp is not None else {}
+    nums = {k: _int(path, "completeness." + k, comp.get(k), True)
+            for k in ("entries_in_buffer", "entries_written", "overrun", "lost")}
+    seen = [nums["lost"] or 0, nums["overrun"] or 0]
+    if nums["entries_in_buffer"] is not None and nums["entries_written"] is not None:
+        seen.append(nums["entries_written"] - nums["entries_in_buffer"])
+    lost = max(seen)
+    # The figures win over the flag: events lost make a trace incomplete.
+    if lost:
+        complete = False
+    life = _counts(path, "life", doc.get("life"))
+    meas = _obj(path, "measuring", doc.get("measuring"))
+    if meas.get("available") is True:
+        _counts(path, "measuring", meas)
+        if not is_num(meas.get("seconds")):
+            raise InputError(path, "measuring.seconds: expected a number")
+    elif meas.get("available") is not False:
+        raise InputError(path, "measuring.available: expected true or false")
+    return Trace(path, True, None, subject, st, complete, lost, life, meas, True)
+
+
+def legacy_trace(path, kt):
+    """The kvm_trace object older launchers spliced into the guest result
+    (only each vCPU's last stable bit, no completeness), as a Trace."""
+    if not isinstance(kt, dict):
+        raise InputError(path, "kvm_trace: expected an object")
+    text = kt.get("subject")
+    # Before the subject field every trace was of the guest's own QEMU.
+    subject = "guest" if not isinstance(text, str) or text.startswith("the guest's QEMU") else "observer"
+    if kt.get("available") is False:
+        return Trace(path, False, str(kt.get("reason") or "trace unavailable"), subject, text, None, None, None, None, False)
+    mc = kt.get("master_clock") if isinstance(kt.get("master_clock"), dict) else {}
+    sb = kt.get("stable_bit") if isinstance(kt.get("stable_bit"), dict) else {}
+    life = {"master_clock": mc,
+            "stable_bit": {"all": sb.get("all") if isinstance(sb.get("all"), bool) else None,
+                           "per_vcpu": sb.get("per_vcpu") if isinstance(sb.get("per_vcpu"), dict) else {}},
+            "pvclock_updates": kt.get("pvclock_updates"), "tsc_offset_writes": kt.get("tsc_offset_writes")}
+    meas = kt.get("measuring") if isinstance(kt.get("measuring"), dict) else None
+    return Trace(path, True, None, subject, text, None, None, life, meas, False)
+
+
+class TraceFacts:
+    """What a guest's KVM trace says, or why it says nothing (reason).
+    master_clock, stable_bit: True, False or None; with_/without: the
+    pvclock update counts (None in older traces); clear_vcpus: the vCPUs
+    with an update without the bit."""
+
+    def __init__(self, reason=None, master_clock=None, hostclock=None, transitions=None,
+                 stable_bit=None, with_=None, without=None, clear_vcpus=(), counted=True):
+        self.reason, self.master_clock, self.hostclock, self.transitions = reason, master_clock, hostclock, transitions
+        self.stable_bit, self.with_, self.without = stable_bit, with_, without
+        self.clear_vcpus, self.counted = list(clear_vcpus), counted
+
+
+def trace_facts(m, observer=False):
+    """The host-side KVM trace facts of a guest measurement: over its QEMU's
+    life, from the counts.  No facts (a reason instead) when not traced, not
+    available, incomplete (or not known to be complete), or of another VM
+    (the observer VM booted when the guest ran under TCG; with observer=True
+    its facts are given: KVM's state on this host, not the guest's)."""
+    t = m.trace
+    if t is None:
+        return TraceFacts("not traced")
+    if not t.available:
+        return TraceFacts(t.reason or "trace unavailable")
+    if t.subject != "guest" and not (observer and t.subject == "observer"):
+        return TraceFacts("the trace is of a KVM probe VM, not this guest")
+    if t.complete is False:
+        return TraceFacts("incomplete trace (%s events lost)" % (t.lost if t.lost else "some"))
+    if t.complete is None and t.counted:
+        return TraceFacts("trace completeness unknown (no ring-buffer figures in it)")
+    mc = t.life.get("master_clock") or {}
+    sb = t.life.get("stable_bit") or {}
+    last = mc.get("last") if isinstance(mc.get("last"), bool) else None
+    tr = mc.get("transitions") if isinstance(mc.get("transitions"), int) else None
+    per = sb.get("per_vcpu") if isinstance(sb.get("per_vcpu"), dict) else {}
+    if t.counted:
+        clear = sorted((v for v, c in per.items() if c.get("without")), key=_vcpu_key)
+        return TraceFacts(None, last, mc.get("hostclock"), tr, stable_all(sb["with"], sb["without"]),
+                          sb["with"], sb["without"], clear)
+    clear = sorted((v for v, b in per.items() if b is False), key=_vcpu_key)
+    return TraceFacts(None, last, mc.get("hostclock"), tr, sb.get("all"), clear_vcpus=clear, counted=False)
+
+
+def _vcpu_key(v):
+    return (0, int(v)) if str(v).isdigit() else (1, str(v))
+
+
+# ---- labels ----
+
+def label_problem(m, cs):
+    """None when measurement m was measured on host clocksource cs all
+    along, else one line naming the file and what differs: the file name,
+    the clocksource at start and at end, a row measured on another, a change
+    the engine saw during the run; for a guest, what the launcher read on
+    the host before and after."""
+    diff = []
+    name = os.path.basename(m.path)
+    c = runfolder.classify(name)
+    if c and c[1].get("cs") not in (None, cs):
+        diff.append("the file name says %s" % c[1]["cs"])
+    if m.kind == "host":
+        start, end = m.context.get("clocksource"), m.context.get("clocksource_end")
+        for r in m.rows:
+            if r.clocksource is not None and r.clocksource != cs:
+                diff.append("row %s/%s/%d measured on %s" % (r.clock or "-", r.method, r.threads, r.clocksource))
+    else:
+        h = m.launcher.get("host") if isinstance(m.launcher.get("host"), dict) else {}
+        start, end = h.get("clocksource") or m.launcher.get("host_clocksource"), h.get("clocksource_end")
+    if start != cs:
+        diff.append("clocksource at start %s" % (start or "not recorded"))
+    if end is not None and end != cs:
+        diff.append("clocksource at end %s" % end)
+    ch = m.doc.get("changed_during_run")
+    if isinstance(ch, dict) and (ch.get("clocksource") or ch.get("path")):
+        what = " and ".join(k for k in ("clocksource", "path") if ch.get(k))
+        whose = "the guest's " if m.kind == "guest" else ""
+        diff.append("%s%s changed during the run%s" % (whose, what, ": %s" % ch["detail"] if ch.get("detail") else ""))
+    if not diff:
+        return None
+    return "%s: labelled %s, but %s" % (m.path, cs, "; ".join(diff))
+
+
+def load_file(path, run=None):
+    """A host or guest result file, by its name."""
+    c = runfolder.classify(os.path.basename(path))
+    kind = c[0] if c else None
+    if kind == "host" and c[1]["ext"] == "json":
+        return load_host(path, run)
+    if kind == "guest":
+        return load_guest(path, run)
+    raise InputError(path, "not a host-<cs>.json or guest-<cs>-<N>vcpu.json result file")
+
+
+# ---- run folders ----
 
 def result_files(folder):
-    """host-*.json and guest-*.json in a run folder, sorted."""
+    """The host and guest result files of a run folder, sorted."""
     try:
         names = sorted(os.listdir(folder))
     except FileNotFoundError:
@@ -244,7 +640,12 @@ def result_files(folder):
         raise InputError(folder, "not a folder (give a run folder, results/<run-id>)")
     except OSError as e:
         raise InputError(folder, "open: %s" % e.strerror)
-    return [n for n in names if (HOST_RE.match(n) or GUEST_RE.match(n))]
+    out = []
+    for n in names:
+        c = runfolder.classify(n)
+        if c and (c[0] == "guest" or (c[0] == "host" and c[1]["ext"] == "json")):
+            out.append(n)
+    return out
 
 
 def load_run(folder, skip_bad=False, warn=None):
@@ -257,9 +658,8 @@ def load_run(folder, skip_bad=False, warn=None):
     run = os.path.basename(os.path.abspath(folder))
     out = []
     for n in names:
-        p = os.path.join(folder, n)
         try:
-            out.append(load_host(p, run) if n.startswith("host-") else load_guest(p, run))
+            out.append(load_file(os.path.join(folder, n), run))
         except InputError as e:
             if not skip_bad:
                 raise
@@ -290,27 +690,3 @@ def newest_run(results):
             except InputError:
                 continue
     raise InputError(results, "no run folder with host-*.json or guest-*.json")
-
-
-def trace_is_guests(m):
-    """Under TCG the harness traces the launcher's KVM probe VM instead, and
-    says so in kvm_trace.subject."""
-    subj = (m.trace or {}).get("subject")
-    return not isinstance(subj, str) or subj.startswith("the guest's QEMU")
-
-
-def trace_facts(m):
-    """The host-side KVM trace facts of a guest, as (master_clock,
-    stable_bit) where each is True, False or None, plus a reason."""
-    t = m.trace
-    if t is None:
-        return None, None, "not traced"
-    if t.get("available") is False:
-        return None, None, str(t.get("reason") or "trace unavailable")
-    if not trace_is_guests(m):
-        return None, None, "the trace is of a KVM probe VM, not this guest"
-    mc = t.get("master_clock") if isinstance(t.get("master_clock"), dict) else {}
-    sb = t.get("stable_bit") if isinstance(t.get("stable_bit"), dict) else {}
-    last = mc.get("last") if isinstance(mc.get("last"), bool) else None
-    allb = sb.get("all") if isinstance(sb.get("all"), bool) else None
-    return last, allb, None

@@ -108,26 +108,26 @@ def render(ms, all_clocks=False):
                 f.add("node_clockbench_clock_read_user_space", bl + [("clock", r.clock), ("method", r.method)],
                       r.path == "user")
         if m.kind == "guest":
-            mc, sb, _ = trace_facts(m)
-            if sb is None:
-                lg = m.guest.get("log") if isinstance(m.guest.get("log"), dict) else {}
-                v = lg.get("sched_clock_marked_stable")
-                if isinstance(v, bool) and m.guest.get("hypervisor") == "KVMKVMKVM":
+            tf = trace_facts(m)
+            if tf.stable_bit is None:
+                v = m.guest_log.get("sched_clock_marked_stable")
+                if isinstance(v, bool) and m.hypervisor == "KVMKVMKVM":
                     f.add("node_clockbench_guest_stable_bit", bl + [("source", "guest_log")], v)
             else:
-                f.add("node_clockbench_guest_stable_bit", bl + [("source", "trace")], sb)
-            f.add("node_clockbench_guest_master_clock", bl, mc)
-            t = m.trace or {}
-            for k in ("tsc_offset_writes", "pvclock_updates"):
-                if isinstance(t.get(k), int) and not isinstance(t.get(k), bool) and t.get("available") is not False:
-                    f.add("node_clockbench_guest_" + k, bl, t[k])
-            w = t.get("measuring") if isinstance(t.get("measuring"), dict) else {}
-            if w.get("available") is True and t.get("available") is not False:
+                f.add("node_clockbench_guest_stable_bit", bl + [("source", "trace")], tf.stable_bit)
+            f.add("node_clockbench_guest_master_clock", bl, tf.master_clock)
+            t = m.trace
+            if t is not None and t.available and t.subject == "guest" and t.complete is not False:
                 for k in ("tsc_offset_writes", "pvclock_updates"):
-                    if isinstance(w.get(k), int) and not isinstance(w.get(k), bool):
-                        f.add("node_clockbench_guest_measuring_" + k, bl, w[k])
-                if isinstance(w.get("seconds"), (int, float)) and not isinstance(w.get("seconds"), bool):
-                    f.add("node_clockbench_guest_measuring_seconds", bl, w["seconds"])
+                    if isinstance(t.life.get(k), int) and not isinstance(t.life.get(k), bool):
+                        f.add("node_clockbench_guest_" + k, bl, t.life[k])
+                w = t.measuring or {}
+                if w.get("available") is True:
+                    for k in ("tsc_offset_writes", "pvclock_updates"):
+                        if isinstance(w.get(k), int) and not isinstance(w.get(k), bool):
+                            f.add("node_clockbench_guest_measuring_" + k, bl, w[k])
+                    if isinstance(w.get("seconds"), (int, float)) and not isinstance(w.get("seconds"), bool):
+                        f.add("node_clockbench_guest_measuring_seconds", bl, w["seconds"])
         checks = m.doc.get("checks") if isinstance(m.doc.get("checks"), dict) else {}
         for w in checks.get("warps") or []:
             if isinstance(w, dict) and isinstance(w.get("warps"), int) and w.get("clock"):
@@ -148,12 +148,12 @@ def render(ms, all_clocks=False):
         f.add("node_clockbench_run_end_timestamp_seconds", bl, end)
         if end is not None:
             last = end if last is None else max(last, end)
-        info = bl + [("run", m.run), ("kernel", c.get("kernel") or "n/a"), ("cpu_model", c.get("cpu_model") or "n/a"),
-                     ("hypervisor", c.get("hypervisor") or "none"), ("version", c.get("clockbench_version") or "n/a"),
+        info = bl + [("run", m.run), ("kernel", m.kernel or "n/a"), ("cpu_model", c.get("cpu_model") or "n/a"),
+                     ("hypervisor", m.hypervisor or "none"), ("version", c.get("clockbench_version") or "n/a"),
                      ("measured_clocksource", c.get("clocksource") or "n/a")]
         if m.kind == "guest":
             info += [("accel", m.accel), ("qemu_version", m.launcher.get("qemu_version") or "n/a"),
-                     ("guest_clocksource", m.guest.get("clocksource") or "n/a")]
+                     ("guest_clocksource", m.clocksource_after or "n/a")]
         f.add("node_clockbench_measurement_info", info, 1)
     f.add("node_clockbench_last_run_timestamp_seconds", [], last)
     return f.text(comments)

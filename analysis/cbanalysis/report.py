@@ -2,8 +2,8 @@
 import os
 
 from . import capacity, plots
-from .load import trace_facts, trace_is_guests
-from .util import fnum, md_table, write_atomic
+from .load import QUANTS, trace_facts
+from .util import fquant, md_table, write_atomic
 
 EMU_MARK = "†"
 EMU_NOTE = ("%s EMULATED: QEMU's TCG emulator is under these rows (a guest under TCG, or an emulated "
@@ -42,36 +42,35 @@ def tsc_check(m):
 
 
 def master_clock_cell(m):
-    mc, _, why = trace_facts(m)
-    if mc is None:
-        cell = "n/a (%s)" % why if why else "n/a"
-        probe = (m.trace or {}).get("master_clock")
-        if not trace_is_guests(m) and isinstance(probe, dict) and isinstance(probe.get("last"), bool):
-            cell += "; the probe VM's: %s" % ("on" if probe["last"] else "off")
+    f = trace_facts(m)
+    if f.master_clock is None:
+        cell = "n/a (%s)" % f.reason if f.reason else "n/a"
+        probe = trace_facts(m, observer=True).master_clock
+        if probe is not None:
+            cell += "; the probe VM's: %s" % ("on" if probe else "off")
         return cell
-    t = m.trace.get("master_clock") or {}
-    s = "on" if mc else "off"
-    if t.get("hostclock"):
-        s += " (hostclock %s)" % t["hostclock"]
-    if isinstance(t.get("transitions"), int) and t["transitions"]:
-        s += ", %d transition%s" % (t["transitions"], "" if t["transitions"] == 1 else "s")
+    s = "on" if f.master_clock else "off"
+    if f.hostclock:
+        s += " (hostclock %s)" % f.hostclock
+    if f.transitions:
+        s += ", %d transition%s" % (f.transitions, "" if f.transitions == 1 else "s")
     return s
 
 
 def stable_bit_cell(m):
-    """From the host's trace where there is one, else from the guest's log."""
-    _, sb, _ = trace_facts(m)
-    if sb is not None:
-        if sb:
-            return "set (trace)"
-        per = (m.trace.get("stable_bit") or {}).get("per_vcpu") or {}
-        clear = sorted(k for k, v in per.items() if v is False) if isinstance(per, dict) else []
-        return "clear (trace%s)" % (", vCPU " + ",".join(clear) if clear and len(clear) < len(per) else "")
-    g = m.guest
-    if g.get("hypervisor") not in (None, "KVMKVMKVM") or g.get("kvmclock_advertised") is False:
+    """From the host's trace where there is one (its counts of pvclock
+    updates with and without the bit), else from the guest's log."""
+    f = trace_facts(m)
+    if f.stable_bit is not None:
+        if not f.counted:
+            return "%s (trace, last update per vCPU)" % ("set" if f.stable_bit else "clear")
+        counts = "trace: %d with, %d without" % (f.with_, f.without)
+        if f.stable_bit:
+            return "set (%s)" % counts
+        return "clear (%s; vCPU %s)" % (counts, ",".join(f.clear_vcpus))
+    if m.hypervisor not in (None, "KVMKVMKVM") or m.kvmclock_advertised is False:
         return "n/a (no kvm-clock)"
-    lg = g.get("log") if isinstance(g.get("log"), dict) else {}
-    v = lg.get("sched_clock_marked_stable")
+    v = m.guest_log.get("sched_clock_marked_stable")
     if v is True:
         return "set (guest log)"
     if v is False:
@@ -88,7 +87,7 @@ def accel_cell(m):
 
 def machine_cell(m):
     """What the host is: bare metal, a guest itself, or emulated."""
-    hv = m.context.get("hypervisor")
+    hv = m.hypervisor
     if m.emulated:
         return "TCG (EMULATED)%s" % EMU_MARK
     if not hv:
@@ -109,7 +108,7 @@ def headline_tables(ms, multi):
             for r in m.headline():
                 br = b.row(r.clock, r.method, r.threads) if b else None
                 rows.append(([m.run] if multi else []) + [
-                    m.host_cs, r.threads, fnum(r.median), fnum(r.p99),
+                    m.host_cs, r.threads, fquant(r), fquant(r, "p99"),
                     ratio(r.median, br and br.median), ratio(r.p99, br and br.p99), r.path or "n/a", tsc_check(m),
                     machine_cell(m)])
         hdr = pre + ["host clocksource", "threads", "median ns", "p99 ns", "x tsc (median)", "x tsc (p99)",
@@ -119,12 +118,12 @@ def headline_tables(ms, multi):
         rows = []
         for m in guests:
             b = baseline(m, ms)
-            gcs = m.guest.get("clocksource") or "n/a"
+            gcs = m.clocksource_after or "n/a"
             for r in m.headline():
                 br = b.row(r.clock, r.method, r.threads) if b else None
                 rows.append(([m.run] if multi else []) + [
                     m.host_cs, m.vcpus if m.backend in (None, "qemu") else "%d (%s)" % (m.vcpus, m.backend),
-                    r.threads, fnum(r.median), fnum(r.p99),
+                    r.threads, fquant(r), fquant(r, "p99"),
                     ratio(r.median, br and br.median), ratio(r.p99, br and br.p99),
                     r.path or "n/a", gcs, master_clock_cell(m), stable_bit_cell(m), accel_cell(m)])
         hdr = pre + ["host clocksource", "vCPUs", "threads", "median ns", "p99 ns", "x tsc (median)",
@@ -149,8 +148,8 @@ def findings(ms):
             continue
         r = rows[0]
         br = b.row(r.clock, r.method, r.threads)
-        if not br:
-            continue
+        if not br or r.median is None or br.median is None:
+            continue  # a median below the loop overhead: the table says so
         what = "the host" if m.kind == "host" else "a %s guest" % m.where.replace("guest ", "")
         s = "- %s%s on %s: CLOCK_MONOTONIC costs %.2f ns against %.2f ns on tsc (x%s) at %d thread%s; the read " \
             "is answered %s." % ("[EMULATED] " if m.emulated else "", what, m.host_cs, r.median, br.median,
@@ -160,29 +159,62 @@ def findings(ms):
     return out + [""] if out else []
 
 
+def mitigation_text(mit):
+    """A short line from context.mitigations: each entry not 'Not affected',
+    its first clause, 'Mitigation: ' left out."""
+    if mit is None:
+        return "not recorded"
+    parts = []
+    for k in sorted(mit):
+        v = mit[k].strip()
+        if v == "Not affected":
+            continue
+        v = v[len("Mitigation: "):] if v.startswith("Mitigation: ") else v
+        parts.append("%s: %s" % (k, v.split(";")[0].strip()))
+    return ", ".join(parts) or "none (every entry Not affected)"
+
+
+def mitigation_lines(ms):
+    """One line per run and machine kind: the speculation mitigations, which
+    set what a syscall (a fallback clock read) costs."""
+    out = []
+    runs = sorted({m.run for m in ms})
+    for run in runs:
+        for kind in ("host", "guest"):
+            texts = []
+            for m in ms:
+                if m.run == run and m.kind == kind and mitigation_text(m.mitigations) not in texts:
+                    texts.append(mitigation_text(m.mitigations))
+            if texts:
+                out.append("- %s%s: %s" % (run + ", " if len(runs) > 1 else "", kind, " | ".join(texts)))
+    if not out:
+        return []
+    return ["Speculation mitigations (`/sys/devices/system/cpu/vulnerabilities/`; they set what a syscall costs):", ""] + out + [""]
+
+
 def ctx_facts(m):
     c = m.context
     fl = c.get("cpu_flags") if isinstance(c.get("cpu_flags"), dict) else {}
-    kf = c.get("kvm_features") if isinstance(c.get("kvm_features"), dict) else None
     cmd = c.get("kernel_cmdline") if isinstance(c.get("kernel_cmdline"), str) else ""
     clockopts = [w for w in cmd.split() if w.startswith(("tsc=", "clocksource=", "notsc", "no-kvmclock"))]
     t = (m.doc.get("checks") or {}).get("tsc")
     warps = (m.doc.get("checks") or {}).get("warps")
     nw = sum(w.get("warps", 0) for w in warps if isinstance(w, dict) and isinstance(w.get("warps"), int)) \
         if isinstance(warps, list) else None
-    avail = c.get("available_clocksource")
+    avail = m.available_clocksources
+    sb = m.stable_bit_advertised
     facts = [
         ("hostname", c.get("hostname")),
-        ("kernel", c.get("kernel")),
+        ("kernel", m.kernel),
         ("clock options on the kernel command line", " ".join(clockopts) or "none"),
         ("CPU", c.get("cpu_model")),
         ("TSC flags", ", ".join(k for k in ("constant_tsc", "nonstop_tsc", "tsc_known_freq", "invtsc_cpuid")
                                 if fl.get(k)) or "none"),
-        ("hypervisor (CPUID)", c.get("hypervisor") or "none (bare metal)"),
-        ("stable bit advertised (CPUID 0x40000001 bit 24)", "n/a" if kf is None else kf.get("stable_bit")),
-        ("clocksource (available)", "%s (%s)" % (c.get("clocksource"), " ".join(avail) if isinstance(avail, list) else avail)),
+        ("hypervisor (CPUID)", m.hypervisor or "none (bare metal)"),
+        ("stable bit advertised (CPUID 0x40000001 bit 24)", "n/a" if sb is None else sb),
+        ("clocksource (available)", "%s (%s)" % (c.get("clocksource"), " ".join(avail) if avail is not None else "n/a")),
         ("TSC MHz", c.get("tsc_mhz")),
-        ("CPUs online / allowed", "%s / %s" % (c.get("cpus_online"), c.get("cpus_allowed"))),
+        ("CPUs online / allowed", "%s / %s" % (m.cpus_online, c.get("cpus_allowed"))),
         ("TSC check", "n/a" if not isinstance(t, dict) else "%s (%s)" % (t.get("verdict"), t.get("working", ""))),
         ("clock warps seen", "n/a" if nw is None else nw),
         ("clockbench version", c.get("clockbench_version")),
@@ -192,10 +224,10 @@ def ctx_facts(m):
 
 
 def guest_facts(m):
-    la, g = m.launcher, m.guest
-    lg = g.get("log") if isinstance(g.get("log"), dict) else {}
+    la, lg = m.launcher, m.guest_log
     pin = la.get("pinning") if isinstance(la.get("pinning"), dict) else {}
-    t = m.trace or {}
+    t = m.trace
+    life = t.life if t is not None and t.available else {}
     facts = [
         ("accel", accel_cell(m)),
         ("accel note", la.get("accel_note")),
@@ -203,16 +235,16 @@ def guest_facts(m):
         ("machine / cpu model given", "%s / %s" % (la.get("machine", "n/a"), la.get("cpu", "n/a"))),
         ("vCPUs (pinning)", "%s (%s)" % (m.vcpus, pin.get("mode", "n/a"))),
         ("boot to /init, ms", la.get("boot_ms")),
-        ("guest kernel", g.get("kernel")),
-        ("guest clocksource (before the run)", "%s (%s)" % (g.get("clocksource"), g.get("clocksource_before"))),
-        ("guest sees invtsc", g.get("invtsc")),
+        ("guest kernel", m.kernel),
+        ("guest clocksource (before the run)", "%s (%s)" % (m.clocksource_after, m.clocksource_before)),
+        ("guest sees invtsc", m.invtsc),
         ("guest log: sched_clock marked stable", lg.get("sched_clock_marked_stable")),
         ("guest log: TSC marked unstable", lg.get("tsc_marked_unstable")),
         ("master clock (host trace)", master_clock_cell(m)),
         ("stable bit", stable_bit_cell(m)),
         ("TSC offset writes / pvclock updates (trace, QEMU's life)", "%s / %s" % (
-            t.get("tsc_offset_writes", "n/a"), t.get("pvclock_updates", "n/a"))),
-        ("the same while measuring (trace)", window_cell(t.get("measuring"))),
+            life.get("tsc_offset_writes", "n/a"), life.get("pvclock_updates", "n/a"))),
+        ("the same while measuring (trace)", window_cell(t.measuring if t is not None and t.available else None)),
     ]
     return facts + [("guest " + k, v) for k, v in ctx_facts(m) if k in ("hypervisor (CPUID)", "stable bit advertised (CPUID 0x40000001 bit 24)", "TSC check", "clock warps seen")]
 
@@ -258,8 +290,7 @@ def detail_tables(ms, outdir):
         title = "%s: %s" % (m.run, os.path.basename(m.path))
         if m.emulated:
             title += " (EMULATED: %s)%s" % ("tcg" if m.accel == "tcg" or m.kind == "host" else "emulated host", EMU_MARK)
-        rows = [[r.clock or "-", r.method, r.threads, r.path or "-", fnum(r.ns.get("min")), fnum(r.median),
-                 fnum(r.ns.get("mean")), fnum(r.p99), fnum(r.ns.get("p999")), fnum(r.ns.get("max")),
+        rows = [[r.clock or "-", r.method, r.threads, r.path or "-"] + [fquant(r, q) for q in QUANTS] + [
                  "n/a" if r.cps_total is None else "%.0f" % r.cps_total] for r in m.rows]
         hdr = ["clock", "method", "threads", "path", "min", "median", "mean", "p99", "p99.9", "max", "calls/s total"]
         out += ["### %s" % title, "", "[%s](%s)" % (m.path, os.path.relpath(m.path, outdir)), ""]
@@ -305,6 +336,7 @@ def build(ms, outdir, rates, hosts, vcpus, given, want_plots, warn):
              "`x tsc` divides by the same row (threads, vCPUs, run, accelerator) measured with the host on `tsc`. "
              "`path` is what the engine's seccomp probe saw: `user` (answered in user space) or `syscall`.", ""]
     lines += findings(ms)
+    lines += mitigation_lines(ms)
     lines += headline_tables(ms, multi)
     lines += plot_section(ms, outdir, multi, want_plots, warn)
     states = capacity.states_from(ms, multi) + capacity.states_given(given)

@@ -182,6 +182,17 @@ def free_path(run_dir, name):
     return p
 
 
+def kept_raw(run_dir, name):
+    """The path of a raw trace (kvm-trace-*.txt, kvm-observe-*.txt) as its
+    writer kept it: run_dir/name, or name.gz when it was gzipped; None when
+    neither exists."""
+    for n in (name, name + ".gz"):
+        p = os.path.join(run_dir, n)
+        if os.path.lexists(p):
+            return p
+    return None
+
+
 def write_once(path, data, mode=0o644):
     """Writes data (bytes or str) to path: a temporary file beside it, fsync,
     then a hard link into place, which fails if path exists.  A reader sees

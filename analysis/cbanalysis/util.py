@@ -64,6 +64,19 @@ def fnum(v, nd=2):
     return "%.*f" % (nd, v)
 
 
+def fquant(r, q="median", nd=2):
+    """A row's quantile for a table: 'n/a' without a row; a quantile the
+    engine left null because its overhead subtraction went negative says so,
+    with the raw figure (before the subtraction) beside it, never a 0."""
+    if r is None:
+        return "n/a"
+    v = r.ns.get(q)
+    if v is None and q in r.below:
+        raw = (r.raw or {}).get(q)
+        return "n/a (below loop overhead%s)" % ("" if raw is None else "; raw %.*f" % (nd, raw))
+    return fnum(v, nd)
+
+
 def fpct(frac, nd=1):
     return "n/a" if frac is None else "%.*f %%" % (nd, frac * 100)
 

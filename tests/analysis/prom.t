@@ -90,10 +90,11 @@ t.ok(rc == 1 and len(se.splitlines()) == 1 and "/nonexistent-dir" in se, "an unw
 # The trace's measuring window (kvmtrace.py "measuring"), where a result has one.
 mw = os.path.join(t.tmp, "mw")
 shutil.copytree(BEFORE, mw)
-g = os.path.join(mw, "guest-hpet-2vcpu.json")
+g = os.path.join(mw, "kvm-trace-hpet-2vcpu.json")
 with open(g) as fh:
     doc = json.load(fh)
-doc["kvm_trace"]["measuring"] = {"available": True, "seconds": 2.75, "tsc_offset_writes": 14680, "pvclock_updates": 7331}
+doc["measuring"] = dict(doc["life"], available=True, reason=None, seconds=2.75, tsc_offset_writes=14680,
+                        pvclock_updates=7331)
 with open(g, "w") as fh:
     json.dump(doc, fh)
 mw_out = os.path.join(t.tmp, "mw.prom")

@@ -31,11 +31,12 @@ g1 = table_row(md, "hpet", "2", "1") or []
 g2 = table_row(md, "hpet", "2", "2") or []
 t.ok(g1[3:7] == ["187.00", "250.00", "6.68", "7.14"] and g2[3:7] == ["244.00", "400.00", "7.87", "10.00"],
      "guest on hpet host: ratios to the tsc host's guest", (g1, g2))
-t.ok(g1[7:] == ["syscall", "kvm-clock", "off (hostclock none), 1 transition", "clear (trace)", "kvm"],
-     "guest on hpet host: path syscall, master clock off, stable bit clear (trace)", g1)
+t.ok(g1[7:] == ["syscall", "kvm-clock", "off (hostclock none), 1 transition",
+               "clear (trace: 0 with, 340 without; vCPU 0,1)", "kvm"],
+     "guest on hpet host: path syscall, master clock off, stable bit clear with the trace's counts", g1)
 gt = table_row(md, "tsc", "2", "2") or []
-t.ok(gt[7:] == ["user", "kvm-clock", "on (hostclock tsc)", "set (trace)", "kvm"],
-     "guest on tsc host: path user, master clock on, stable bit set", gt)
+t.ok(gt[7:] == ["user", "kvm-clock", "on (hostclock tsc)", "set (trace: 4 with, 0 without)", "kvm"],
+     "guest on tsc host: path user, master clock on, stable bit set on all 4 updates", gt)
 t.ok("- the host on hpet: CLOCK_MONOTONIC costs 1500.00 ns against 25.00 ns on tsc (x60.00) at 1 thread; "
      "the read is answered by a syscall." in md, "findings line for the hpet host")
 
@@ -93,7 +94,7 @@ def edited_run(name, edit):
     """A run folder in tmp: BEFORE's tsc host and guest files, edit(file name, doc) applied."""
     d = os.path.join(t.tmp, name)
     os.makedirs(d)
-    for fn in ("host-tsc.json", "guest-tsc-2vcpu.json"):
+    for fn in ("host-tsc.json", "guest-tsc-2vcpu.json", "kvm-trace-tsc-2vcpu.json"):
         with open(os.path.join(BEFORE, fn)) as f:
             doc = json.load(f)
         edit(fn, doc)
@@ -117,11 +118,11 @@ t.ok((table_row(md7, "tsc", "1") or [""])[-1] == "TCG (EMULATED)†" and
      "emulated host: its rows and its KVM guest's rows marked", (table_row(md7, "tsc", "1"), se))
 t.ok("2 emulated (TCG) results left out" in md7, "emulated host and guest: left out of capacity planning")
 
-# The trace's measuring window (host-scripts/kvmtrace.py "measuring"), beside the whole-life counts.
+# The trace's measuring window (kvm-trace-*.json "measuring"), beside the whole-life counts.
 def window(fn, doc):
-    if fn.startswith("guest"):
-        doc["kvm_trace"]["measuring"] = {"available": True, "seconds": 3.79, "tsc_offset_writes": 15122,
-                                         "pvclock_updates": 7553}
+    if fn.startswith("kvm-trace"):
+        doc["measuring"] = dict(doc["life"], available=True, reason=None, seconds=3.79, tsc_offset_writes=15122,
+                                pvclock_updates=7553)
 
 
 mw = edited_run("mw", window)
@@ -130,5 +131,6 @@ rc, so, se = run("report", "--no-plots", "-o", out8, mw)
 md8 = read(os.path.join(out8, "report.md")) if rc == 0 else ""
 t.ok("| the same while measuring (trace) | 15122 / 7553 in 3.79 s |" in md8,
      "the measuring window's TSC-offset writes and pvclock updates, with its length", se)
-t.ok("| the same while measuring (trace) | n/a | n/a |" in md, "no window in a result: n/a, not a guess")
+t.ok("| the same while measuring (trace) | n/a (no start marker in the trace) | n/a (no start marker in the trace) |" in md,
+     "no window in a result: n/a and why, not a guess")
 t.done()

@@ -11,6 +11,8 @@ FX = os.path.join(ROOT, "tests", "analysis", "fixtures")
 BEFORE = os.path.join(FX, "20260101-120000-hv1")
 AFTER = os.path.join(FX, "20260201-120000-hv1")
 LAB = os.path.join(FX, "20260301-120000-lab")
+# A real TCG guest run of today's PID 1 (its facts in bench.context, not in guest).
+NEW = os.path.join(FX, "20260115-000000-tcg")
 
 
 class Tap:

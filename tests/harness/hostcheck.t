@@ -52,6 +52,37 @@ host-scripts/host-check --log /nonexistent.log --cmdline /dev/null --cs-dir "$tm
 ok "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any("/nonexistent.log" in c for c in d["could_not_read"])' "$tmp/out.json"; echo $?)" \
 	"an unreadable log is reported as not read, not as healthy evidence"
 
+# A kernel log that cannot be read proves nothing: unknown, with the reason
+# (not "changed by hand", which is concluded from the log's silence).
+mkdir -p "$tmp/unreadable.log"
+got=$(verdict "$tmp/unreadable.log" kvm-clock "tsc kvm-clock" "ro")
+ok "$(case "$got" in "1 unknown kernel log not read: $tmp/unreadable.log: "*) echo 0;; *) echo 1;; esac)" \
+	"an unreadable kernel log: cause unknown with the reason, not by_hand: $got"
+
+# "Every clock read is a syscall" only where the path probe says so: on
+# kvm-clock the vDSO still answers (a recorded probe, --probe FILE).
+pfx=tests/analysis/fixtures/20260101-120000-hv1
+text() { # text PROBE_ARGS...: host-check's text on kvm-clock, recorded files
+	host-scripts/host-check --log "$fx/healthy-vm.log" --cmdline "$tmp/cmdline" --cs-dir "$tmp/cs" "$@" 2>&1
+}
+echo kvm-clock >"$tmp/cs/current_clocksource"
+echo "tsc kvm-clock" >"$tmp/cs/available_clocksource"
+out=$(text --probe "$pfx/host-tsc.json")
+rc=$?
+ok "$([ "$rc" -eq 1 ] && ! grep -q "is a syscall" <<<"$out" && grep -q "answered in user space" <<<"$out"; echo $?)" \
+	"the probe says user: no claim that reads are syscalls (exit $rc)"
+out=$(text --probe "$pfx/host-hpet.json")
+rc=$?
+ok "$([ "$rc" -eq 1 ] && grep -q "every clock read is a syscall on this host (the path probe says so)" <<<"$out"; echo $?)" \
+	"the probe says syscall: the text says every read is a syscall (exit $rc)"
+out=$(text)
+ok "$(! grep -q "is a syscall" <<<"$out" && grep -q "whether clock reads are syscalls here is not known" <<<"$out"; echo $?)" \
+	"no probe: not known, not guessed"
+host-scripts/host-check --format json --log "$fx/healthy-vm.log" --cmdline "$tmp/cmdline" --cs-dir "$tmp/cs" \
+	--probe "$pfx/host-tsc.json" >"$tmp/p.json" 2>/dev/null
+ok "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["clock_read_path"] == "user", d' "$tmp/p.json"; echo $?)" \
+	"JSON: clock_read_path from the probe"
+
 # This host, for real (read-only): the verdict follows the kernel's clocksource.
 if [ -x bench/clockbench ]; then
 	host-scripts/host-check --format json --trace-seconds 0 >"$tmp/live.json" 2>"$tmp/err"

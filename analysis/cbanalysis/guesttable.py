@@ -1,0 +1,54 @@
+"""guesttable.py: the guest launcher's readable table of one guest result (a loaded Measurement)."""
+from .load import trace_facts
+from .util import fquant
+
+
+def fmt(v, nd=1):
+    return "-" if v is None else ("%.*f" % (nd, v) if isinstance(v, float) else str(v))
+
+
+def text(m, path=None):
+    """Launcher, guest and host-trace facts, then one row per clock x
+    method x threads (raw figures beside the overhead-subtracted median
+    where the engine wrote them)."""
+    la, lg = m.launcher, m.guest_log
+    host = la.get("host") if isinstance(la.get("host"), dict) else {}
+    out = [path] if path else []
+    out.append("guest: %s vCPU, %s, cpu %s, accel %s%s; host clocksource %s; boot %s ms to init, %s ms to result" % (
+        m.vcpus, la.get("machine"), la.get("cpu"), m.accel,
+        " (EMULATED: TCG figures, not a KVM guest's)" if m.emulated else "",
+        host.get("clocksource"), fmt(la.get("boot_ms")), fmt(la.get("result_ms"))))
+    avail = m.available_clocksources
+    out.append("guest clocksource %s (available: %s); kvm stable bit %s; sched_clock stable %s; TSC marked unstable %s; "
+               "invtsc %s" % (fmt(m.clocksource_after), " ".join(avail) if avail else "-",
+                              fmt(m.stable_bit_advertised), fmt(lg.get("sched_clock_marked_stable")),
+                              fmt(lg.get("tsc_marked_unstable")), fmt(m.invtsc)))
+    f = trace_facts(m)
+    if f.reason:
+        out.append("host trace: %s" % f.reason)
+    else:
+        out.append("host trace: master clock %s (hostclock %s); stable bit %s%s" % (
+            {True: "on", False: "off", None: "-"}[f.master_clock], fmt(f.hostclock),
+            {True: "set", False: "clear", None: "-"}[f.stable_bit],
+            " (%d updates with, %d without)" % (f.with_, f.without) if f.counted else " (last update per vCPU)"))
+    pin = la.get("pinning") if isinstance(la.get("pinning"), dict) else {}
+    out.append("vCPUs %s: %s" % (pin.get("mode"), ", ".join(
+        "%s->%s" % (v.get("vcpu"), "float" if v.get("host_cpu") is None else v.get("host_cpu"))
+        for v in pin.get("vcpus") or [] if isinstance(v, dict))))
+    raw = any(r.raw for r in m.rows)
+    hdr = ("clock", "method", "threads", "path", "median ns", "p99 ns") + (("raw median",) if raw else ()) + ("calls/s total",)
+    cells = [hdr]
+    for r in m.rows:
+        c = (fmt(r.clock), r.method, fmt(r.threads), fmt(r.path), fquant(r, "median", 1), fquant(r, "p99", 1))
+        if raw:
+            c += (fmt((r.raw or {}).get("median")),)
+        cells.append(c + ("-" if r.cps_total is None else "%.0f" % r.cps_total,))
+    w = [max(len(c[i]) for c in cells) for i in range(len(hdr))]
+    for c in cells:
+        out.append("  ".join(c[i].ljust(w[i]) if i in (0, 1, 3) else c[i].rjust(w[i]) for i in range(len(hdr))).rstrip())
+    if not m.rows:
+        out.append("(no result rows)")
+    if m.emulated:
+        out.append("EMULATED: accel tcg; timings are QEMU's emulator, not a hypervisor's. Compare paths and facts, "
+                   "not nanoseconds.")
+    return "\n".join(out)

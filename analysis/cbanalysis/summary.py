@@ -1,0 +1,159 @@
+"""summary.py: the `make compare` table of one run folder: summary.md and summary.json (clockbench-compare/2).
+
+Headline figure: CLOCK_MONOTONIC through the C library (the engine's vdso
+method: what a program's clock_gettime does), median ns per call, with one
+thread and with every thread (vCPU) reading, and its ratio to the tsc row.
+"""
+import json
+import os
+
+from . import runfolder
+from .load import load_run, trace_facts
+from .report import mitigation_text
+from .util import InputError
+
+FIGURES = ("host_1", "host_all", "guest_1", "guest_all")
+
+
+def _ends(r, m, one, every):
+    """Sets r[one] and r[every] to m's headline medians with the fewest and
+    the most threads (None without m or a row) and names in
+    r["below_overhead"] those the engine left null (below the loop
+    overhead).  Returns the most threads."""
+    rows = m.headline() if m is not None else []
+    for k, row in ((one, rows[:1]), (every, rows[-1:])):
+        r[k] = row[0].median if row else None
+        if row and "median" in row[0].below:
+            r["below_overhead"].append(k)
+    return rows[-1].threads if rows else None
+
+
+def _onoff(v):
+    return "n/a" if v is None else ("on" if v else "off")
+
+
+def stable_text(r):
+    """A row's stable bit with the counts behind it."""
+    if r.get("stable_bit") is None:
+        return "n/a"
+    word = "set" if r["stable_bit"] else "clear"
+    if not r.get("stable_counted"):
+        return "%s (last update per vCPU)" % word
+    return "%s (%d with, %d without)" % (word, r["stable_with"], r["stable_without"])
+
+
+def rows_of(ms):
+    """One row per host clocksource and guest (a clocksource with several
+    guests gets a row for each); tsc first."""
+    hosts = {m.host_cs: m for m in ms if m.kind == "host"}
+    guests = {}
+    for m in ms:
+        if m.kind == "guest":
+            guests.setdefault(m.host_cs, []).append(m)
+    rows = []
+    for cs in sorted(set(hosts) | set(guests), key=lambda c: (c != "tsc", c)):
+        h = hosts.get(cs)
+        hs = guests.get(cs) or [None]
+        for g in hs:
+            r = {"clocksource": cs, "host_file": h and os.path.basename(h.path), "below_overhead": []}
+            # A host that is itself QEMU's TCG (the lab's L1) makes every
+            # figure an emulator's, its guests' included.
+            r["host_emulated"] = bool(h and h.emulated)
+            r["host_threads"] = _ends(r, h, "host_1", "host_all")
+            r["host_mitigations"] = mitigation_text(h.mitigations) if h and h.mitigations is not None else None
+            if g is not None:
+                f = trace_facts(g, observer=True)
+                t = g.trace
+                r.update(guest_file=os.path.basename(g.path), guest_vcpus=g.vcpus, guest_backend=g.backend,
+                         accel=g.accel, emulated=g.emulated, guest_clocksource=g.clocksource_after,
+                         guest_path=g.probe_path, master_clock=f.master_clock, hostclock=f.hostclock,
+                         stable_bit=f.stable_bit, stable_with=f.with_, stable_without=f.without,
+                         stable_counted=f.counted if f.stable_bit is not None else None,
+                         trace_subject=t.subject_text if t is not None and t.available else None,
+                         trace_note=_trace_note(g, f))
+                _ends(r, g, "guest_1", "guest_all")
+                r["label"] = cs if len(hs) == 1 else "%s (%s)" % (cs, g.where)
+            else:
+                r["label"] = cs
+            rows.append(r)
+    return rows
+
+
+def _trace_note(g, f):
+    """A footnote for a row whose KVM facts need one: not the guest's own
+    QEMU, or no facts at all (and why)."""
+    t = g.trace
+    if t is None:
+        return "not traced"
+    if not t.available:
+        return "not traced: %s" % t.reason
+    if f.reason:
+        return f.reason
+    if t.subject != "guest":
+        return "KVM state observed from: %s" % (t.subject_text or t.subject)
+    return None
+
+
+def render(run, rows):
+    """(summary.md text, summary.json document)."""
+    base = next((r for r in rows if r["clocksource"] == "tsc"), rows[0])
+    for r in rows:
+        for k in FIGURES:
+            v, b = r.get(k), base.get(k)
+            r[k + "_ratio"] = None if v is None or not b else v / b
+    lines = ["# clockbench compare: %s" % run, "",
+             "CLOCK_MONOTONIC via the vDSO path, median ns per call (x ratio to the %s row)." % base["clocksource"],
+             "", "| host clocksource | host 1 thr | host all | guest 1 vCPU | guest all vCPUs | master clock | "
+                 "stable bit | guest clocksource | guest path | accel |", "|" + "---|" * 10]
+    notes = []
+    for r in rows:
+        mark = ""
+        if r.get("trace_note"):
+            if r["trace_note"] not in notes:
+                notes.append(r["trace_note"])
+            mark = " [%d]" % (notes.index(r["trace_note"]) + 1)
+
+        def fig(k, emulated):
+            v, q = r.get(k), r.get(k + "_ratio")
+            if v is None:
+                return "n/a (below loop overhead)" if k in r["below_overhead"] else "n/a"
+            return ("%.1f (x%.2f)" % (v, q) if q is not None else "%.1f" % v) + (" (TCG, emulated)" if emulated else "")
+        guest = "guest_file" in r
+        mc = _onoff(r.get("master_clock")) + (" (hostclock %s)" % r["hostclock"] if r.get("hostclock") else "")
+        sb = stable_text(r)
+        lines.append("| %s | %s | %s | %s | %s | %s%s | %s%s | %s | %s | %s |" % (
+            r["label"], fig("host_1", r["host_emulated"]), fig("host_all", r["host_emulated"]),
+            fig("guest_1", r.get("emulated")), fig("guest_all", r.get("emulated")),
+            mc if guest else "n/a", mark, sb, mark,
+            r.get("guest_clocksource") or "n/a", r.get("guest_path") or "n/a", r.get("accel") or "n/a"))
+    lines.append("")
+    for i, n in enumerate(notes, 1):
+        lines.append("[%d] %s" % (i, n))
+    mit = sorted({r["host_mitigations"] for r in rows if r.get("host_mitigations")})
+    if mit:
+        lines.append("Host speculation mitigations (they set what a syscall costs): %s" % " | ".join(mit))
+    if any(r.get("emulated") or r.get("host_emulated") for r in rows):
+        lines.append("Figures marked emulated come from QEMU's TCG: an emulator's timings, not a "
+                     "hypervisor's cost. What holds from them is the mechanism: clocksource, path, "
+                     "master clock, stable bit.")
+    doc = {"schema": runfolder.SCHEMA_SUMMARY, "run": run, "baseline": base["clocksource"], "rows": rows,
+           "notes": notes}
+    return "\n".join(lines) + "\n", doc
+
+
+def write(run_dir):
+    """Writes run_dir's summary.md and summary.json, once each (a second
+    summary of the same folder fails before writing); returns the table."""
+    ms = load_run(run_dir)
+    run = os.path.basename(os.path.abspath(run_dir))
+    text, doc = render(run, rows_of(ms))
+    md, js = (os.path.join(run_dir, n) for n in (runfolder.SUMMARY_MD, runfolder.SUMMARY_JSON))
+    for p in (md, js):
+        if os.path.lexists(p):
+            raise InputError(p, "exists: a run folder's summary is written once, never replaced")
+    try:
+        runfolder.write_once(md, text)
+        runfolder.write_once(js, json.dumps(doc, indent=1) + "\n")
+    except runfolder.RunFolderError as e:
+        raise InputError(None, str(e))
+    return text

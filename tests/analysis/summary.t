@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""summary.t: clockbench-report summary RUN_DIR (summary.md + summary.json, written once) and the launcher's table."""
+import json
+import os
+import shutil
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import AFTER, BEFORE, LAB, Tap, read, run, table_row  # noqa: E402
+
+t = Tap()
+
+
+def copy(src, name):
+    d = os.path.join(t.tmp, name)
+    shutil.copytree(src, d)
+    return d
+
+
+d = copy(BEFORE, "20260101-120000-hv1")
+rc, so, se = run("summary", d)
+md = read(os.path.join(d, "summary.md")) if rc == 0 else ""
+t.ok(rc == 0 and se == "" and so == md and md.startswith("# clockbench compare: 20260101-120000-hv1\n"),
+     "summary: exit 0, prints summary.md", se)
+# 1500/25 = 60.00, 1900/26 = 73.08; guest 187/28 = 6.68, 244/31 = 7.87.
+t.ok(table_row(md, "tsc") == ["tsc", "25.0 (x1.00)", "26.0 (x1.00)", "28.0 (x1.00)", "31.0 (x1.00)",
+                              "on (hostclock tsc)", "set (4 with, 0 without)", "kvm-clock", "user", "kvm"],
+     "tsc row: medians, ratio 1, master clock on, stable bit on all 4 updates", table_row(md, "tsc"))
+t.ok(table_row(md, "hpet") == ["hpet", "1500.0 (x60.00)", "1900.0 (x73.08)", "187.0 (x6.68)", "244.0 (x7.87)",
+                               "off (hostclock none)", "clear (0 with, 340 without)", "kvm-clock", "syscall", "kvm"],
+     "hpet row: ratios to tsc, master clock off, stable bit clear with its counts", table_row(md, "hpet"))
+doc = json.loads(read(os.path.join(d, "summary.json"))) if rc == 0 else {}
+hp = [r for r in doc.get("rows", []) if r["clocksource"] == "hpet"]
+t.ok(doc.get("schema") == "clockbench-compare/2" and doc.get("baseline") == "tsc" and hp
+     and (hp[0]["stable_bit"], hp[0]["stable_with"], hp[0]["stable_without"]) == (False, 0, 340)
+     and abs(hp[0]["host_1_ratio"] - 60.0) < 1e-9, "summary.json: clockbench-compare/2, counts and ratios", doc.get("schema"))
+rc, so, se = run("summary", d)
+t.ok(rc == 1 and so == "" and len(se.splitlines()) == 1 and os.path.join(d, "summary.md") in se
+     and "written once" in se and read(os.path.join(d, "summary.md")) == md,
+     "a second summary of the same folder fails, one line, the first kept", se)
+t.ok(sorted(n for n in os.listdir(d) if n.startswith(".")) == [], "no temporary file left")
+
+# Old results (the trace inside the guest result) and an emulated run.
+rc, so, se = run("summary", copy(AFTER, "old"))
+t.ok(rc == 0 and (table_row(so, "tsc") or [])[5:7] == ["on (hostclock tsc)", "set (last update per vCPU)"],
+     "an old run: read, its stable bit said to be the last update's", table_row(so, "tsc") or se)
+rc, so, se = run("summary", copy(LAB, "lab"))
+t.ok(rc == 0 and "(TCG, emulated)" in (table_row(so, "tsc") or [""])[3] and "[1] not traced" in so
+     and "an emulator's timings, not a hypervisor's cost" in so, "an emulated guest: marked, its trace note, the footnote",
+     so + se)
+
+# The observer VM's trace, and an incomplete one: each row says so in a note.
+obs = copy(BEFORE, "obs")
+p = os.path.join(obs, "kvm-trace-hpet-2vcpu.json")
+tr = json.loads(read(p))
+tr.update(subject="observer", subject_text="a short KVM VM clockbench booted on this host only to observe KVM's clock")
+with open(p, "w") as f:
+    json.dump(tr, f)
+p = os.path.join(obs, "kvm-trace-tsc-2vcpu.json")
+tr = json.loads(read(p))
+tr.update(complete=False)
+tr["completeness"].update(overrun=7, lost=7)
+with open(p, "w") as f:
+    json.dump(tr, f)
+rc, so, se = run("summary", obs)
+t.ok(rc == 0 and (table_row(so, "hpet") or [""] * 7)[5:7] == ["off (hostclock none) [2]", "clear (0 with, 340 without) [2]"]
+     and "[2] KVM state observed from: a short KVM VM clockbench booted" in so,
+     "the observer's KVM state, marked with whose it is", so + se)
+t.ok((table_row(so, "tsc") or [""] * 7)[5:7] == ["n/a [1]", "n/a [1]"] and "[1] incomplete trace (7 events lost)" in so,
+     "an incomplete trace: no facts, a note saying how many events were lost", so)
+rc, so, se = run("summary", os.path.join(t.tmp, "nothing-here"))
+t.ok(rc == 1 and len(se.splitlines()) == 1 and "no such run folder" in se, "a missing folder: exit 1, one line", se)
+
+# The launcher's table, through the loader.
+rc, so, se = run("table", os.path.join(BEFORE, "guest-hpet-2vcpu.json"), os.path.join(LAB, "guest-tsc-2vcpu.json"))
+lines = so.splitlines()
+t.ok(rc == 0 and lines[0] == os.path.join(BEFORE, "guest-hpet-2vcpu.json")
+     and lines[1].startswith("guest: 2 vCPU, q35, cpu host, accel kvm; host clocksource hpet")
+     and "host trace: master clock off (hostclock none); stable bit clear (0 updates with, 340 without)" in lines,
+     "table: the path, the launcher's line, the trace's facts", so + se)
+row = [x.split() for x in lines if x.startswith("monotonic  vdso") and x.split()[2] == "2"]
+t.ok(row and row[0][3:6] == ["syscall", "244.0", "400.0"], "table: one row per cell, median and p99", row)
+t.ok(lines[-1].startswith("EMULATED: accel tcg") and "accel tcg (EMULATED: TCG figures, not a KVM guest's)" in so,
+     "table: a TCG guest marked EMULATED", lines[-1:])
+rc, so, se = run("table", os.path.join(BEFORE, "host-tsc.json"))
+t.ok(rc == 1 and len(se.splitlines()) == 1 and "not a guest result" in se, "table of a host file: exit 1, one line", se)
+t.done()
