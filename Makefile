@@ -23,7 +23,10 @@ MUSL_ENGINE_OBJS := $(patsubst bench/%.c,$(BUILD)/musl/%.o,$(ENGINE_SRCS))
 MUSL_INC := $(BUILD)/musl-include
 
 RESULTS := results
-RUN_ID ?= $(shell date -u +%Y%m%d-%H%M%S)-$(shell hostname -s 2>/dev/null || echo host)
+# The run id's rules live in the run-folder contract (docs/run-folder.md).
+ifeq ($(origin RUN_ID),undefined)
+RUN_ID := $(shell ./host-scripts/runfolder run-id)
+endif
 
 .PHONY: all deps check bench bench-host bench-self compare host-check lab install uninstall clean help
 all: bench/clockbench $(BUILD)/clockbench-static
@@ -60,25 +63,27 @@ $(BUILD)/clockbench-static: $(MUSL_ENGINE_OBJS) $(BUILD)/musl/main.o
 -include analysis/analysis.mk
 
 deps:
-	$(Q)./host-scripts/deps.sh
+	$(Q)./host-scripts/deps
 
 $(BUILD)/test-unit: tests/unit.c $(HOST_OBJS) $(ENGINE_HDRS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -o $@ tests/unit.c $(HOST_OBJS) $(LDLIBS)
 
 check: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test-unit
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test-unit $(BUILD)/test-guest-unit
 	$(Q)./tests/run
 
 # The default host measurement on the current clocksource.
 bench-host: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)./host-scripts/bench-host.sh "$(RESULTS)" "$(RUN_ID)"
+	$(Q)./host-scripts/bench-host "$(RESULTS)" "$(RUN_ID)"
 
-# TSC against every other clocksource, host and guest, always restored.
+# TSC against every other clocksource, host and guest, always restored;
+# then the summary table and the report (REPORT_OUT=DIR, default
+# build/report/<run-id>).
 compare: deps
 	$(Q)$(MAKE) --no-print-directory all guest-initramfs
-	$(Q)./host-scripts/compare.sh "$(RESULTS)" "$(RUN_ID)"
+	$(Q)./host-scripts/compare "$(RESULTS)" "$(RUN_ID)"
 
 # The main job.
 bench: compare
@@ -86,7 +91,7 @@ bench: compare
 # The emulated hypervisor: every host clock state, end to end (root).
 lab: deps
 	$(Q)$(MAKE) --no-print-directory all guest-initramfs
-	$(Q)./lab/run-lab.sh "$(RESULTS)" "$(RUN_ID)-lab"
+	$(Q)./lab/run-lab "$(RESULTS)" "$(RUN_ID)-lab"
 
 # A read-only health report of this host's clock.
 host-check: all
@@ -112,13 +117,14 @@ help:
 	@echo "make check        run the tests (TAP; no root needed)"
 	@echo "make bench-host   measure this host on its current clocksource into $(RESULTS)/<run-id>/"
 	@echo "make compare      flip the host clocksource (tsc first, then the others), bench host and guest under"
-	@echo "                  each, trace KVM's master clock and stable bit; always restored (root)"
+	@echo "                  each, trace KVM's master clock and stable bit; always restored (root); then"
+	@echo "                  summary.md and the report (REPORT_OUT=DIR, default build/report/<run-id>)"
 	@echo "make bench        the main job: make compare"
 	@echo "make host-check   read-only health report of this host's clock (exit 0 healthy, 1 degraded)"
 	@echo "make bench-guest  one QEMU guest run (clockbench as PID 1) on the current clocksource"
-	@echo "make lab          emulated hypervisor (TCG, SVM): the four host clock states, asserted (root, ~10 min)"
+	@echo "make lab          emulated hypervisor (TCG, SVM): each host clock state of lab/states.cfg, asserted (root, ~10 min)"
 	@$(MAKE) --no-print-directory -s help-analysis 2>/dev/null || true
-	@echo "make bench-self   the engine's own accuracy: loop overhead, run-to-run spread, musl vs glibc"
+	@echo "make bench-self   the engine's own accuracy: loop overhead, spread, musl vs glibc, syscall vs the C library's syscall()"
 	@echo "make install      install clockbench into \$$(DESTDIR)\$$(PREFIX)/bin (PREFIX=$(PREFIX))"
 	@echo "make uninstall    remove it again"
 	@echo "make clean        remove build products (never results/)"

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,20 +196,6 @@ join:
 	return rc;
 }
 
-/* Appends to buf (size n) what fits; never overruns, always terminated. */
-static void append(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void append(char *buf, size_t n, const char *fmt, ...)
-{
-	size_t len = strlen(buf);
-	va_list ap;
-
-	if (len + 1 >= n)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + len, n - len, fmt, ap);
-	va_end(ap);
-}
-
 void cb_tsc_verdict(struct cb_tsc_result *t, unsigned rounds, double tpn)
 {
 	int i, outside = 0;
@@ -229,18 +214,18 @@ void cb_tsc_verdict(struct cb_tsc_result *t, unsigned rounds, double tpn)
 	}
 	t->verdict = t->total_warps == 0 && outside == 0 ? "consistent" : "inconsistent";
 	t->working[0] = '\0';
-	append(t->working, sizeof t->working,
+	cb_append(t->working, sizeof t->working,
 	       "%d other CPU(s) against CPU %d, %u round trips each: %llu warps (a remote read "
 	       "outside its round trip); %d CPU(s) with |offset| above half their own best round trip:",
 	       t->ncpus, t->ref_cpu, rounds, (unsigned long long)t->total_warps, outside);
 	for (i = 0; i < t->ncpus; i++) {
 		const struct cb_tsc_cpu *c = &t->cpu[i];
-		append(t->working, sizeof t->working, "%s CPU %d |%lld| %s %llu cycles (%.1f %s %.1f ns)",
+		cb_append(t->working, sizeof t->working, "%s CPU %d |%lld| %s %llu cycles (%.1f %s %.1f ns)",
 		       i ? ";" : "", c->cpu, (long long)llabs(c->offset_cycles), c->within ? "<=" : ">",
 		       (unsigned long long)(c->best_rtt_cycles / 2), (double)llabs(c->offset_cycles) / tpn,
 		       c->within ? "<=" : ">", (double)c->best_rtt_cycles / 2 / tpn);
 	}
-	append(t->working, sizeof t->working, "; kernel clocksource '%s'%s", t->kernel_clocksource,
+	cb_append(t->working, sizeof t->working, "; kernel clocksource '%s'%s", t->kernel_clocksource,
 	       strcmp(t->kernel_verdict, "tsc-trusted") ? ": the kernel does not use the TSC, "
 	       "and its verdict has the last word" : ": the kernel trusts the TSC");
 	if (strlen(t->working) + 1 >= sizeof t->working)

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -94,20 +93,6 @@ static int measure(struct cb_report *r, const struct cb_opts *o, double tpn)
 	return 0;
 }
 
-/* Appends to buf (size n) what fits. */
-static void append(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void append(char *buf, size_t n, const char *fmt, ...)
-{
-	size_t len = strlen(buf);
-	va_list ap;
-
-	if (len + 1 >= n)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + len, n - len, fmt, ap);
-	va_end(ap);
-}
-
 void cb_report_changes(struct cb_report *r)
 {
 	struct cb_changes *ch = &r->changed;
@@ -119,7 +104,7 @@ void cb_report_changes(struct cb_report *r)
 		struct cb_stats *s = &r->cells[i];
 		if (!marked && strcmp(s->clocksource, prev)) {
 			marked = 1;
-			append(ch->detail, sizeof ch->detail, "clocksource '%s' at start, '%s' after row %d "
+			cb_append(ch->detail, sizeof ch->detail, "clocksource '%s' at start, '%s' after row %d "
 			       "(%s %s, %d thread%s)", r->ctx.clocksource, s->clocksource, i + 1,
 			       s->clock >= 0 ? cb_clocks[s->clock].name : "tsc", cb_method_names[s->method],
 			       s->threads, s->threads > 1 ? "s" : "");
@@ -129,10 +114,10 @@ void cb_report_changes(struct cb_report *r)
 	}
 	if (marked || strcmp(r->ctx.clocksource_end, r->ctx.clocksource)) {
 		ch->clocksource = 1;
-		append(ch->detail, sizeof ch->detail, "%sclocksource '%s' at end",
+		cb_append(ch->detail, sizeof ch->detail, "%sclocksource '%s' at end",
 		       marked ? ", " : "", r->ctx.clocksource_end);
 		if (!marked)
-			append(ch->detail, sizeof ch->detail, ", '%s' at start", r->ctx.clocksource);
+			cb_append(ch->detail, sizeof ch->detail, ", '%s' at start", r->ctx.clocksource);
 	}
 	if (!r->have_probe_end || !r->probe.ok || !r->probe_end.ok)
 		return;
@@ -140,7 +125,7 @@ void cb_report_changes(struct cb_report *r)
 		const struct cb_probe *a = &r->probe, *b = &r->probe_end;
 		if (a->vdso[i] == b->vdso[i] && a->syscall[i] == b->syscall[i])
 			continue;
-		append(ch->detail, sizeof ch->detail, "%s%s path vdso %s, syscall %s at start; vdso %s, syscall %s at end",
+		cb_append(ch->detail, sizeof ch->detail, "%s%s path vdso %s, syscall %s at start; vdso %s, syscall %s at end",
 		       ch->detail[0] ? "; " : "", cb_clocks[i].name, cb_path_names[a->vdso[i]],
 		       cb_path_names[a->syscall[i]], cb_path_names[b->vdso[i]], cb_path_names[b->syscall[i]]);
 		ch->path = 1;

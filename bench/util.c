@@ -121,3 +121,15 @@ void cb_out_abort(struct cb_out *out)
 		unlink(out->tmp);
 	out->tmp[0] = '\0';
 }
+
+void cb_append(char *buf, size_t n, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	va_list ap;
+
+	if (len + 1 >= n)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, n - len, fmt, ap);
+	va_end(ap);
+}

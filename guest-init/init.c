@@ -381,6 +381,11 @@ int main(void)
 	if (!log)
 		fail(GX_SETUP, "output", "calloc: %s", strerror(errno));
 	gf_log_read(log);
+	/* The clock lines of the kernel's log, copied to the console: under
+	 * `quiet` the kernel prints them only to its buffer, and a console at
+	 * loglevel 7 would cost a nested guest minutes of serial output. */
+	for (int i = 0; i < log->n; i++)
+		say("kernel: %s", log->line[i]);
 	struct gf_facts g = {
 		.clocksource_before = ctx.clocksource[0] ? ctx.clocksource : NULL,
 		.channel = p.channel,

@@ -1,15 +1,33 @@
 #!/usr/bin/env python3
-"""assert.py: the lab's expectations, as TAP, on the results of each state.
+"""assert.py: the lab's expectations (lab/states.cfg), as TAP, on raw evidence.
 
 Usage: assert.py LAB_DIR STATES
-Asserts the mechanism (path, master clock, stable bit, clocksources, log
-lines, TSC-offset writes), never nanoseconds: everything in the lab runs
-under an emulator.  Ends with "N passed, N failed"; exit 1 if any failed.
+Each fact a state expects is read from its own evidence, never from a
+summary the harness wrote: the raw KVM trace of the guest's QEMU (counted
+here with cbhost.kvmtrace.summarize), the guest's console (its kernel's own
+lines), the path probe in the guest result (read by cbanalysis.load), L1's
+kernel log and the clocksource L1 read.  An assertion whose evidence file
+is missing or empty fails.  Every state is also checked for a harness run
+that succeeded (at most one retry), a guest result, a complete trace of the
+guest's own QEMU with its measuring window, and L1 back on its own
+clocksource after the run.  Mechanism only, never nanoseconds: everything
+in the lab runs under an emulator.
+Ends with "N passed, N failed"; exit 0 all passed, 1 any failed, 2 usage.
 """
 import glob
-import json
+import gzip
 import os
+import re
 import sys
+import zlib
+
+import labtable  # noqa: I001  (first: it puts host-scripts/ and analysis/ on the path)
+from cbanalysis import load, runfolder
+from cbhost import kvmtrace
+
+SWITCHED = re.compile(r"clocksource: Switched to clocksource (\S+)")
+MARKED = re.compile(r"Marking TSC unstable|Marking clocksource 'tsc' as unstable")
+ON_TSC = ("tsc", "tsc-early")
 
 n = failed = 0
 
@@ -22,155 +40,346 @@ def ok(cond, what, why=""):
     print("%sok %d - %s%s" % ("" if cond else "not ", n, what, "" if cond or not why else " (%s)" % why))
 
 
-def load(pattern):
-    files = sorted(glob.glob(pattern))
-    if not files:
-        return None, "no file %s" % pattern
-    try:
-        with open(files[0]) as f:
-            return json.load(f), None
-    except (OSError, ValueError) as e:
-        return None, "%s: %s" % (files[0], e)
-
-
 def read(path):
+    """The text of a file, or None when it is missing; errors as U+FFFD."""
     try:
-        with open(path) as f:
-            return f.read().strip()
+        with open(path, errors="replace") as f:
+            return f.read()
     except OSError:
         return None
 
 
-def facts(g):
-    """(master, hostclock, stable, guest clocksource, vdso path, marked stable, offset writes)."""
-    kt = g.get("kvm_trace") or {}
-    mc = kt.get("master_clock") or {}
-    b = g.get("bench") or {}
-    log = ((g.get("guest") or {}).get("log") or {})
-    return (mc.get("last"), mc.get("hostclock"), (kt.get("stable_bit") or {}).get("all"),
-            (b.get("context") or {}).get("clocksource"),
-            (((b.get("probe") or {}).get("clocks") or {}).get("monotonic") or {}).get("vdso"),
-            log.get("sched_clock_marked_stable"), kt.get("tsc_offset_writes"), kt.get("subject"),
-            kt.get("measuring") or {})
+def text(path):
+    """(text, None) or (None, why): a missing or empty file is no evidence."""
+    t = read(path)
+    if t is None:
+        return None, "no %s" % os.path.basename(path)
+    if not t.strip():
+        return None, "%s is empty" % os.path.basename(path)
+    return t, None
 
 
-def diagnose(d, s):
-    """TAP comments saying why a state left no result: its progress line,
-    the end of its harness log, the end of L1's console."""
+class Evidence:
+    """One state's evidence files, each read once: (value, None) or (None, why)."""
+
+    def __init__(self, d, st, boot):
+        self.d, self.st = d, st
+        self.files = labtable.state_files(st.n)
+        self.boot = labtable.boot_files(boot.name)
+        self.run = os.path.join(d, self.files["run"])
+        self.memo = {}
+
+    def get(self, key, fn):
+        if key not in self.memo:
+            self.memo[key] = fn()
+        return self.memo[key]
+
+    def l1_facts(self):
+        """L1's sysfs reads at its boot ("clocksource tsc", ...) as a dict."""
+        def fn():
+            t, err = text(os.path.join(self.d, self.boot["facts"]))
+            if err:
+                return None, err
+            return dict((line.split(" ", 1) + [""])[:2] for line in t.splitlines() if line.strip()), None
+        return self.get("facts", fn)
+
+    def l1_clocksource(self):
+        f, err = self.l1_facts()
+        if err:
+            return None, err
+        cs = f.get("clocksource", "").strip()
+        return (cs, None) if cs else (None, "%s: no clocksource line" % self.boot["facts"])
+
+    def cs(self):
+        """The host clocksource the state ran under: the table's, or L1's own."""
+        if self.st.clocksource != labtable.CURRENT:
+            return self.st.clocksource, None
+        return self.l1_clocksource()
+
+    def name(self, kind):
+        cs, err = self.cs()
+        if err:
+            return None, "the state's clocksource is unknown: %s" % err
+        g = runfolder.guest_name(cs, self.st.l2_vcpus)
+        return (g if kind == "guest" else runfolder.partner(g, kind)), None
+
+    def guest(self):
+        def fn():
+            name, err = self.name("guest")
+            if err:
+                return None, err
+            try:
+                return load.load_guest(os.path.join(self.run, name)), None
+            except load.InputError as e:
+                return None, str(e)
+        return self.get("guest", fn)
+
+    def trace(self):
+        """The raw trace of the guest's QEMU (its pid from the guest result),
+        summarized here."""
+        def fn():
+            m, err = self.guest()
+            if err:
+                return None, "no QEMU pid to follow: %s" % err
+            pid = m.launcher.get("qemu_pid")
+            if not isinstance(pid, int) or isinstance(pid, bool):
+                return None, "%s: no launcher.qemu_pid: whose events to count is unknown" % os.path.basename(m.path)
+            raw, _ = self.name("kvm-trace-raw")
+            path = runfolder.kept_raw(self.run, raw)
+            if path is None:
+                return None, "no %s[.gz]" % raw
+            try:
+                lines = kvmtrace.read_lines(path)
+            except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
+                return None, "%s: %s" % (os.path.basename(path), getattr(e, "strerror", None) or e)
+            if not any(line.strip() for line in lines):
+                return None, "%s is empty" % os.path.basename(path)
+            s = kvmtrace.summarize(lines, pid)
+            if not sum(s["life"]["events"].values()):
+                return None, "%s: no KVM event of QEMU pid %d" % (os.path.basename(path), pid)
+            return s, None
+        return self.get("trace", fn)
+
+    def console(self):
+        """The guest console's lines; it must carry its kernel's lines."""
+        def fn():
+            name, err = self.name("console")
+            if err:
+                return None, err
+            t, err = text(os.path.join(self.run, name))
+            if err:
+                return None, err
+            lines = t.splitlines()
+            if not any(SWITCHED.search(line) for line in lines):
+                return None, "%s holds no kernel line 'clocksource: Switched to clocksource' (/init copies them there)" % name
+            return lines, None
+        return self.get("console", fn)
+
+    def dmesg(self):
+        def fn():
+            t, err = text(os.path.join(self.d, self.boot["dmesg"]))
+            return (t.splitlines(), None) if t else (None, err)
+        return self.get("dmesg", fn)
+
+
+def _trace(path):
+    """A reader of one field of the raw trace's summary."""
+    def fn(ev):
+        s, err = ev.trace()
+        if err:
+            return None, err
+        v = s
+        for k in path:
+            v = v.get(k) if isinstance(v, dict) else None
+        return v, None
+    return fn
+
+
+def master_clock(ev):
+    last, err = _trace(("life", "master_clock", "last"))(ev)
+    return {True: "on", False: "off"}.get(last, "never updated"), err
+
+
+def stable_bit(ev):
+    sb, err = _trace(("life", "stable_bit"))(ev)
+    if err:
+        return None, err
+    w, wo = sb["with"], sb["without"]
+    if w and not wo:
+        return "all", None
+    if wo and not w:
+        return "none", None
+    return ("%d updates with it, %d without" % (w, wo)) if w + wo else "no pvclock update", None
+
+
+def guest_clocksource(ev):
+    lines, err = ev.console()
+    if err:
+        return None, err
+    return [m.group(1) for m in map(SWITCHED.search, lines) if m][-1], None
+
+
+def sched_clock_stable(ev):
+    lines, err = ev.console()
+    if err:
+        return None, err
+    return "yes" if any("sched_clock: Marking stable" in line for line in lines) else "no", None
+
+
+def path(ev):
+    m, err = ev.guest()
+    if err:
+        return None, err
+    p = m.probe_path
+    return (p, None) if p else (None, "%s: no usable path probe" % os.path.basename(m.path))
+
+
+def l1_tsc(ev):
+    """The kernel's own reaction: a line marking the TSC unstable, its switch
+    away from tsc, and L1's current clocksource; never L1's command line."""
+    lines, err = ev.dmesg()
+    if err:
+        return None, err
+    cur, err = ev.l1_clocksource()
+    if err:
+        return None, err
+    switched = [m.group(1) for m in map(SWITCHED.search, lines) if m]
+    if not switched:
+        return None, "%s: no 'clocksource: Switched to clocksource' line" % ev.boot["dmesg"]
+    marked = any(MARKED.search(line) for line in lines)
+    if marked and switched[-1] not in ON_TSC and cur not in ON_TSC:
+        return "unstable", None
+    if not marked and switched[-1] == "tsc" and cur == "tsc":
+        return "stable", None
+    return "no verdict: marked unstable %s, switched to %s, current %s" % (
+        "yes" if marked else "no", switched[-1], cur), None
+
+
+# Each fact of labtable.FACTS: its reader, its words, its evidence.
+FACTS = {
+    "l1_tsc": (l1_tsc, "L1's TSC, by its kernel's log and clocksource", "l1"),
+    "master_clock": (master_clock, "KVM's master clock", "trace"),
+    "hostclock": (_trace(("life", "master_clock", "hostclock")), "KVM's hostclock", "trace"),
+    "stable_bit": (stable_bit, "PVCLOCK_TSC_STABLE_BIT in the pvclock updates", "trace"),
+    "tsc_offset_writes": (_trace(("life", "tsc_offset_writes")), "TSC-offset writes over QEMU's life", "trace"),
+    "window_tsc_offset_writes": (_trace(("measuring", "tsc_offset_writes")),
+                                 "TSC-offset writes while the guest measured", "trace"),
+    "guest_clocksource": (guest_clocksource, "the guest's clocksource, by its kernel", "console"),
+    "sched_clock_stable": (sched_clock_stable, "'sched_clock: Marking stable' from the guest's kernel", "console"),
+    "path": (path, "the guest's clock_gettime path, by its probe", "guest"),
+}
+
+
+def evidence(ev, kind):
+    """The files a kind of fact is read from, for the TAP line."""
+    if kind == "l1":
+        return "%s, %s" % (ev.boot["dmesg"], ev.boot["facts"])
+    return ev.name({"trace": "kvm-trace-raw", "console": "console", "guest": "guest"}[kind])[0] or "?"
+
+
+def holds(got, op, want):
+    if op == "=":
+        return got == want
+    if not isinstance(got, int) or isinstance(got, bool):
+        return False
+    return got >= want if op == ">=" else got < want
+
+
+def harness_ran(d, st):
+    """(verdict, why) from the progress log: the state's last word is 'done'."""
+    t, err = text(os.path.join(d, labtable.PROGRESS))
+    if err:
+        return False, err
+    mine = [line.split(" ", 1)[-1] for line in t.splitlines() if re.search(r" state %d\b" % st.n, line)]
+    if not mine:
+        return False, "the state never started"
+    return mine[-1] == "done state %d" % st.n, mine[-1]
+
+
+def after(d, name, want, werr):
+    """(verdict, why): L1's clocksource read after a run equals want."""
+    t, err = text(os.path.join(d, name))
+    if err or werr:
+        return False, err or "L1's own clocksource is unknown: %s" % werr
+    return t.strip() == want, "got %s" % t.strip()
+
+
+def guest_work_logs(d, work):
+    """The last lines of a failed guest run's console and QEMU log, which
+    lab/l1-run.sh keeps in the folder work."""
+    out = []
+    for log in sorted(glob.glob(os.path.join(d, work, "*", "*.log"))):
+        name = os.path.relpath(log, d)
+        out += ["%s: %s" % (name, line) for line in (read(log) or "").splitlines()[-6:]]
+    return out
+
+
+def diagnose(ev, d, st):
+    """TAP comments saying why a state left no result: its progress lines,
+    the end of its harness log, of the guest's console and of L1's."""
     lines = []
-    progress = read(os.path.join(d, "progress.log")) or ""
-    lines += ["progress: " + l.split(" ", 1)[-1] for l in progress.splitlines() if l.endswith("state %s" % s)
-              or (" state %s " % s) in l + " "]
-    log = read(os.path.join(d, "state-%s.log" % s))
+    progress = read(os.path.join(d, labtable.PROGRESS)) or ""
+    lines += ["progress: " + line.split(" ", 1)[-1] for line in progress.splitlines()
+              if re.search(r" state %d\b" % st.n, line)]
+    log = read(os.path.join(d, ev.files["log"]))
     if log is None:
-        lines.append("no harness log state-%s.log: the state never started" % s)
+        lines.append("no harness log %s: the state never started" % ev.files["log"])
     else:
-        lines += ["state-%s.log: %s" % (s, l) for l in log.splitlines()[-12:]]
-    for c in sorted(glob.glob(os.path.join(d, "state-%s" % s, "*.console.log"))):
-        tail = (read(c) or "").splitlines()[-6:]
-        lines += ["%s: %s" % (os.path.basename(c), l) for l in tail]
-    for c in sorted(glob.glob(os.path.join(d, "l1-*.console.log"))):
-        tail = (read(c) or "").splitlines()[-4:]
-        lines += ["%s: %s" % (os.path.basename(c), l) for l in tail]
-    for l in lines:
-        print("#   " + l[:300])
+        lines += ["%s: %s" % (ev.files["log"], line) for line in log.splitlines()[-12:]]
+    con, _ = ev.name("console")
+    for name, path, k in ((con, os.path.join(ev.run, con or ""), 6),
+                          (ev.boot["console"], os.path.join(d, ev.boot["console"]), 4)):
+        if name:
+            lines += ["%s: %s" % (name, line) for line in (read(path) or "").splitlines()[-k:]]
+    lines += guest_work_logs(d, ev.files["work"])
+    for line in lines:
+        print("#   " + line[:300])
 
 
-def retried(d, s, restore_to):
-    """A state the L1 script ran twice (its first attempt failed): say why,
-    and hold the failed attempt to the same rule: L1's clocksource put back."""
-    log = read(os.path.join(d, "state-%s.attempt-1.log" % s))
-    if log is None:
-        return
-    print("# state %s: the first attempt failed and was run again; its log ends:" % s)
-    for l in log.splitlines()[-8:]:
-        print("#   " + l[:300])
-    after = read(os.path.join(d, "state-%s.attempt-1.clocksource-after" % s))
-    ok(after == restore_to, "state %s: after the failed first attempt L1 was back on %s" % (s, restore_to),
-       "got %r" % (after,))
-
-
-def state(d, s, host_cs, vcpus, restore_to, expect):
-    sd = os.path.join(d, "state-%s" % s)
-    # host_cs None: whatever L1 fell back to (state 3 takes the clocksource
-    # L1's kernel chose once its TSC was marked unstable).
-    retried(d, s, restore_to)
-    g, err = load(os.path.join(sd, "guest-%s-%dvcpu.json" % (host_cs or "*", vcpus)))
-    label = {"1": "L1 on tsc", "2": "L1 flipped to hpet", "3": "L1 booted tsc=unstable, L2 floating",
-             "4": "L1 on hpet, L2 with invtsc"}[s]
-    ok(g is not None, "state %s (%s): a guest result" % (s, label), err or "")
-    if g is None:
-        diagnose(d, s)
-        return None
-    f = dict(zip(["master", "hostclock", "stable", "guest_cs", "path", "marked_stable", "offset_writes", "subject",
-                  "window"], facts(g)))
-    ok(f["subject"] == "the guest's QEMU process", "state %s: KVM events traced for the guest's own QEMU" % s,
-       "subject %r" % f["subject"])
-    w = f["window"]
-    ok(w.get("available") is True, "state %s: the guest's measuring window marked in the trace (%s s, %s of %s "
-       "TSC-offset writes in it)" % (s, w.get("seconds"), w.get("tsc_offset_writes"), f["offset_writes"]),
-       w.get("reason") or "")
-    f["window_offset_writes"] = w.get("tsc_offset_writes")
-    for key, want, what in expect:
-        got = f[key]
-        good = want(got) if callable(want) else got == want
-        ok(good, "state %s: %s" % (s, what), "got %r" % (got,))
-    after = read(os.path.join(d, "state-%s.clocksource-after" % s))
-    ok(after == restore_to, "state %s: L1 back on its own clocksource (%s) after the run" % (s, restore_to),
-       "got %r" % (after,))
-    return f
+def state(d, st, boot):
+    ev = Evidence(d, st, boot)
+    own, own_err = ev.l1_clocksource()
+    flog = read(os.path.join(d, ev.files["failed_log"]))
+    if flog is not None:
+        print("# state %d: the first attempt failed and was run again; its log ends:" % st.n)
+        for line in flog.splitlines()[-8:]:
+            print("#   " + line[:300])
+        for log in guest_work_logs(d, ev.files["failed_work"]):
+            print("#   " + log[:300])
+        good, why = after(d, ev.files["failed_after"], own, own_err)
+        ok(good, "state %d: after the failed first attempt L1 was back on its own clocksource (%s) [%s]"
+           % (st.n, own, ev.files["failed_after"]), why)
+    good, why = harness_ran(d, st)
+    ok(good, "state %d (%s): its harness run succeeded [%s]" % (st.n, st.label, labtable.PROGRESS), why)
+    m, err = ev.guest()
+    gname, _ = ev.name("guest")
+    ok(m is not None, "state %d: a guest result [%s]" % (st.n, gname), err)
+    if m is None:
+        diagnose(ev, d, st)
+    tname, _ = ev.name("kvm-trace")
+    t = m.trace if m is not None else None
+    ok(t is not None and t.available and t.subject == "guest",
+       "state %d: KVM's events traced for the guest's own QEMU [%s]" % (st.n, tname),
+       err if m is None else "no %s" % tname if t is None else t.reason if not t.available else "subject %s" % t.subject)
+    raw, _ = ev.name("kvm-trace-raw")
+    s, err = ev.trace()
+    ok(s is not None and s["complete"] is True, "state %d: the raw trace is complete [%s]" % (st.n, raw),
+       err or ("%s events lost" % s["completeness"].get("lost") if s["complete"] is False
+               else "completeness unknown: no ring-buffer figures in it"))
+    w = (s or {}).get("measuring") or {}
+    secs = " (%s s)" % w["seconds"] if w.get("seconds") is not None else ""
+    ok(w.get("available") is True, "state %d: the guest's measuring window marked in the raw trace%s [%s]"
+       % (st.n, secs, raw), err or w.get("reason"))
+    for fact, op, want in st.expect:
+        reader, words, kind = FACTS[fact]
+        got, err = reader(ev)
+        ok(err is None and holds(got, op, want), "state %d: %s %s %s [%s]" % (st.n, words, op, want, evidence(ev, kind)),
+           err or "got %s" % (got,))
+    good, why = after(d, ev.files["after"], own, own_err)
+    ok(good, "state %d: L1 back on its own clocksource (%s) after the run [%s]" % (st.n, own, ev.files["after"]), why)
 
 
 def main(argv):
     if len(argv) != 3:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    d, states = argv[1], argv[2].split(",")
-    l1 = read(os.path.join(d, "l1-facts-3.txt")) or ""
-    # The unstable L1's own clocksource: whatever its kernel fell back to.
-    l1_cs = ([l.split(" ", 1)[1] for l in l1.splitlines() if l.startswith("clocksource ")] or [None])[0]
-    if "1" in states:
-        state(d, "1", "tsc", 1, "tsc", [
-            ("master", True, "master clock on"),
-            ("hostclock", "tsc", "hostclock tsc"),
-            ("stable", True, "PVCLOCK_TSC_STABLE_BIT set in every pvclock update"),
-            ("guest_cs", "kvm-clock", "the guest runs on kvm-clock"),
-            ("path", "user", "the guest's clock_gettime is served in user space (vDSO)"),
-            ("marked_stable", True, "'sched_clock: Marking stable' in the guest's log"),
-        ])
-    s2 = None
-    if "2" in states:
-        s2 = state(d, "2", "hpet", 1, "tsc", [
-            ("master", False, "master clock off"),
-            ("hostclock", "none", "hostclock none"),
-            ("stable", False, "stable bit clear"),
-            ("guest_cs", "kvm-clock", "the guest still runs on kvm-clock"),
-            ("path", "syscall", "the guest's clock_gettime makes a syscall"),
-            ("marked_stable", False, "no 'sched_clock: Marking stable' in the guest's log"),
-        ])
-    if "3" in states:
-        base = (s2 or {}).get("offset_writes") or 0
-        base_w = (s2 or {}).get("window_offset_writes") or 0
-        state(d, "3", None, 2, l1_cs, [
-            ("master", False, "master clock off"),
-            ("hostclock", "none", "hostclock none"),
-            ("stable", False, "stable bit clear"),
-            ("path", "syscall", "the guest's clock_gettime makes a syscall"),
-            ("marked_stable", False, "no 'sched_clock: Marking stable' in the guest's log"),
-            ("offset_writes", lambda v: isinstance(v, int) and v >= 100 and v > 10 * base,
-             "TSC-offset rewrites as floating vCPUs move (at least 100, and 10x state 2's %d)" % base),
-            ("window_offset_writes", lambda v: isinstance(v, int) and v >= 100 and v > 10 * base_w,
-             "TSC-offset rewrites while the guest measured, not only at its boot (at least 100, and 10x "
-             "state 2's %d)" % base_w),
-        ])
-        ok("Marking TSC unstable" in l1 or "tsc" not in (l1.split("available ", 1)[-1].split("\n", 1)[0]).split(),
-           "state 3: L1's own log says its TSC was marked unstable")
-    if "4" in states:
-        state(d, "4", "hpet", 1, "tsc", [
-            ("master", False, "master clock off (the host is still on hpet)"),
-            ("guest_cs", "tsc", "the guest with invtsc picks tsc"),
-            ("path", "user", "its clock_gettime is served in user space again (the mitigation)"),
-        ])
+    d = argv[1]
+    try:
+        table = labtable.load()
+        sel = labtable.select(table, argv[2])
+    except labtable.TableError as e:
+        print("assert.py: %s" % e, file=sys.stderr)
+        return 1
+    except ValueError as e:
+        print("assert.py: STATES %s" % e, file=sys.stderr)
+        return 2
+    if set(FACTS) != set(labtable.FACTS):
+        print("assert.py: the facts read here and labtable.FACTS differ: %s"
+              % " ".join(sorted(set(FACTS) ^ set(labtable.FACTS))), file=sys.stderr)
+        return 1
+    for boot in labtable.boots(sel):
+        for st in boot.states:
+            state(d, st, boot)
     print("1..%d" % n)
     print("%d passed, %d failed" % (n - failed, failed))
     return 1 if failed else 0

@@ -193,10 +193,11 @@ def kept_raw(run_dir, name):
     return None
 
 
-def write_once(path, data, mode=0o644):
-    """Writes data (bytes or str) to path: a temporary file beside it, fsync,
-    then a hard link into place, which fails if path exists.  A reader sees
-    the whole file or none; an existing file is never replaced."""
+def write_file(path, data, mode=0o644, replace=False):
+    """Writes data (bytes or str) to path through a temporary file beside
+    it, fsynced: a reader sees the whole file or none.  Without replace the
+    file is hard-linked into place, which fails if path exists; with it,
+    renamed over the old one (reports and other outputs outside results/)."""
     if isinstance(data, str):
         data = data.encode()
     d = os.path.dirname(os.path.abspath(path))
@@ -210,7 +211,10 @@ def write_once(path, data, mode=0o644):
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
-        os.link(tmp, path)
+        if replace:
+            os.rename(tmp, path)
+        else:
+            os.link(tmp, path)
     except FileExistsError:
         raise RunFolderError("%s exists: results are never overwritten; choose another RUN_ID" % path)
     except OSError as e:
@@ -220,6 +224,11 @@ def write_once(path, data, mode=0o644):
             os.unlink(tmp)
         except OSError:
             pass
+
+
+def write_once(path, data, mode=0o644):
+    """A result file: written whole, and never replacing an existing one."""
+    write_file(path, data, mode)
 
 
 def main(argv):

@@ -1,7 +1,6 @@
 """util.py: errors, atomic writes and number formatting shared by the analysis."""
 import math
 import os
-import tempfile
 
 PROG = "clockbench-report"
 
@@ -19,29 +18,13 @@ class UsageError(Exception):
 
 
 def write_atomic(path, data, mode=0o644):
-    """Writes data (str or bytes) to path: a temporary file beside it,
-    fsync, chmod, rename.  A reader sees the old file or the new one, never
-    half of one; the temporary is removed on any failure."""
-    d = os.path.dirname(os.path.abspath(path))
-    if isinstance(data, str):
-        data = data.encode()
+    """Writes data (str or bytes) to path, replacing it whole: a reader sees
+    the old file or the new one, never half of one (runfolder.write_file)."""
+    from .runfolder import RunFolderError, write_file
     try:
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
-    except OSError as e:
-        raise InputError(d, "cannot create a file there: %s" % e.strerror)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.rename(tmp, path)
-    except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise InputError(path, "write: %s" % e.strerror)
+        write_file(path, data, mode, replace=True)
+    except RunFolderError as e:
+        raise InputError(None, str(e))
 
 
 def make_dir(path):

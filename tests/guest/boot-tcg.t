@@ -74,6 +74,8 @@ else
 	skip "pinning one per host CPU: only $host_cpus host CPU"
 fi
 ok "$(grep -q 'clockbench-init: result sent' "$out/guest-$cs-2vcpu.console.log"; echo $?)" "console log holds the init's own lines"
+ok "$(grep -q '^clockbench-init: kernel: clocksource: Switched to clocksource ' "$out/guest-$cs-2vcpu.console.log"; echo $?)" \
+	"the console carries the kernel's clock lines, copied by /init from its log buffer (the lab's evidence)"
 head -4 "$tmp/stdout" | diag_lines
 
 # --trace: the summary is its own file beside the result, which holds none.

@@ -1,68 +1,66 @@
 #!/usr/bin/env bash
-# lab-args.t: `make lab`'s input errors, found before anything boots; and
-# its assertions against a lab folder that lacks results (they must fail).
+# lab-args.t: `make lab`'s outer runner (lab/run-lab): input errors found
+# before anything boots; with a stand-in QEMU, the L1 boots it makes from
+# the table, their command line, and its exit status when a boot fails.
+# The assertions themselves: lab-assert.t.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-LAB_STATES=5 lab/run-lab.sh "$tmp/r" x 2>"$tmp/err"
-ok "$([ $? -eq 2 ] && grep -q 'LAB_STATES=5' "$tmp/err" && [ ! -e "$tmp/r" ]; echo $?)" "an unknown state is a usage error: $(cat "$tmp/err")"
-LAB_TIMEOUT=5 lab/run-lab.sh "$tmp/r" x 2>"$tmp/err"
+LAB_STATES=5 lab/run-lab "$tmp/r" x 2>"$tmp/err"
+ok "$([ $? -eq 2 ] && grep -q 'LAB_STATES=5: no state 5 in lab/states.cfg' "$tmp/err" && [ ! -e "$tmp/r" ]; echo $?)" "an unknown state is a usage error: $(cat "$tmp/err")"
+LAB_STATES=1,x lab/run-lab "$tmp/r" x 2>"$tmp/err"
+ok "$([ $? -eq 2 ] && grep -q 'LAB_STATES=1,x' "$tmp/err"; echo $?)" "a malformed state list is a usage error"
+LAB_TIMEOUT=5 lab/run-lab "$tmp/r" x 2>"$tmp/err"
 ok "$([ $? -eq 2 ] && grep -q 'LAB_TIMEOUT=5' "$tmp/err"; echo $?)" "a time limit under 60 s is a usage error"
-lab/run-lab.sh "$tmp/r" 2>/dev/null
+lab/run-lab "$tmp/r" 2>/dev/null
 ok "$([ $? -eq 2 ]; echo $?)" "a missing run id is a usage error"
-KERNEL=/nonexistent/vmlinuz lab/run-lab.sh "$tmp/r" x 2>"$tmp/err"
+lab/run-lab "$tmp/r" ../x 2>/dev/null
+ok "$([ $? -eq 2 ] && [ ! -e "$tmp/r" ]; echo $?)" "a run id that is not a plain word is a usage error"
+KERNEL=/nonexistent/vmlinuz lab/run-lab "$tmp/r" x 2>"$tmp/err"
 rc=$?
-ok "$([ "$rc" -eq 1 ] && grep -qE 'no readable kernel|not found' "$tmp/err"; echo $?)" "a missing kernel: exit 1, says how to fix it: $(head -n1 "$tmp/err")"
+ok "$([ "$rc" -eq 1 ] && grep -qE 'no readable kernel|not found' "$tmp/err" && [ ! -e "$tmp/r/x" ]; echo $?)" "a missing kernel: exit 1, says how to fix it: $(head -n1 "$tmp/err")"
 
-mkdir -p "$tmp/empty"
-python3 lab/assert.py "$tmp/empty" 1,2,3,4 >"$tmp/out"
-rc=$?
-ok "$([ "$rc" -eq 1 ] && grep -q '^not ok 1 - state 1' "$tmp/out" && tail -n1 "$tmp/out" | grep -qE '^[0-9]+ passed, [1-9][0-9]* failed$'; echo $?)" \
-	"the assertions fail on a lab folder with no results"
-
-# A recorded state 3 (the lab of 2026-11-29), then the same as if its first
-# attempt had failed, as if L1 had fallen back to acpi_pm, and as if the
-# failed attempt had left L1 on another clocksource.
-fx=tests/harness/fixtures/lab-state3
-cp -r "$fx" "$tmp/s3"
-python3 lab/assert.py "$tmp/s3" 3 >"$tmp/out"
-ok "$([ $? -eq 0 ] && grep -q '^ok .* state 3: L1 back on its own clocksource (hpet)' "$tmp/out"; echo $?)" "a recorded state 3 passes"
-printf 'clockbench: [hpet] the guest run left no result\n' >"$tmp/s3/state-3.attempt-1.log"
-echo hpet >"$tmp/s3/state-3.attempt-1.clocksource-after"
-python3 lab/assert.py "$tmp/s3" 3 >"$tmp/out"
-ok "$([ $? -eq 0 ] && grep -q '^# state 3: the first attempt failed' "$tmp/out" && grep -q '^#   clockbench: \[hpet\] the guest run left no result' "$tmp/out" && grep -q '^ok .* after the failed first attempt L1 was back on hpet' "$tmp/out"; echo $?)" \
-	"a retried state says so, with the failed attempt's log, in TAP comments"
-echo tsc >"$tmp/s3/state-3.attempt-1.clocksource-after"
-python3 lab/assert.py "$tmp/s3" 3 >"$tmp/out"
-ok "$([ $? -eq 1 ] && grep -q '^not ok .* after the failed first attempt' "$tmp/out"; echo $?)" "a failed attempt that left L1's clocksource changed fails the lab"
-rm "$tmp"/s3/state-3.attempt-1.*
-mv "$tmp/s3/state-3/guest-hpet-2vcpu.json" "$tmp/s3/state-3/guest-acpi_pm-2vcpu.json"
-sed -i 's/^clocksource hpet$/clocksource acpi_pm/' "$tmp/s3/l1-facts-3.txt"
-echo acpi_pm >"$tmp/s3/state-3.clocksource-after"
-python3 lab/assert.py "$tmp/s3" 3 >"$tmp/out"
-ok "$([ $? -eq 0 ] && grep -q '(acpi_pm) after the run' "$tmp/out"; echo $?)" "state 3 takes whichever clocksource the unstable L1 fell back to"
-rm "$tmp/s3/state-3/guest-acpi_pm-2vcpu.json"
-python3 lab/assert.py "$tmp/s3" 3 >"$tmp/out"
-ok "$([ $? -eq 1 ] && grep -q '^#   state-3.log: ' "$tmp/out"; echo $?)" "a state without a result is followed by the end of its harness log"
-
-# LAB_STATES=3 alone boots only the unstable L1 (a stand-in QEMU that
-# reports success; the assertions then fail for want of results).
+# A stand-in QEMU: records its command line, and ends L1 as LAB_FAKE says
+# (pass: its runner's success; failed: a state failed twice).
 kernel=$(find /boot -maxdepth 1 -name 'vmlinuz-*' 2>/dev/null | sort -V | tail -n1)
 if [ "$(id -u)" -ne 0 ] || [ -z "$kernel" ] || [ ! -d "/lib/modules/${kernel##*/vmlinuz-}" ] || [ ! -f build/guest/initramfs.cpio ]; then
-	skip "LAB_STATES=3 alone: needs root, a /boot kernel with modules and make guest-initramfs"
+	for _ in 1 2 3 4 5; do skip "stand-in L1 boots: need root, a /boot kernel with modules and make guest-initramfs"; done
 else
 	mkdir -p "$tmp/bin"
 	cat >"$tmp/bin/qemu-system-x86_64" <<'QEMU'
 #!/bin/sh
-for a; do case $a in file:*) echo 'LAB-L1-DONE rc=0' >"${a#file:}" ;; esac; done
+echo "$*" >>"$LAB_ARGV"
+rc=0
+[ "$LAB_FAKE" = failed ] && rc=1
+for a; do case $a in file,id=serial0,path=*) echo "LAB-L1-DONE rc=$rc" >"${a#*path=}" ;; esac; done
 QEMU
 	chmod +x "$tmp/bin/qemu-system-x86_64"
-	PATH=$tmp/bin:$PATH LAB_STATES=3 lab/run-lab.sh "$tmp/r3" x >"$tmp/out" 2>"$tmp/err"
+	PATH=$tmp/bin:$PATH LAB_ARGV=$tmp/argv LAB_FAKE=pass LAB_STATES=3 lab/run-lab "$tmp/r" s3 >"$tmp/out" 2>"$tmp/err"
 	rc=$?
-	ok "$([ "$rc" -eq 1 ] && grep -q "L1 'unstable'" "$tmp/err" && ! grep -q "L1 'single'" "$tmp/err"; echo $?)" \
-		"LAB_STATES=3 boots the unstable L1 alone (exit $rc)"
+	ok "$([ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/argv")" -eq 1 ] && grep -q "L1 3 (2 vCPU, tsc=unstable, states 3)" "$tmp/err" && grep -q '^not ok .* state 3' "$tmp/out"; echo $?)" \
+		"LAB_STATES=3 boots one L1, the table's for state 3; the assertions then fail for want of results (exit $rc)"
+	argv=$(cat "$tmp/argv")
+	ok "$([[ $argv == *"-accel tcg,thread=multi -cpu max -smp 2 -m 3072"* && $argv == *"tsc=unstable clockbench.top=$PWD clockbench.out=$tmp/r/s3 clockbench.states=3"* && $argv == *"-machine pc "* && $argv == *"mount_tag=hostroot,security_model=none,readonly=on"* && $argv == *"path=$tmp/r/s3,mount_tag=labout"* ]]; echo $?)" \
+		"L1's command line comes from the table through the one builder: $argv"
+	: >"$tmp/argv"
+	PATH=$tmp/bin:$PATH LAB_ARGV=$tmp/argv LAB_FAKE=pass lab/run-lab "$tmp/r" all >"$tmp/out" 2>"$tmp/err"
+	ok "$([ "$(wc -l <"$tmp/argv")" -eq 2 ] && grep -q 'clockbench.states=1,2,4 ' "$tmp/argv" && grep -q 'clockbench.states=3 ' "$tmp/argv" && [ -f "$tmp/r/all/l1-1-2-4.console.log" ] && [ -f "$tmp/r/all/l1-3.console.log" ]; echo $?)" \
+		"all states: two L1 boots, states sharing an L1 configuration share one"
+	PATH=$tmp/bin:$PATH LAB_ARGV=$tmp/argv LAB_FAKE=failed LAB_STATES=1 lab/run-lab "$tmp/r" f >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	ok "$([ "$rc" -eq 1 ] && grep -q "L1 1 failed (lab/l1-run.sh exit 1: a state failed twice" "$tmp/err"; echo $?)" \
+		"an L1 whose runner failed (a state failed twice) fails make lab (exit $rc)"
+	PATH=$tmp/bin:$PATH LAB_ARGV=$tmp/argv LAB_FAKE=pass LAB_STATES=1 lab/run-lab "$tmp/r" f 2>"$tmp/err" >/dev/null
+	ok "$([ $? -eq 1 ] && grep -q 'exists' "$tmp/err"; echo $?)" "a lab folder is never reused"
 fi
+
+# The runner inside L1 reads the table through labtable.py's command line.
+ok "$(python3 lab/labtable.py plan 3 | grep -qx $'3\tcurrent\t2\t0\t-\t-'; echo $?)" "the L1 runner's plan for state 3: $(python3 lab/labtable.py plan 3 | tr '\t' ' ')"
+ok "$(python3 lab/labtable.py boot-files 1,2,4 | grep -qx $'progress.log\tl1-1-2-4.facts.txt\tl1-1-2-4.dmesg.txt'; echo $?)" "an L1 boot's files come from labtable.py"
+python3 lab/labtable.py boot-files 1,3 2>"$tmp/err"
+ok "$([ $? -eq 2 ] && grep -q 'not one L1 boot' "$tmp/err"; echo $?)" "states of two L1 boots are refused"
+ok "$(shellcheck lab/l1-run.sh >/dev/null 2>&1 || ! command -v shellcheck >/dev/null; echo $?)" "lab/l1-run.sh is shellcheck-clean"
 done_testing

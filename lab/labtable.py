@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""labtable.py: the lab's one table (lab/states.cfg) and the lab's own file names.
+
+lab/run-lab and lab/assert.py import it; lab/l1-run.sh (bash, inside L1)
+reaches it through its command line:
+
+  labtable.py check LIST       exit 0 if LIST names states of the table
+  labtable.py plan LIST        one line per state, tab-separated, '-' for
+                               empty: N CLOCKSOURCE L2_VCPUS PIN(1|0) CPU L2_APPEND
+  labtable.py files N          state N's files, tab-separated: RUN LOG AFTER WORK,
+                               then the same four for its failed first attempt
+  labtable.py boot-files LIST  the files of the L1 boot of LIST: PROGRESS FACTS DMESG
+
+LIST is a comma list of state numbers ("1,2,4").  A state's own results
+are a run folder of the contract (docs/run-folder.md), named by RUN;
+everything else in a lab folder is named here.
+Exit status: 0 done, 1 a bad table (one line naming it), 2 usage.
+"""
+import configparser
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TABLE = os.path.join(HERE, "states.cfg")
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "host-scripts"))
+import cbhost  # noqa: E402,F401  (puts analysis/ on the path)
+from cbanalysis import runfolder  # noqa: E402
+
+KEYS = ("label", "l1_vcpus", "l1_mem", "l1_machine", "l1_append", "clocksource", "l2_vcpus", "pin", "cpu",
+        "l2_append", "expect")
+# The facts a state may expect: the values each takes (int: a count, with
+# >= or <; str: any plain word).  lab/assert.py reads each from its evidence.
+FACTS = {
+    "l1_tsc": ("stable", "unstable"),
+    "master_clock": ("on", "off"),
+    "hostclock": str,
+    "stable_bit": ("all", "none"),
+    "tsc_offset_writes": int,
+    "window_tsc_offset_writes": int,
+    "guest_clocksource": str,
+    "sched_clock_stable": ("yes", "no"),
+    "path": ("user", "syscall"),
+}
+CURRENT = "current"  # clocksource: L1's own, whatever its kernel chose
+EXPECT_RE = re.compile(r"^([a-z0-9_]+)\s*(>=|<|=)\s*(\S+)$")
+
+# The lab's own files (a state's results are the run folder state-N).
+PROGRESS = "progress.log"
+
+
+def state_files(n):
+    """State n's files: its run folder, harness log, L1's clocksource read
+    after it and, when its guest run failed, that run's console and QEMU
+    log (the launcher keeps them only in L1's scratch space); then the same
+    four of a failed first attempt, kept."""
+    run = "state-%d" % n
+    return {"run": run, "log": run + ".log", "after": run + ".clocksource-after", "work": run + ".guest-work",
+            "failed_run": run + ".attempt-1", "failed_log": run + ".attempt-1.log",
+            "failed_after": run + ".attempt-1.clocksource-after", "failed_work": run + ".attempt-1.guest-work"}
+
+
+def boot_files(boot):
+    """An L1 boot's files: its console, its facts (sysfs reads at its start),
+    its kernel log (dmesg, whole)."""
+    return {"console": "l1-%s.console.log" % boot, "facts": "l1-%s.facts.txt" % boot,
+            "dmesg": "l1-%s.dmesg.txt" % boot}
+
+
+class TableError(Exception):
+    """A table that does not say what a state is: one line naming it."""
+
+
+class State:
+    """One stanza of the table."""
+
+    def __init__(self, n, label, l1, clocksource, l2_vcpus, pin, cpu, l2_append, expect):
+        self.n, self.label, self.l1, self.clocksource = n, label, l1, clocksource
+        self.l2_vcpus, self.pin, self.cpu, self.l2_append, self.expect = l2_vcpus, pin, cpu, l2_append, expect
+
+
+class Boot:
+    """One emulated hypervisor: the states that share an L1 configuration."""
+
+    def __init__(self, states):
+        self.states = states
+        self.name = "-".join(str(s.n) for s in states)
+        self.vcpus, self.mem, self.machine, self.append = states[0].l1
+
+
+def _int(where, v, least):
+    if not re.match(r"^[0-9]+$", v) or int(v) < least:
+        raise TableError("%s: expected an integer >= %d, got %r" % (where, least, v))
+    return int(v)
+
+
+def _line(where, v):
+    if "\n" in v or "\t" in v:
+        raise TableError("%s: one line, no tabs" % where)
+    return v
+
+
+def _expect(where, text):
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        m = EXPECT_RE.match(line)
+        if not m:
+            raise TableError("%s: %r: expected NAME = VALUE, NAME >= N or NAME < N" % (where, line))
+        name, op, value = m.groups()
+        kind = FACTS.get(name)
+        if kind is None:
+            raise TableError("%s: unknown fact %r (known: %s)" % (where, name, ", ".join(FACTS)))
+        if kind is int:
+            if op == "=":
+                raise TableError("%s: %s is a count: use >= or <" % (where, name))
+            value = _int("%s: %s" % (where, name), value, 0)
+        elif op != "=":
+            raise TableError("%s: %s takes =" % (where, name))
+        elif isinstance(kind, tuple) and value not in kind:
+            raise TableError("%s: %s = %s: expected one of %s" % (where, name, value, ", ".join(kind)))
+        out.append((name, op, value))
+    if not out:
+        raise TableError("%s: no facts: a state must expect something" % where)
+    return out
+
+
+def load(path=TABLE):
+    """The states of the table, in its order.  Raises TableError."""
+    cp = configparser.ConfigParser(interpolation=None, empty_lines_in_values=False)
+    try:
+        with open(path) as f:
+            cp.read_file(f)
+    except OSError as e:
+        raise TableError("%s: open: %s" % (path, e.strerror))
+    except configparser.Error as e:
+        raise TableError("%s: %s" % (path, str(e).splitlines()[0]))
+    name = os.path.basename(path)
+    states = []
+    for sec in cp.sections():
+        w = "%s [%s]" % (name, sec)
+        if not re.match(r"^[1-9][0-9]*$", sec):
+            raise TableError("%s: a state is a positive number" % w)
+        s = cp[sec]
+        unknown = sorted(set(s) - set(KEYS))
+        if unknown:
+            raise TableError("%s: unknown key %s (keys: %s)" % (w, unknown[0], ", ".join(KEYS)))
+        for k in ("label", "clocksource", "expect"):
+            if not s.get(k, "").strip():
+                raise TableError("%s: %s is missing" % (w, k))
+        cs = s["clocksource"].strip()
+        if cs != CURRENT:
+            try:
+                runfolder.check_cs(cs)
+            except ValueError as e:
+                raise TableError("%s: %s" % (w, e))
+        if s.get("pin") not in ("yes", "no"):
+            raise TableError("%s: pin: expected yes or no, got %r" % (w, s.get("pin")))
+        l1 = (_int(w + ": l1_vcpus", s.get("l1_vcpus", ""), 1), _int(w + ": l1_mem", s.get("l1_mem", ""), 256),
+              _line(w + ": l1_machine", s.get("l1_machine", "")), _line(w + ": l1_append", s.get("l1_append", "")))
+        states.append(State(int(sec), _line(w + ": label", s["label"]), l1, cs,
+                            _int(w + ": l2_vcpus", s.get("l2_vcpus", ""), 1), s["pin"] == "yes",
+                            _line(w + ": cpu", s.get("cpu", "")), _line(w + ": l2_append", s.get("l2_append", "")),
+                            _expect(w + ": expect", s["expect"])))
+    if not states:
+        raise TableError("%s: no states" % name)
+    return states
+
+
+def select(states, spec):
+    """The states named by spec ("1,3"; empty or None: all), in table order.
+    Raises ValueError naming the bad value."""
+    known = {s.n: s for s in states}
+    if not spec:
+        return list(states)
+    if not re.match(r"^[0-9]+(,[0-9]+)*$", spec):
+        raise ValueError("%r: expected a comma list of state numbers (%s)" % (spec, ",".join(map(str, known))))
+    want = {int(x) for x in spec.split(",")}
+    bad = sorted(want - set(known))
+    if bad:
+        raise ValueError("no state %d in lab/states.cfg (states: %s)" % (bad[0], ",".join(map(str, known))))
+    return [s for s in states if s.n in want]
+
+
+def boots(selected):
+    """The L1 boots for the selected states: one per distinct L1
+    configuration, in the order of their first state."""
+    groups = {}
+    for s in selected:
+        groups.setdefault(s.l1, []).append(s)
+    return [Boot(g) for g in groups.values()]
+
+
+def boot_of(selected, n):
+    return next(b for b in boots(selected) if any(s.n == n for s in b.states))
+
+
+def main(argv):
+    def usage(msg):
+        print("labtable: %s (see --help)" % msg, file=sys.stderr)
+        return 2
+
+    if len(argv) >= 2 and argv[1] in ("-h", "--help"):
+        print(__doc__.split("\n\n", 1)[1].strip())
+        return 0
+    if len(argv) != 3:
+        return usage("a command and one argument are needed")
+    cmd, arg = argv[1], argv[2]
+    try:
+        states = load()
+        if cmd == "files":
+            if not arg.isdigit():
+                return usage("files takes one state number, got %r" % arg)
+            select(states, arg)
+            f = state_files(int(arg))
+            print("\t".join(f[k] for k in ("run", "log", "after", "work", "failed_run", "failed_log", "failed_after",
+                                             "failed_work")))
+            return 0
+        sel = select(states, arg)
+        if cmd == "check":
+            return 0
+        if cmd == "plan":
+            for s in sel:
+                print("\t".join([str(s.n), s.clocksource, str(s.l2_vcpus), "1" if s.pin else "0",
+                                 s.cpu or "-", s.l2_append or "-"]))
+            return 0
+        if cmd == "boot-files":
+            b = boots(sel)
+            if len(b) != 1:
+                return usage("states %s are not one L1 boot (%s)" % (arg, " and ".join(x.name for x in b)))
+            f = boot_files(b[0].name)
+            print("\t".join([PROGRESS, f["facts"], f["dmesg"]]))
+            return 0
+    except TableError as e:
+        print("labtable: %s" % e, file=sys.stderr)
+        return 1
+    except ValueError as e:
+        return usage(str(e))
+    return usage("unknown command %r" % cmd)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

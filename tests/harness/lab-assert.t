@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""lab-assert.t: the lab's table (lab/states.cfg, lab/labtable.py) and its
+assertions (lab/assert.py) on a recorded lab folder, tests/harness/fixtures/lab:
+states 1 and 3 of the lab of 2026-11-29 in the run-folder layout (the guest
+result, its kvm-trace-*.json and raw trace, the guest's console with its
+kernel's lines; state 3's raw trace a small stand-in with its counts).
+Each evidence file is deleted, then emptied, in turn: exactly the
+assertions that read it fail."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "analysis"))
+sys.path.insert(0, os.path.join(ROOT, "lab"))
+from taplib import Tap  # noqa: E402
+import labtable  # noqa: E402
+
+FX = os.path.join(ROOT, "tests", "harness", "fixtures", "lab")
+t = Tap()
+
+
+def lab(folder, states="1,3"):
+    """(exit status, TAP text, {(state, key): passed}) of assert.py."""
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "lab", "assert.py"), folder, states],
+                       capture_output=True, text=True)
+    seen = {}
+    for line in p.stdout.splitlines():
+        m = re.match(r"^(not )?ok \d+ - state (\d+)\b.*?: (.*)$", line)
+        if m:
+            seen[(int(m.group(2)), key(m.group(3)))] = m.group(1) is None
+    return p.returncode, p.stdout + p.stderr, seen
+
+
+KEYS = [("harness run succeeded", "run"), ("a guest result", "result"), ("traced for the guest's own", "subject"),
+        ("raw trace is complete", "complete"), ("measuring window marked", "window"), ("L1's TSC", "l1_tsc"),
+        ("master clock", "master_clock"), ("hostclock", "hostclock"), ("STABLE_BIT", "stable_bit"),
+        ("over QEMU's life", "tsc_offset_writes"), ("while the guest measured", "window_tsc_offset_writes"),
+        ("guest's clocksource", "guest_clocksource"), ("Marking stable", "sched_clock_stable"),
+        ("clock_gettime path", "path"), ("after the failed first attempt", "failed_restore"),
+        ("after the run", "restore")]
+
+
+def key(desc):
+    return next((k for words, k in KEYS if words in desc), desc)
+
+
+def copy():
+    d = tempfile.mkdtemp(dir=t.tmp)
+    shutil.rmtree(d)
+    shutil.copytree(FX, d)
+    return d
+
+
+def failing(seen):
+    return {k for k, good in seen.items() if not good}
+
+
+rc, out, seen = lab(FX)
+t.ok(rc == 0 and seen and all(seen.values()) and out.rstrip().endswith("%d passed, 0 failed" % len(seen)),
+     "the recorded states 1 and 3 pass (%d assertions)" % len(seen), out)
+every3 = {k for k in seen if k[0] == 3}
+t.ok({k for s, k in every3} == {"run", "result", "subject", "complete", "window", "restore"}
+     | {f for f, _, _ in next(s for s in labtable.load() if s.n == 3).expect},
+     "state 3 asserts its table row's facts and the checks of every state")
+
+# Evidence file -> the assertions of state 3 (or 1) that read it, when it
+# is missing (and when it is empty, where that differs).
+S3_TRACE = {"complete", "window", "master_clock", "hostclock", "stable_bit", "tsc_offset_writes",
+            "window_tsc_offset_writes"}
+S3_RESULT = {"result", "subject", "path"} | S3_TRACE
+EVIDENCE = [
+    ("state-3/guest-hpet-2vcpu.json", 3, S3_RESULT),
+    # The loader refuses a guest result whose trace file is unreadable.
+    ("state-3/kvm-trace-hpet-2vcpu.json", 3, ({"subject"}, S3_RESULT)),
+    ("state-3/kvm-trace-hpet-2vcpu.txt", 3, S3_TRACE),
+    ("state-3/guest-hpet-2vcpu.console.log", 3, {"sched_clock_stable"}),
+    ("l1-3.dmesg.txt", 3, {"l1_tsc"}),
+    # State 3 runs on whatever L1 fell back to: only L1's facts name it.
+    ("l1-3.facts.txt", 3, {k for s, k in every3} - {"run"}),
+    ("state-3.clocksource-after", 3, {"restore"}),
+    ("state-1/kvm-trace-tsc-1vcpu.txt", 1, {"complete", "window", "master_clock", "hostclock", "stable_bit"}),
+    ("state-1/guest-tsc-1vcpu.console.log", 1, {"guest_clocksource", "sched_clock_stable"}),
+    ("l1-1.dmesg.txt", 1, {"l1_tsc"}),
+    ("l1-1.facts.txt", 1, {"l1_tsc", "restore"}),
+]
+for name, s, wants in EVIDENCE:
+    for how, want in zip(("deleted", "empty"), wants if isinstance(wants, tuple) else (wants, wants)):
+        d = copy()
+        if how == "deleted":
+            os.unlink(os.path.join(d, name))
+        else:
+            open(os.path.join(d, name), "w").close()
+        rc, out, seen2 = lab(d)
+        got = failing(seen2)
+        t.ok(rc == 1 and got == {(s, k) for k in want},
+             "%s %s: exactly its %d assertions fail" % (name, how, len(want)),
+             "exit %d; failing %s; expected %s" % (rc, sorted(got), sorted(want)))
+d = copy()
+os.unlink(os.path.join(d, "progress.log"))
+rc, out, seen2 = lab(d)
+t.ok(rc == 1 and failing(seen2) == {(1, "run"), (3, "run")}, "no progress log: no state is known to have run",
+     sorted(failing(seen2)))
+
+# The TSC-unstable verdict is the kernel's reaction, never the boot
+# parameter the lab set: without the marking line, with a last switch to
+# tsc, or with L1 still on tsc, there is no verdict.
+for what, edit in (("no 'Marking TSC unstable' line", lambda t_: re.sub(r".*Marking TSC unstable.*\n", "", t_)),
+                   ("a last switch to tsc", lambda t_: t_ + "[    9.0] clocksource: Switched to clocksource tsc\n")):
+    d = copy()
+    p = os.path.join(d, "l1-3.dmesg.txt")
+    with open(p) as f:
+        text = f.read()
+    with open(p, "w") as f:
+        f.write(edit(text))
+    rc, out, seen2 = lab(d, "3")
+    t.ok(rc == 1 and failing(seen2) == {(3, "l1_tsc")}, "L1's TSC is not unstable with %s (tsc=unstable on the "
+         "command line notwithstanding)" % what, out)
+d = copy()
+with open(os.path.join(d, "l1-3.facts.txt")) as f:
+    text = f.read()
+with open(os.path.join(d, "l1-3.facts.txt"), "w") as f:
+    f.write(text.replace("clocksource hpet", "clocksource tsc"))
+rc, out, seen2 = lab(d, "3")
+t.ok(rc == 1 and (3, "l1_tsc") in failing(seen2), "L1's TSC is not unstable while L1 is on tsc", out)
+
+# Counts hold to the table: a trace with few TSC-offset writes fails state 3.
+d = copy()
+p = os.path.join(d, "state-3", "kvm-trace-hpet-2vcpu.txt")
+with open(p) as f:
+    lines = f.readlines()
+keep = [x for i, x in enumerate(lines) if "kvm_write_tsc_offset" not in x or i % 3 == 0]
+with open(p, "w") as f:
+    f.writelines(keep)
+rc, out, seen2 = lab(d, "3")
+t.ok(rc == 1 and failing(seen2) >= {(3, "tsc_offset_writes"), (3, "window_tsc_offset_writes")},
+     "a state-3 trace with under 100 TSC-offset writes fails", out)
+
+# A state that fails twice fails the lab, results or not.
+d = copy()
+with open(os.path.join(d, "progress.log"), "a") as f:
+    f.write("1795982900 start state 3\n1795982990 failed state 3 (exit 1, attempt 2)\n")
+rc, out, seen2 = lab(d)
+t.ok(rc == 1 and failing(seen2) == {(3, "run")} and "failed state 3 (exit 1, attempt 2)" in out,
+     "a state whose last attempt failed fails the lab (exit 1)", out)
+
+# A retried state: the failed attempt's log in TAP comments, and the
+# clocksource rule for it too.
+d = copy()
+with open(os.path.join(d, "state-3.attempt-1.log"), "w") as f:
+    f.write("clockbench: [hpet] the guest run left no result\n")
+with open(os.path.join(d, "state-3.attempt-1.clocksource-after"), "w") as f:
+    f.write("hpet\n")
+rc, out, seen2 = lab(d, "3")
+t.ok(rc == 0 and "# state 3: the first attempt failed" in out and
+     "#   clockbench: [hpet] the guest run left no result" in out and seen2.get((3, "failed_restore")) is True,
+     "a retried state says so, with the failed attempt's log, in TAP comments", out)
+with open(os.path.join(d, "state-3.attempt-1.clocksource-after"), "w") as f:
+    f.write("tsc\n")
+rc, out, seen2 = lab(d, "3")
+t.ok(rc == 1 and failing(seen2) == {(3, "failed_restore")}, "a failed attempt that left L1's clocksource changed fails",
+     out)
+
+# State 3 takes whichever clocksource the unstable L1 fell back to.
+d = copy()
+for old in os.listdir(os.path.join(d, "state-3")):
+    os.rename(os.path.join(d, "state-3", old), os.path.join(d, "state-3", old.replace("hpet", "acpi_pm")))
+p = os.path.join(d, "state-3", "kvm-trace-acpi_pm-2vcpu.json")
+with open(p) as f:
+    doc = json.load(f)
+doc["guest_result"], doc["trace_file"] = "guest-acpi_pm-2vcpu.json", "kvm-trace-acpi_pm-2vcpu.txt"
+with open(p, "w") as f:
+    json.dump(doc, f)
+for name, old, new in (("l1-3.facts.txt", "clocksource hpet", "clocksource acpi_pm"),
+                       ("l1-3.dmesg.txt", "clocksource hpet", "clocksource acpi_pm"),
+                       ("state-3.clocksource-after", "hpet", "acpi_pm")):
+    with open(os.path.join(d, name)) as f:
+        text = f.read()
+    with open(os.path.join(d, name), "w") as f:
+        f.write(text.replace(old, new))
+rc, out, seen2 = lab(d, "3")
+t.ok(rc == 0 and "(acpi_pm) after the run" in out and "[guest-acpi_pm-2vcpu.json]" in out,
+     "state 3 takes the clocksource the unstable L1 fell back to (acpi_pm)", out)
+os.unlink(os.path.join(d, "state-3", "guest-acpi_pm-2vcpu.json"))
+rc, out, seen2 = lab(d, "3")
+t.ok(rc == 1 and "#   state-3.log: " in out, "a state without a result is followed by the end of its harness log", out)
+
+# An empty lab folder; a bad STATES list.
+rc, out, seen2 = lab(tempfile.mkdtemp(dir=t.tmp), "1,2,3,4")
+t.ok(rc == 1 and seen2 and not any(seen2.values()) and re.search(r"^0 passed, [1-9][0-9]* failed$", out, re.M),
+     "every assertion fails on a lab folder with no results", out)
+rc, out, _ = lab(FX, "5")
+t.ok(rc == 2 and "no state 5 in lab/states.cfg" in out, "an unknown state is a usage error: %s" % out.strip())
+
+# The table: its boots, and adding a state is adding a stanza.
+states = labtable.load()
+t.ok([(b.name, b.vcpus, b.append) for b in labtable.boots(states)] == [("1-2-4", 1, ""), ("3", 2, "tsc=unstable")],
+     "the table's states share L1 boots by configuration: 1-2-4 and 3")
+cfg = os.path.join(t.tmp, "states.cfg")
+with open(labtable.TABLE) as f:
+    base = f.read()
+with open(cfg, "w") as f:
+    f.write(base + "\n[5]\nlabel = L1 on acpi_pm\nclocksource = acpi_pm\nexpect =\n    master_clock = off\n")
+five = labtable.load(cfg)
+t.ok([b.name for b in labtable.boots(labtable.select(five, "5,1,3"))] == ["1-5", "3"],
+     "a stanza more is a state more, in the boot of its L1 configuration")
+for bad, why in (("[6]\nlabel = x\nclocksource = tsc\nexpect =\n    master_clok = on\n", "unknown fact"),
+                 ("[6]\nlabel = x\nclocksource = tsc\nexpect =\n    tsc_offset_writes = 3\n", "use >= or <"),
+                 ("[6]\nlabel = x\nclocksource = tsc\npin = maybe\nexpect =\n    path = user\n", "pin"),
+                 ("[6]\nlabel = x\nclocksource = tsc\ncolour = red\nexpect =\n    path = user\n", "unknown key"),
+                 ("[6]\nlabel = x\nclocksource = tsc\n", "expect is missing"),
+                 ("[six]\nlabel = x\nclocksource = tsc\nexpect =\n    path = user\n", "a positive number")):
+    with open(cfg, "w") as f:
+        f.write(base + "\n" + bad)
+    try:
+        labtable.load(cfg)
+        t.ok(False, "a table with a bad stanza is refused (%s)" % why)
+    except labtable.TableError as e:
+        t.ok(why in str(e) and "states.cfg [" in str(e), "a bad stanza is refused, naming it: %s" % e)
+t.done()
