@@ -65,7 +65,7 @@ $(BUILD)/clockbench-static: $(MUSL_ENGINE_OBJS) $(BUILD)/musl/main.o
 deps:
 	$(Q)./host-scripts/deps
 
-$(BUILD)/test-unit: tests/unit.c $(HOST_OBJS) $(ENGINE_HDRS)
+$(BUILD)/test-unit: tests/unit.c tests/tap.h $(HOST_OBJS) $(ENGINE_HDRS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -o $@ tests/unit.c $(HOST_OBJS) $(LDLIBS)
 

@@ -3,21 +3,13 @@
  * `unit json` prints a JSON document with hostile strings instead, for a
  * real parser to check (tests/unit.t). */
 #include "../bench/clockbench.h"
+#include "tap.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int n, failed;
-
-static void ok(int cond, const char *what)
-{
-	n++;
-	if (!cond)
-		failed++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", n, what);
-}
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -187,10 +179,10 @@ static void probe_tests(void)
 	char why[160];
 
 	if (cb_probe_cases(c, 3, why, sizeof why) < 0) {
-		n++;
-		printf("ok %d # SKIP probe unavailable: %s\n", n, why);
-		n++;
-		printf("ok %d # SKIP probe unavailable: %s\n", n, why);
+		char msg[200];
+		snprintf(msg, sizeof msg, "probe unavailable: %s", why);
+		skip(msg);
+		skip(msg);
 		return;
 	}
 	ok(c[0].path == CB_PATH_SYSCALL, "probe control: the syscall method's function is seen as a syscall");
@@ -293,6 +285,5 @@ int main(int argc, char **argv)
 	probe_tests();
 	tsc_tests();
 	changes_tests();
-	printf("1..%d\n", n);
-	return failed != 0;
+	return done_testing();
 }

@@ -3,20 +3,12 @@
  * whose kernel lines hold hostile bytes, for the host's frame reader to
  * check (tests/guest/unit.t). */
 #include "facts.h"
+#include "../tap.h"
 #include "frame.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static int n, failed;
-
-static void ok(int cond, const char *what)
-{
-	n++;
-	if (!cond)
-		failed++;
-	printf("%sok %d - %s\n", cond ? "" : "not ", n, what);
-}
 
 /* The hostile lines: kept by the log filter, each holding bytes a strict
  * UTF-8 decoder refuses; unit.t knows them by their order. */
@@ -95,6 +87,5 @@ int main(int argc, char **argv)
 	memset(&lf, 0, sizeof lf);
 	hostile(&lf, 1);
 	ok(lf.n == 5 && strlen(lf.line[2]) == GF_LINE_MAX - 1, "lines with hostile bytes kept, a long one cut");
-	printf("1..%d\n", n);
-	return failed != 0;
+	return done_testing();
 }

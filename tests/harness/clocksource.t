@@ -26,6 +26,19 @@ wait_for() { # wait_for VALUE: until the fake clocksource reads VALUE (5 s)
 	for _ in $(seq 100); do [ "$(cur)" = "$1" ] && return 0; sleep 0.05; done
 	return 1
 }
+# killed_run: a run of `set hpet -- sleep 30`, SIGKILLed (with its command)
+# once it has switched; its pid in $p.  Nothing can catch SIGKILL.
+killed_run() {
+	local child
+	"$cs" set hpet -- sleep 30 2>/dev/null &
+	p=$!
+	pids+=("$p")
+	wait_for hpet
+	child=$(pgrep -P "$p" | head -n1)
+	kill -KILL "$p"
+	wait "$p" 2>/dev/null
+	[ -n "$child" ] && kill -KILL -- "-$child" 2>/dev/null
+}
 
 out=$("$cs" list 2>&1)
 ok "$([ "$out" = "$(printf 'tsc *\nhpet\nacpi_pm')" ]; echo $?)" "list names every clocksource and marks the current one"
@@ -60,14 +73,7 @@ for sig in INT TERM HUP; do
 done
 
 # SIGKILL cannot be caught: the next invocation must notice and restore.
-"$cs" set hpet -- sleep 30 2>/dev/null &
-p=$!
-pids+=("$p")
-wait_for hpet
-child=$(pgrep -P "$p" | head -n1)
-kill -KILL "$p"
-wait "$p" 2>/dev/null
-[ -n "$child" ] && kill -KILL -- "-$child" 2>/dev/null
+killed_run
 ok "$([ "$(cur)" = hpet ] && [ -e "$CB_STATE_DIR/clocksource.state" ]; echo $?)" "after SIGKILL the clocksource is still hpet, with the state file"
 "$cs" get >"$tmp/out" 2>"$tmp/err"
 ok "$([ "$(cur)" = tsc ] && [ ! -e "$CB_STATE_DIR/clocksource.state" ] && grep -q "interrupted run (pid $p" "$tmp/err" && grep -q "restoring 'tsc'" "$tmp/err"; echo $?)" \
@@ -136,14 +142,7 @@ rc=$?
 ok "$([ "$rc" -eq 0 ] && [ "$(cur)" = acpi_pm ] && grep -qx owner=manual "$st" && grep -qx original=tsc "$st" && ! grep -q '^kept=' "$st"; echo $?)" \
 	"the run ends back on the kept acpi_pm, the original tsc still saved for restore"
 # SIGKILLed over a kept one: the next command puts the kept one back.
-"$cs" set hpet -- sleep 30 2>/dev/null &
-p=$!
-pids+=("$p")
-wait_for hpet
-child=$(pgrep -P "$p" | head -n1)
-kill -KILL "$p"
-wait "$p" 2>/dev/null
-[ -n "$child" ] && kill -KILL -- "-$child" 2>/dev/null
+killed_run
 "$cs" get >/dev/null 2>"$tmp/err"
 ok "$([ "$(cur)" = acpi_pm ] && grep -qx owner=manual "$st" && grep -qx original=tsc "$st" && grep -q "restoring 'acpi_pm'" "$tmp/err"; echo $?)" \
 	"after a SIGKILL over a kept acpi_pm, the next command puts acpi_pm back, the original still saved"
