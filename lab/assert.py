@@ -319,16 +319,19 @@ def diagnose(ev, d, st):
 def state(d, st, boot):
     ev = Evidence(d, st, boot)
     own, own_err = ev.l1_clocksource()
-    flog = read(os.path.join(d, ev.files["failed_log"]))
-    if flog is not None:
-        print("# state %d: the first attempt failed and was run again; its log ends:" % st.n)
+    for k in range(1, st.attempts):
+        kept = labtable.state_files(st.n, k)
+        flog = read(os.path.join(d, kept["log"]))
+        if flog is None:
+            break
+        print("# state %d: attempt %d failed and the state was run again; its log ends:" % (st.n, k))
         for line in flog.splitlines()[-8:]:
             print("#   " + line[:300])
-        for log in guest_work_logs(d, ev.files["failed_work"]):
+        for log in guest_work_logs(d, kept["work"]):
             print("#   " + log[:300])
-        good, why = after(d, ev.files["failed_after"], own, own_err)
-        ok(good, "state %d: after the failed first attempt L1 was back on its own clocksource (%s) [%s]"
-           % (st.n, own, ev.files["failed_after"]), why)
+        good, why = after(d, kept["after"], own, own_err)
+        ok(good, "state %d: after the failed attempt %d L1 was back on its own clocksource (%s) [%s]"
+           % (st.n, k, own, kept["after"]), why)
     good, why = harness_ran(d, st)
     ok(good, "state %d (%s): its harness run succeeded [%s]" % (st.n, st.label, labtable.PROGRESS), why)
     m, err = ev.guest()

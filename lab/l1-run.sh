@@ -2,10 +2,11 @@
 # l1-run.sh: inside the emulated hypervisor (L1), as root: load KVM, record
 # L1's clock facts, then run the project's own harness (host-scripts/compare)
 # for each lab state of this boot, as lab/states.cfg says (read through
-# lab/labtable.py).  A state whose run fails is run once more; the failed
-# attempt is kept.
+# lab/labtable.py).  A state whose run fails is run again, up to the
+# table's `attempts`; each failed attempt is kept.
 # Usage: l1-run.sh TOP OUT STATES   (STATES: comma list, one L1 boot's)
-# Exit status: 0 every state ran, 1 a state failed twice or L1 has no KVM.
+# Exit status: 0 every state ran, 1 a state failed every attempt or L1 has
+# no KVM.
 set -eu -o pipefail
 top=$1
 out=$2
@@ -36,7 +37,9 @@ kernel=$(find /boot -maxdepth 1 -name "vmlinuz-$(uname -r)" | head -n1)
 # The inner guest (L2): small and quick; what is asserted is the mechanism,
 # so the engine runs the monotonic clock only, briefly, on L1 (the host
 # bench) and in the guest alike (CLOCKS, METHODS, DURATION serve both).
-export KERNEL=$kernel ACCEL=kvm MACHINE=q35 MEM=256 TIMEOUT=${LAB_L2_TIMEOUT:-240}
+# A guest run takes 36-40 s here (boot included); 120 s ends a stalled boot
+# soon enough to try again within L1's own limit.
+export KERNEL=$kernel ACCEL=kvm MACHINE=q35 MEM=256 TIMEOUT=${LAB_L2_TIMEOUT:-120}
 export CLOCKS=monotonic METHODS=vdso,syscall DURATION=0.05 GUEST=1
 
 # keep_guest_work DIR: a failed guest run leaves its console and QEMU log in
@@ -52,19 +55,21 @@ keep_guest_work() {
 	done
 }
 
-# run_state N CLOCKSOURCE VCPUS PIN CPU APPEND: one compare run, twice at
-# most: an emulator inside an emulator can fail for reasons of its own (a
-# slow or stalled inner boot).  Returns 1 when both attempts failed.
+# run_state N CLOCKSOURCE VCPUS PIN CPU APPEND ATTEMPTS: one compare run,
+# ATTEMPTS times at most (the table says how many): an emulator inside an
+# emulator can fail for reasons of its own (a slow or stalled inner boot).
+# Each failed attempt is kept under its own names.  Returns 1 when every
+# attempt failed.
 run_state() {
-	local n=$1 cs=$2 try rc run log after work frun flog fafter fwork
+	local n=$1 cs=$2 attempts=$7 try rc run log after work k
 	local env=(VCPUS="$3" PIN="$4")
 	[ "$5" = - ] || env+=(CPU="$5")
 	[ "$6" = - ] || env+=(APPEND="$6")
 	[ "$cs" != current ] || cs=$(cs_now)
 	files=$(python3 lab/labtable.py files "$n") || return 1
-	IFS=$'\t' read -r run log after work frun flog fafter fwork <<<"$files"
-	for try in 1 2; do
-		say "state $n: host clocksource $cs; ${env[*]} (attempt $try)"
+	IFS=$'\t' read -r run log after work <<<"$files"
+	for try in $(seq "$attempts"); do
+		say "state $n: host clocksource $cs; ${env[*]} (attempt $try of $attempts)"
 		echo "$(date -u +%s) start state $n" >>"$out/$progress"
 		rc=0
 		env "${env[@]}" CLOCKSOURCES="$cs" REPORT_OUT="$out/$run.report" host-scripts/compare "$out" "$run" </dev/null >"$out/$log" 2>&1 || rc=$?
@@ -76,17 +81,20 @@ run_state() {
 		echo "$(date -u +%s) failed state $n (exit $rc, attempt $try)" >>"$out/$progress"
 		tail -n 5 "$out/$log" >/dev/console
 		keep_guest_work "$out/$work"
-		[ "$try" = 1 ] || return 1
-		mv "$out/$log" "$out/$flog"
-		mv "$out/$after" "$out/$fafter"
-		[ ! -e "$out/$run" ] || mv "$out/$run" "$out/$frun"
-		[ ! -e "$out/$work" ] || mv "$out/$work" "$out/$fwork"
+		[ "$try" -lt "$attempts" ] || return 1
+		files=$(python3 lab/labtable.py files "$n" "$try") || return 1
+		IFS=$'\t' read -r -a k <<<"$files"
+		mv "$out/$log" "$out/${k[1]}"
+		mv "$out/$after" "$out/${k[2]}"
+		[ ! -e "$out/$run" ] || mv "$out/$run" "$out/${k[0]}"
+		[ ! -e "$out/$run.report" ] || mv "$out/$run.report" "$out/${k[0]}.report"
+		[ ! -e "$out/$work" ] || mv "$out/$work" "$out/${k[3]}"
 	done
 }
 
 failed=0
 for line in "${plan[@]}"; do
-	IFS=$'\t' read -r n cs vcpus pin cpu append <<<"$line"
-	run_state "$n" "$cs" "$vcpus" "$pin" "$cpu" "$append" || failed=1
+	IFS=$'\t' read -r n cs vcpus pin cpu append attempts <<<"$line"
+	run_state "$n" "$cs" "$vcpus" "$pin" "$cpu" "$append" "$attempts" || failed=1
 done
 exit "$failed"

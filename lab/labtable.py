@@ -6,9 +6,9 @@ reaches it through its command line:
 
   labtable.py check LIST       exit 0 if LIST names states of the table
   labtable.py plan LIST        one line per state, tab-separated, '-' for
-                               empty: N CLOCKSOURCE L2_VCPUS PIN(1|0) CPU L2_APPEND
-  labtable.py files N          state N's files, tab-separated: RUN LOG AFTER WORK,
-                               then the same four for its failed first attempt
+                               empty: N CLOCKSOURCE L2_VCPUS PIN(1|0) CPU L2_APPEND ATTEMPTS
+  labtable.py files N [K]      state N's files, tab-separated: RUN LOG AFTER WORK;
+                               with K, those of its failed attempt K, kept
   labtable.py boot-files LIST  the files of the L1 boot of LIST: PROGRESS FACTS DMESG
 
 LIST is a comma list of state numbers ("1,2,4").  A state's own results
@@ -29,7 +29,7 @@ import cbhost  # noqa: E402,F401  (puts analysis/ on the path)
 from cbanalysis import runfolder  # noqa: E402
 
 KEYS = ("label", "l1_vcpus", "l1_mem", "l1_machine", "l1_append", "clocksource", "l2_vcpus", "pin", "cpu",
-        "l2_append", "expect")
+        "l2_append", "attempts", "expect")
 # The facts a state may expect: the values each takes (int: a count, with
 # >= or <; str: any plain word).  lab/assert.py reads each from its evidence.
 FACTS = {
@@ -50,15 +50,13 @@ EXPECT_RE = re.compile(r"^([a-z0-9_]+)\s*(>=|<|=)\s*(\S+)$")
 PROGRESS = "progress.log"
 
 
-def state_files(n):
+def state_files(n, attempt=None):
     """State n's files: its run folder, harness log, L1's clocksource read
     after it and, when its guest run failed, that run's console and QEMU
-    log (the launcher keeps them only in L1's scratch space); then the same
-    four of a failed first attempt, kept."""
-    run = "state-%d" % n
-    return {"run": run, "log": run + ".log", "after": run + ".clocksource-after", "work": run + ".guest-work",
-            "failed_run": run + ".attempt-1", "failed_log": run + ".attempt-1.log",
-            "failed_after": run + ".attempt-1.clocksource-after", "failed_work": run + ".attempt-1.guest-work"}
+    log (the launcher keeps them only in L1's scratch space).  With
+    attempt K: the same four of its failed attempt K, kept."""
+    run = "state-%d" % n + (".attempt-%d" % attempt if attempt else "")
+    return {"run": run, "log": run + ".log", "after": run + ".clocksource-after", "work": run + ".guest-work"}
 
 
 def boot_files(boot):
@@ -75,9 +73,10 @@ class TableError(Exception):
 class State:
     """One stanza of the table."""
 
-    def __init__(self, n, label, l1, clocksource, l2_vcpus, pin, cpu, l2_append, expect):
+    def __init__(self, n, label, l1, clocksource, l2_vcpus, pin, cpu, l2_append, attempts, expect):
         self.n, self.label, self.l1, self.clocksource = n, label, l1, clocksource
         self.l2_vcpus, self.pin, self.cpu, self.l2_append, self.expect = l2_vcpus, pin, cpu, l2_append, expect
+        self.attempts = attempts
 
 
 class Boot:
@@ -164,7 +163,7 @@ def load(path=TABLE):
         states.append(State(int(sec), _line(w + ": label", s["label"]), l1, cs,
                             _int(w + ": l2_vcpus", s.get("l2_vcpus", ""), 1), s["pin"] == "yes",
                             _line(w + ": cpu", s.get("cpu", "")), _line(w + ": l2_append", s.get("l2_append", "")),
-                            _expect(w + ": expect", s["expect"])))
+                            _int(w + ": attempts", s.get("attempts", "2"), 1), _expect(w + ": expect", s["expect"])))
     if not states:
         raise TableError("%s: no states" % name)
     return states
@@ -206,18 +205,17 @@ def main(argv):
     if len(argv) >= 2 and argv[1] in ("-h", "--help"):
         print(__doc__.split("\n\n", 1)[1].strip())
         return 0
-    if len(argv) != 3:
+    if len(argv) != 3 and not (len(argv) == 4 and argv[1] == "files"):
         return usage("a command and one argument are needed")
-    cmd, arg = argv[1], argv[2]
+    cmd, arg, extra = argv[1], argv[2], argv[3:]
     try:
         states = load()
         if cmd == "files":
-            if not arg.isdigit():
-                return usage("files takes one state number, got %r" % arg)
+            if not arg.isdigit() or (extra and not extra[0].isdigit()):
+                return usage("files takes a state number and an attempt, got %s" % " ".join([arg] + extra))
             select(states, arg)
-            f = state_files(int(arg))
-            print("\t".join(f[k] for k in ("run", "log", "after", "work", "failed_run", "failed_log", "failed_after",
-                                             "failed_work")))
+            f = state_files(int(arg), int(extra[0]) if extra else None)
+            print("\t".join(f[k] for k in ("run", "log", "after", "work")))
             return 0
         sel = select(states, arg)
         if cmd == "check":
@@ -225,7 +223,7 @@ def main(argv):
         if cmd == "plan":
             for s in sel:
                 print("\t".join([str(s.n), s.clocksource, str(s.l2_vcpus), "1" if s.pin else "0",
-                                 s.cpu or "-", s.l2_append or "-"]))
+                                 s.cpu or "-", s.l2_append or "-", str(s.attempts)]))
             return 0
         if cmd == "boot-files":
             b = boots(sel)
