@@ -122,7 +122,7 @@ help:
 	@echo "make bench        the main job: make compare"
 	@echo "make host-check   read-only health report of this host's clock (exit 0 healthy, 1 degraded)"
 	@echo "make bench-guest  one QEMU guest run (clockbench as PID 1) on the current clocksource"
-	@echo "make lab          emulated hypervisor (TCG, SVM): each host clock state of lab/states.cfg, asserted (root, ~10 min)"
+	@echo "make lab          emulated hypervisor (TCG, SVM): each host clock state of lab/states.cfg, asserted (root, ~12 min)"
 	@$(MAKE) --no-print-directory -s help-analysis 2>/dev/null || true
 	@echo "make bench-self   the engine's own accuracy: loop overhead, spread, musl vs glibc, syscall vs the C library's syscall()"
 	@echo "make install      install clockbench into \$$(DESTDIR)\$$(PREFIX)/bin (PREFIX=$(PREFIX))"
