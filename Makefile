@@ -24,9 +24,8 @@ MUSL_INC := $(BUILD)/musl-include
 
 RESULTS := results
 # The run id's rules live in the run-folder contract (docs/run-folder.md).
-ifeq ($(origin RUN_ID),undefined)
-RUN_ID := $(shell ./host-scripts/runfolder run-id)
-endif
+# Expanded when a recipe runs, after `make deps` has installed python3.
+RUN_ID ?= $(shell ./host-scripts/runfolder run-id)
 
 .PHONY: all deps check bench bench-host bench-self compare host-check lab install uninstall clean help
 all: bench/clockbench $(BUILD)/clockbench-static
