@@ -284,13 +284,17 @@ def after(d, name, want, werr):
     return t.strip() == want, "got %s" % t.strip()
 
 
-def guest_work_logs(d, work):
+def guest_work_logs(d, files):
     """The last lines of a failed guest run's console and QEMU log, which
-    lab/l1-run.sh keeps in the folder work."""
+    lab/l1-run.sh keeps (files: labtable.state_files), and the harness's
+    processes in L1's last process table taken while the state ran."""
     out = []
-    for log in sorted(glob.glob(os.path.join(d, work, "*", "*.log"))):
+    for log in sorted(glob.glob(os.path.join(d, files["work"], "*", "*.log"))):
         name = os.path.relpath(log, d)
         out += ["%s: %s" % (name, line) for line in (read(log) or "").splitlines()[-6:]]
+    table = (read(os.path.join(d, files["ps"])) or "").splitlines()
+    out += ["%s: %s" % (files["ps"], line) for line in table[:1] + [
+        line for line in table[1:] if re.search(r"qemu|bench-|compare|clocksource|kvm-trace|timeout", line)]]
     return out
 
 
@@ -311,7 +315,7 @@ def diagnose(ev, d, st):
                           (ev.boot["console"], os.path.join(d, ev.boot["console"]), 4)):
         if name:
             lines += ["%s: %s" % (name, line) for line in (read(path) or "").splitlines()[-k:]]
-    lines += guest_work_logs(d, ev.files["work"])
+    lines += guest_work_logs(d, ev.files)
     for line in lines:
         print("#   " + line[:300])
 
@@ -327,7 +331,7 @@ def state(d, st, boot):
         print("# state %d: attempt %d failed and the state was run again; its log ends:" % (st.n, k))
         for line in flog.splitlines()[-8:]:
             print("#   " + line[:300])
-        for log in guest_work_logs(d, kept["work"]):
+        for log in guest_work_logs(d, kept):
             print("#   " + log[:300])
         good, why = after(d, kept["after"], own, own_err)
         ok(good, "state %d: after the failed attempt %d L1 was back on its own clocksource (%s) [%s]"

@@ -55,26 +55,42 @@ keep_guest_work() {
 	done
 }
 
+# process_table FILE: L1's process table every 20 s, into FILE (replaced
+# whole), while a state runs: what was stuck, if the attempt hangs.
+process_table() {
+	while sleep 20; do
+		ps -eo pid,ppid,stat,etime,wchan:24,args >"$1.tmp" 2>&1 && mv "$1.tmp" "$1"
+	done
+}
+
 # run_state N CLOCKSOURCE VCPUS PIN CPU APPEND ATTEMPTS: one compare run,
 # ATTEMPTS times at most (the table says how many): an emulator inside an
 # emulator can fail for reasons of its own (a slow or stalled inner boot).
 # Each failed attempt is kept under its own names.  Returns 1 when every
 # attempt failed.
 run_state() {
-	local n=$1 cs=$2 attempts=$7 try rc run log after work k
+	local n=$1 cs=$2 attempts=$7 try rc run log after work ps pspid k
 	local env=(VCPUS="$3" PIN="$4")
 	[ "$5" = - ] || env+=(CPU="$5")
 	[ "$6" = - ] || env+=(APPEND="$6")
 	[ "$cs" != current ] || cs=$(cs_now)
 	files=$(python3 lab/labtable.py files "$n") || return 1
-	IFS=$'\t' read -r run log after work <<<"$files"
+	IFS=$'\t' read -r run log after work ps <<<"$files"
 	for try in $(seq "$attempts"); do
 		say "state $n: host clocksource $cs; ${env[*]} (attempt $try of $attempts)"
 		echo "$(date -u +%s) start state $n" >>"$out/$progress"
 		rc=0
-		env "${env[@]}" CLOCKSOURCES="$cs" REPORT_OUT="$out/$run.report" host-scripts/compare "$out" "$run" </dev/null >"$out/$log" 2>&1 || rc=$?
+		process_table "$out/$ps" &
+		pspid=$!
+		# A limit per attempt: one stuck step must not use up L1's own.
+		timeout -k 30 "${LAB_STATE_TIMEOUT:-420}" env "${env[@]}" CLOCKSOURCES="$cs" REPORT_OUT="$out/$run.report" \
+			host-scripts/compare "$out" "$run" </dev/null >"$out/$log" 2>&1 || rc=$?
+		kill "$pspid" 2>/dev/null || true
+		wait "$pspid" 2>/dev/null || true
+		rm -f "$out/$ps.tmp"
 		cs_now >"$out/$after"
 		if [ "$rc" -eq 0 ]; then
+			rm -f "$out/$ps"
 			echo "$(date -u +%s) done state $n" >>"$out/$progress"
 			return 0
 		fi
@@ -89,6 +105,7 @@ run_state() {
 		[ ! -e "$out/$run" ] || mv "$out/$run" "$out/${k[0]}"
 		[ ! -e "$out/$run.report" ] || mv "$out/$run.report" "$out/${k[0]}.report"
 		[ ! -e "$out/$work" ] || mv "$out/$work" "$out/${k[3]}"
+		[ ! -e "$out/$ps" ] || mv "$out/$ps" "$out/${k[4]}"
 	done
 }
 

@@ -7,7 +7,7 @@ reaches it through its command line:
   labtable.py check LIST       exit 0 if LIST names states of the table
   labtable.py plan LIST        one line per state, tab-separated, '-' for
                                empty: N CLOCKSOURCE L2_VCPUS PIN(1|0) CPU L2_APPEND ATTEMPTS
-  labtable.py files N [K]      state N's files, tab-separated: RUN LOG AFTER WORK;
+  labtable.py files N [K]      state N's files, tab-separated: RUN LOG AFTER WORK PS;
                                with K, those of its failed attempt K, kept
   labtable.py boot-files LIST  the files of the L1 boot of LIST: PROGRESS FACTS DMESG
 
@@ -52,11 +52,13 @@ PROGRESS = "progress.log"
 
 def state_files(n, attempt=None):
     """State n's files: its run folder, harness log, L1's clocksource read
-    after it and, when its guest run failed, that run's console and QEMU
-    log (the launcher keeps them only in L1's scratch space).  With
+    after it and, when the run failed, its guest's console and QEMU log
+    (the launcher keeps them only in L1's scratch space) and L1's last
+    process table taken while it ran.  With
     attempt K: the same four of its failed attempt K, kept."""
     run = "state-%d" % n + (".attempt-%d" % attempt if attempt else "")
-    return {"run": run, "log": run + ".log", "after": run + ".clocksource-after", "work": run + ".guest-work"}
+    return {"run": run, "log": run + ".log", "after": run + ".clocksource-after", "work": run + ".guest-work",
+            "ps": run + ".ps.txt"}
 
 
 def boot_files(boot):
@@ -215,7 +217,7 @@ def main(argv):
                 return usage("files takes a state number and an attempt, got %s" % " ".join([arg] + extra))
             select(states, arg)
             f = state_files(int(arg), int(extra[0]) if extra else None)
-            print("\t".join(f[k] for k in ("run", "log", "after", "work")))
+            print("\t".join(f[k] for k in ("run", "log", "after", "work", "ps")))
             return 0
         sel = select(states, arg)
         if cmd == "check":

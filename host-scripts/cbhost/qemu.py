@@ -8,6 +8,9 @@ import time
 
 # A guest that sent its result is given this long to power off, then killed.
 POWEROFF_GRACE = 10.0
+# timeout(1) sends SIGKILL 5 s after its limit; past this many seconds
+# more, a QEMU that has not ended is stuck and no longer waited for.
+STUCK_GRACE = 20
 
 
 class RunError(Exception):
@@ -134,16 +137,21 @@ def pin_vcpus(cpus, pin):
     return rec
 
 
-def watch(chan, t0, done, on_hello=None, on_end=None):
-    """Polls the channel file until done() is true, or POWEROFF_GRACE
-    seconds after an end line.  Calls on_hello/on_end when the guest's
-    hello and the end of a frame first appear.  Returns (bytes, hello ms,
-    end ms) with times since t0, None where not seen."""
+def watch(chan, t0, done, on_hello=None, on_end=None, limit=None):
+    """Polls the channel file until done() is true, POWEROFF_GRACE seconds
+    after an end line, or limit seconds after t0 (whatever happens to the
+    process watched: a QEMU stuck in the kernel outlives timeout(1)'s
+    SIGKILL, and timeout then waits for it for ever).  Calls
+    on_hello/on_end when the guest's hello and the end of a frame first
+    appear.  Returns (bytes, hello ms, end ms) with times since t0, None
+    where not seen."""
     data, hello_ms, result_ms = b"", None, None
     f = None
     while True:
         finished = done()
         if result_ms is not None and time.monotonic() - t0 > result_ms / 1000 + POWEROFF_GRACE:
+            finished = True
+        if limit is not None and time.monotonic() - t0 > limit:
             finished = True
         if f is None and os.path.exists(chan):
             f = open(chan, "rb")
@@ -223,11 +231,18 @@ def boot(argv, work, timeout, pin, on_hello=None, on_end=None, warn=None):
             stop(proc, 2)
             raise RunError("QEMU failed to start: %s" % (last_line(qlog) or e))
         data, hello_ms, result_ms = watch(os.path.join(work, "channel.out"), t0,
-                                          lambda: proc.poll() is not None, on_hello, on_end)
+                                          lambda: proc.poll() is not None, on_hello, on_end,
+                                          timeout + STUCK_GRACE)
         rc = proc.poll()
     finally:
         stop(proc, 0)
-    if rc is None and warn:
+    if rc is None and result_ms is None:
+        # timeout(1) should have ended QEMU long ago: it did not die.
+        rc = 137
+        if warn:
+            warn("QEMU did not end within %d s of its time limit, even after SIGKILL (stuck in the "
+                 "kernel?): given up on" % STUCK_GRACE)
+    elif rc is None and warn:
         warn("the guest did not power off within %.0f s of its result: QEMU killed" % POWEROFF_GRACE)
     return {"data": data, "hello_ms": hello_ms, "result_ms": result_ms, "status": rc,
             "wall_ms": round((time.monotonic() - t0) * 1000), "pinning": pinning, "argv": argv, "pid": pid}

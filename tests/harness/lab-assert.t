@@ -168,10 +168,16 @@ with open(os.path.join(d, "state-3.attempt-2.clocksource-after"), "w") as f:
 os.makedirs(os.path.join(d, "state-3.attempt-2.guest-work", "clockbench-guest.x"))
 with open(os.path.join(d, "state-3.attempt-2.guest-work", "clockbench-guest.x", "console.log"), "w") as f:
     f.write("[  100.000000] watchdog: BUG: soft lockup - CPU#1 stuck for 22s!\n")
+with open(os.path.join(d, "state-3.attempt-2.ps.txt"), "w") as f:
+    f.write("  PID  PPID STAT     ELAPSED WCHAN                    COMMAND\n"
+            "  411   410 D          07:40 kvm_vcpu_block           qemu-system-x86_64 -accel kvm\n"
+            "    1     0 S          15:00 do_wait                  /bin/busybox sh /init\n")
 rc, out, seen2 = lab(d, "3")
 t.ok(rc == 0 and "# state 3: attempt 2 failed" in out and "guest timed out after 120s" in out
-     and "soft lockup" in out and out.count("after the failed attempt") == 2,
-     "a third attempt: both failed attempts reported, with the failed guest's console", out)
+     and "soft lockup" in out and out.count("after the failed attempt") == 2
+     and "state-3.attempt-2.ps.txt:   411   410 D" in out and "busybox" not in out,
+     "a third attempt: both failed attempts reported, with the failed guest's console and the harness's "
+     "processes in L1's last process table", out)
 os.remove(os.path.join(d, "state-3.attempt-2.log"))
 with open(os.path.join(d, "state-3.attempt-1.clocksource-after"), "w") as f:
     f.write("tsc\n")

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""watch.t: the launcher stops waiting for a QEMU that does not end (a process
+stuck in the kernel outlives timeout(1)'s SIGKILL): cbhost.qemu.boot gives up
+STUCK_GRACE seconds past its limit and reports a timeout (TAP)."""
+import os
+import shutil
+import stat
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "host-scripts"))
+from cbhost import qemu  # noqa: E402
+
+n = failed = 0
+
+
+def ok(cond, what):
+    global n, failed
+    n += 1
+    failed += not cond
+    print("%sok %d - %s" % ("" if cond else "not ", n, what))
+
+
+work = tempfile.mkdtemp(prefix="clockbench-watch-test.")
+chan = os.path.join(work, "channel.out")
+t0 = time.monotonic()
+data, hello, end = qemu.watch(chan, t0, lambda: False, limit=0.3)
+took = time.monotonic() - t0
+ok(0.3 <= took < 2 and (data, hello, end) == (b"", None, None),
+   "watch() ends at its limit while the process never ends (%.2f s)" % took)
+
+# A stand-in for QEMU that ignores SIGTERM and whose timeout(1) never ends:
+# `timeout` is replaced by a program that waits for ever, deaf to TERM.
+stub = os.path.join(work, "timeout")
+with open(stub, "w") as f:
+    f.write("#!/bin/sh\ntrap '' TERM\nwhile :; do sleep 1; done\n")
+os.chmod(stub, stat.S_IRWXU)
+os.environ["PATH"] = work + os.pathsep + os.environ["PATH"]
+qemu.STUCK_GRACE = 1
+qmp = os.path.join(work, "qmp.sock")
+seen = []
+try:
+    qemu.QMP = lambda path, proc, limit=10.0: (_ for _ in ()).throw(qemu.RunError("no QMP"))
+    qemu.boot(["qemu-stand-in"], work, 1, False, warn=seen.append)
+    started = "started"
+except qemu.RunError as e:
+    started = str(e)
+ok(started.startswith("QEMU failed to start"), "a QEMU that never opens QMP is a failure to start (%s)" % started)
+
+qemu.QMP = type("Q", (), {"__init__": lambda self, path, proc, limit=10.0: None,
+                          "cmd": lambda self, name, **a: [] if name == "query-cpus-fast" else {},
+                          "close": lambda self: None})
+t0 = time.monotonic()
+b = qemu.boot(["qemu-stand-in"], work, 1, False, warn=seen.append)
+took = time.monotonic() - t0
+ok(b["status"] == 137 and 2 <= took < 8, "a QEMU that outlives its limit and SIGKILL: given up on after limit + "
+   "STUCK_GRACE, reported as timed out (status %s in %.1f s)" % (b["status"], took))
+ok(any("stuck in the kernel" in w for w in seen), "and the launcher says so: %s" % (seen[-1] if seen else "nothing"))
+shutil.rmtree(work, ignore_errors=True)
+print("1..%d" % n)
+sys.exit(1 if failed else 0)
