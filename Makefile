@@ -68,9 +68,33 @@ $(BUILD)/test-unit: tests/unit.c tests/tap.h $(HOST_OBJS) $(ENGINE_HDRS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -o $@ tests/unit.c $(HOST_OBJS) $(LDLIBS)
 
+# SANITIZE=1: the engine and the C unit tests also built with AddressSanitizer
+# and UndefinedBehaviorSanitizer into $(SAN_BUILD)/, and run by tests/sanitize.t.
+SAN_BUILD := $(BUILD)/san
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_OBJS := $(patsubst bench/%.c,$(SAN_BUILD)/%.o,$(ENGINE_SRCS))
+SAN_BINS := $(SAN_BUILD)/clockbench $(SAN_BUILD)/test-unit $(SAN_BUILD)/test-guest-unit
+
+$(SAN_BUILD)/%.o: bench/%.c $(ENGINE_HDRS)
+	@mkdir -p $(@D)
+	@echo "  CC SAN  $@"
+	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -c -o $@ $<
+
+$(SAN_BUILD)/clockbench: $(SAN_OBJS) $(SAN_BUILD)/main.o
+	@echo "  LD SAN  $@"
+	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(SAN_BUILD)/test-unit: tests/unit.c tests/tap.h $(SAN_OBJS) $(ENGINE_HDRS)
+	@echo "  LD SAN  $@"
+	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -o $@ tests/unit.c $(SAN_OBJS) $(LDLIBS)
+
+$(SAN_BUILD)/test-guest-unit: tests/guest/unit.c tests/tap.h $(filter-out guest-init/init.c,$(GUEST_SRCS)) $(GUEST_HDRS) $(SAN_OBJS)
+	@echo "  LD SAN  $@"
+	$(Q)$(CC) $(PROJECT_CFLAGS) -Ibench -Iguest-init $(CFLAGS) $(SAN_FLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
+
 check: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test-unit $(BUILD)/test-guest-unit
-	$(Q)./tests/run
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test-unit $(BUILD)/test-guest-unit $(if $(filter 1,$(SANITIZE)),$(SAN_BINS))
+	$(Q)CB_SANITIZE="$(SANITIZE)" ./tests/run
 
 # The default host measurement on the current clocksource.
 bench-host: deps
@@ -113,7 +137,7 @@ clean:
 help:
 	@echo "make              build bench/clockbench (gcc) and $(BUILD)/clockbench-static (musl)"
 	@echo "make deps         install the Debian packages the project needs (root), or print the command"
-	@echo "make check        run the tests (TAP; no root needed)"
+	@echo "make check        run the tests (TAP; no root needed); SANITIZE=1 adds the engine and C tests under ASan+UBSan"
 	@echo "make bench-host   measure this host on its current clocksource into $(RESULTS)/<run-id>/"
 	@echo "make compare      flip the host clocksource (tsc first, then the others), bench host and guest under"
 	@echo "                  each, trace KVM's master clock and stable bit; always restored (root); then"

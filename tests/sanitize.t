@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# sanitize.t: `make check SANITIZE=1`: the engine and the C unit tests built
+# with AddressSanitizer and UndefinedBehaviorSanitizer (build/san/) run
+# clean: the unit tests, a short real run of every method and check whose
+# reports the checker accepts, and the JSON writer's hostile strings.
+# Any sanitizer report fails (halt_on_error, no recovery).
+# test-timeout: 300
+set -u -o pipefail
+cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
+san=build/san
+if [ "${CB_SANITIZE:-}" != 1 ]; then
+	skip_all "sanitizers run with make check SANITIZE=1" 7
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+# clean LABEL CMD...: runs CMD; exit 0 and not one sanitizer line.
+clean() {
+	local label=$1
+	shift
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	local rc=$? reports
+	reports=$(grep -cE 'Sanitizer|runtime error:' "$tmp/err")
+	ok "$([ "$rc" -eq 0 ] && [ "$reports" -eq 0 ]; echo $?)" "$label (exit $rc, $reports sanitizer lines)"
+	if [ "$rc" -ne 0 ] || [ "$reports" -ne 0 ]; then
+		diag "$(grep -m3 -E 'ERROR|runtime error|SUMMARY' "$tmp/err")"
+	fi
+}
+
+syms=$(nm "$san/clockbench" 2>/dev/null)
+ok "$(grep -q __asan_init <<<"$syms" && grep -q __ubsan_handle <<<"$syms"; echo $?)" \
+	"$san/clockbench is built with both sanitizers"
+clean "the C unit tests under the sanitizers" "$san/test-unit"
+clean "the guest's log and frame unit tests under the sanitizers" "$san/test-guest-unit"
+clean "hostile JSON strings under the sanitizers" "$san/test-unit" json
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out" 2>/dev/null
+ok $? "and a real JSON parser reads them"
+clean "a short real run of every method and check" "$san/clockbench" --clock monotonic,realtime_coarse --method all \
+	--threads 1-max --duration 0.05 --check all --tsc-rounds 3000 --quiet --format text \
+	--json "$tmp/r.json" --csv "$tmp/r.csv"
+cp "$tmp/out" "$tmp/r.txt"
+out=$(python3 tests/check_report.py "$tmp/r.json" "$tmp/r.csv" "$tmp/r.txt" 2>&1)
+ok $? "its JSON, CSV and text pass the report checker"
+[ -z "$out" ] || diag "$out"
+done_testing
