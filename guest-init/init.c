@@ -22,16 +22,12 @@
 #include "exit-codes.h"
 #include "facts.h"
 #include "frame.h"
+#include "params.h"
 
 #define DEBUG_EXIT_PORT 0xf4
 #define RESULT_PATH "/tmp/r.json"
 #define ENGINE_ERR "/tmp/engine.err"
 #define MAX_OUTPUT (16u << 20)
-
-struct params {
-	const char *threads, *duration, *clock, *method, *check, *cpus, *channel;
-	int cost, probe, verbose, shell;
-};
 
 static struct frame_chan chan = { .fd = -1 }; /* the results channel */
 static char *eargv[32]; /* the engine's argv, kept for the result */
@@ -136,68 +132,6 @@ static int open_channel(const char *name)
 		tcsetattr(fd, TCSANOW, &t);
 	}
 	return fd;
-}
-
-/* ---- parameters from /proc/cmdline ---- */
-
-/* Values reach the engine's argv: letters, digits and ",._-", never a
- * leading "-" that could read as an option. */
-static int valid_value(const char *v)
-{
-	const char *first = v;
-	if (!*v)
-		return 0;
-	for (; *v; v++)
-		if (!isalnum((unsigned char)*v) && (v == first || !strchr(",.-_", *v)))
-			return 0;
-	return 1;
-}
-
-/* Fills *p from the clockbench.KEY=VALUE words of the kernel command line
- * in buf (modified in place).  Returns NULL, or an error message naming the
- * first unknown key or bad value. */
-static const char *parse_cmdline(char *buf, struct params *p, char *err, size_t errn)
-{
-	static const char *const strkeys[] = { "threads", "duration", "clock", "method", "check", "cpus", "channel" };
-	const char **strvals[] = { &p->threads, &p->duration, &p->clock, &p->method, &p->check, &p->cpus, &p->channel };
-	static const char *const flagkeys[] = { "cost", "probe", "verbose", "shell" };
-	int *flagvals[] = { &p->cost, &p->probe, &p->verbose, &p->shell };
-
-	for (char *save = NULL, *w = strtok_r(buf, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
-		if (strncmp(w, "clockbench.", 11))
-			continue;
-		char *k = w + 11, *v = strchr(k, '=');
-		if (!v) {
-			snprintf(err, errn, "clockbench.%s: expected clockbench.KEY=VALUE", k);
-			return err;
-		}
-		*v++ = 0;
-		size_t i;
-		for (i = 0; i < sizeof strkeys / sizeof *strkeys; i++)
-			if (!strcmp(k, strkeys[i]))
-				break;
-		if (i < sizeof strkeys / sizeof *strkeys) {
-			if (!valid_value(v)) {
-				snprintf(err, errn, "clockbench.%s=%s: bad value", k, v);
-				return err;
-			}
-			*strvals[i] = v;
-			continue;
-		}
-		for (i = 0; i < sizeof flagkeys / sizeof *flagkeys; i++)
-			if (!strcmp(k, flagkeys[i]))
-				break;
-		if (i == sizeof flagkeys / sizeof *flagkeys) {
-			snprintf(err, errn, "clockbench.%s: unknown parameter", k);
-			return err;
-		}
-		if (strcmp(v, "0") && strcmp(v, "1")) {
-			snprintf(err, errn, "clockbench.%s=%s: expected 0 or 1", k, v);
-			return err;
-		}
-		*flagvals[i] = *v == '1';
-	}
-	return NULL;
 }
 
 /* ---- the engine ---- */
@@ -333,12 +267,9 @@ int main(void)
 	if (cb_read_line("/proc/cmdline", cmdline, sizeof cmdline))
 		cmdline[0] = 0;
 	/* The channel comes first so that a bad parameter can be reported on it. */
-	for (char *c = strstr(cmdline, "clockbench.channel="); c; c = NULL) {
-		static char name[32];
-		snprintf(name, sizeof name, "%.*s", (int)strcspn(c + 19, " \n"), c + 19);
-		if (valid_value(name))
-			p.channel = name;
-	}
+	static char channel[PARAMS_NAME_MAX];
+	if (params_channel(cmdline, channel, sizeof channel))
+		p.channel = channel;
 	chan.fd = open_channel(p.channel);
 	if (chan.fd < 0)
 		fail(GX_SETUP, "setup", "no results channel /dev/%s", p.channel);
@@ -348,7 +279,7 @@ int main(void)
 
 	char parsebuf[sizeof cmdline];
 	memcpy(parsebuf, cmdline, sizeof cmdline);
-	if (parse_cmdline(parsebuf, &p, err, sizeof err))
+	if (params_parse(parsebuf, &p, err, sizeof err))
 		fail(GX_PARAM, "params", "%s", err);
 	if (p.probe)
 		finish(0);

@@ -5,6 +5,7 @@
 #include "facts.h"
 #include "../tap.h"
 #include "frame.h"
+#include "params.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,28 @@ static int frames(int more)
 	return 0;
 }
 
+/* /init's parameters; the channel it opens first is the one the parse
+ * keeps (fuzz/regressions/params). */
+static void params_tests(void)
+{
+	char line[] = "console=ttyS0 panic=-1 quiet clockbench.channel=ttyS1 clockbench.cost=0 "
+		      "clockbench.duration=0.05\tclockbench.method=vdso,syscall\n";
+	char twice[] = "clockbench.channel=ttyS1 clockbench.channel=ttyS2", bad[] = "clockbench.clock=-x";
+	char err[128], name[PARAMS_NAME_MAX];
+	struct params p = { .channel = "ttyS1", .cost = 1 };
+
+	ok(!params_parse(line, &p, err, sizeof err) && !strcmp(p.duration, "0.05") && !strcmp(p.method, "vdso,syscall") &&
+	   !p.cost && !p.threads, "the launcher's words parse");
+	ok(params_parse(bad, &p, err, sizeof err) && !strcmp(err, "clockbench.clock=-x: bad value"),
+	   "a value that could read as an option is refused, named");
+	ok(!strcmp(params_channel(twice, name, sizeof name), "ttyS2") && !params_parse(twice, &p, err, sizeof err) &&
+	   !strcmp(p.channel, "ttyS2"), "two channel words: the last, both before and after parsing");
+	ok(!params_channel("quiet xclockbench.channel=ttyS2", name, sizeof name), "a channel word inside another word is none");
+	char longname[] = "clockbench.channel=ttyS1234567890123456789012345678";
+	ok(!params_channel(longname, name, sizeof name) && params_parse(longname, &p, err, sizeof err),
+	   "a channel name of 32 characters is refused");
+}
+
 int main(int argc, char **argv)
 {
 	static struct gf_log lf, many, none;
@@ -87,5 +110,6 @@ int main(int argc, char **argv)
 	memset(&lf, 0, sizeof lf);
 	hostile(&lf, 1);
 	ok(lf.n == 5 && strlen(lf.line[2]) == GF_LINE_MAX - 1, "lines with hostile bytes kept, a long one cut");
+	params_tests();
 	return done_testing();
 }
