@@ -34,7 +34,7 @@ def text(m, path=None):
     pin = la.get("pinning") if isinstance(la.get("pinning"), dict) else {}
     out.append("vCPUs %s: %s" % (pin.get("mode"), ", ".join(
         "%s->%s" % (v.get("vcpu"), "float" if v.get("host_cpu") is None else v.get("host_cpu"))
-        for v in pin.get("vcpus") or [] if isinstance(v, dict))))
+        for v in (pin.get("vcpus") if isinstance(pin.get("vcpus"), list) else []) if isinstance(v, dict))))
     raw = any(r.raw for r in m.rows)
     hdr = ("clock", "method", "threads", "path", "median ns", "p99 ns") + (("raw median",) if raw else ()) + ("calls/s total",)
     cells = [hdr]

@@ -5,11 +5,17 @@ import os
 PROG = "clockbench-report"
 
 
+def one_line(s):
+    """s with its line breaks (those str.splitlines knows) as spaces: a
+    message that quotes a file's keys or values stays one line."""
+    return " ".join(str(s).splitlines())
+
+
 class InputError(Exception):
     """Bad input or a failed write: one line for the user, naming the file."""
 
     def __init__(self, path, msg):
-        super().__init__("%s: %s" % (path, msg) if path else msg)
+        super().__init__(one_line("%s: %s" % (path, msg) if path else msg))
         self.path = path
 
 
@@ -38,6 +44,13 @@ def make_dir(path):
 
 def is_num(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def obj(d, key):
+    """d[key] if it is an object, else {}: a fact the loader tolerates
+    (missing or of another type) reads as absent."""
+    v = d.get(key)
+    return v if isinstance(v, dict) else {}
 
 
 def fnum(v, nd=2):

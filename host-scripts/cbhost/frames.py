@@ -16,6 +16,7 @@ As a program: `python3 host-scripts/cbhost/frames.py FILE` prints the frames
 and problems of a channel capture and exits 0 when it holds exactly one good
 result frame, 1 otherwise (2 usage).
 """
+import bisect
 import json
 import os
 import re
@@ -30,7 +31,7 @@ from cbanalysis.runfolder import SCHEMA_GUEST  # noqa: E402
 BEGIN = b"CLOCKBENCH-BEGIN"
 END = b"CLOCKBENCH-END"
 HEADER_RE = re.compile(rb"CLOCKBENCH-BEGIN v1 kind=([a-z]+) seq=([0-9]{1,9}) len=([0-9]{1,10}) crc32=([0-9a-f]{8})\n")
-HELLO_RE = re.compile(rb"CLOCKBENCH-HELLO v1 uptime_ms=([0-9]+)\n")
+HELLO_RE = re.compile(rb"CLOCKBENCH-HELLO v1 uptime_ms=([0-9]{1,19})\n")  # %ld, never past int()'s digit limit
 MAX_LEN = 64 << 20
 
 
@@ -44,7 +45,7 @@ def parse(data):
     frames, problems, seen = [], [], set()
     m = HELLO_RE.search(data)
     hello = int(m.group(1)) if m else None
-    pos, spans = 0, []
+    pos, spans, view = 0, [], memoryview(data)
     while True:
         at = data.find(BEGIN, pos)
         if at < 0:
@@ -64,21 +65,23 @@ def parse(data):
             problems.append("frame seq=%d: length %d too large" % (seq, length))
             pos = start
             continue
-        payload = data[start:start + length]
-        if len(payload) < length:
-            problems.append("frame seq=%d: truncated: %d of %d payload bytes" % (seq, len(payload), length))
+        if len(data) - start < length:
+            problems.append("frame seq=%d: truncated: %d of %d payload bytes" % (seq, len(data) - start, length))
             break
+        # The end line before the CRC, and a view, not a copy: a header that
+        # lies about its length costs nothing, however long the capture.
         trailer = b"\n" + END + b" seq=%d\n" % seq
         got = data[start + length:start + length + len(trailer)]
-        if zlib.crc32(payload) != crc:
-            problems.append("frame seq=%d: corrupt: CRC-32 %08x, header says %08x" % (seq, zlib.crc32(payload), crc))
-            pos = start
-            continue
         if got != trailer:
             if trailer.startswith(got):
                 problems.append("frame seq=%d: truncated: end line missing" % seq)
                 break
             problems.append("frame seq=%d: corrupt: end line %r" % (seq, got[:40].decode("ascii", "replace")))
+            pos = start
+            continue
+        payload = view[start:start + length]
+        if zlib.crc32(payload) != crc:
+            problems.append("frame seq=%d: corrupt: CRC-32 %08x, header says %08x" % (seq, zlib.crc32(payload), crc))
             pos = start
             continue
         pos = start + length + len(trailer)
@@ -87,10 +90,12 @@ def parse(data):
             problems.append("frame seq=%d: duplicated" % seq)
             continue
         seen.add(seq)
-        frames.append({"kind": kind, "seq": seq, "payload": payload, "offset": at})
+        frames.append({"kind": kind, "seq": seq, "payload": bytes(payload), "offset": at})
+    starts = [a for a, _ in spans]  # in order, not overlapping
     stray, i = 0, data.find(END)
     while i >= 0:
-        stray += not any(a <= i < b for a, b in spans)
+        k = bisect.bisect_right(starts, i) - 1
+        stray += k < 0 or i >= spans[k][1]
         i = data.find(END, i + 1)
     if stray > 0 and not any("truncated" in p or "corrupt" in p for p in problems):
         problems.append("%d end line(s) without a frame" % stray)
@@ -104,8 +109,8 @@ def result(parsed):
     for f in errors:
         try:
             e = json.loads(f["payload"])
-            raise FrameError("guest reported an error in stage %s: %s" % (e.get("stage"), e.get("error")))
-        except (ValueError, AttributeError):
+            raise FrameError("guest reported an error in stage %s: %s" % (_line(e.get("stage")), _line(e.get("error"))))
+        except (ValueError, AttributeError, RecursionError):
             raise FrameError("guest reported an error (unreadable error frame)")
     if parsed["problems"]:
         raise FrameError("results channel: " + "; ".join(parsed["problems"]))
@@ -123,9 +128,16 @@ def result(parsed):
         doc = json.loads(res[0]["payload"])
     except ValueError as e:
         raise FrameError("result frame: not valid JSON: %s" % e)
+    except RecursionError:
+        raise FrameError("result frame: not valid JSON: nested too deeply")
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA_GUEST:
         raise FrameError("result frame: schema is not %s" % SCHEMA_GUEST)
     return doc
+
+
+def _line(v):
+    """v as text on one line (the guest's words end up in a one-line error)."""
+    return " ".join(str(v).splitlines())
 
 
 def main(argv):

@@ -7,10 +7,12 @@ buffer size and each CPU's ring-buffer stats), so that one file is the
 whole evidence: summarize() reads the events, the launcher's window markers
 and whether the kernel dropped any.  docs/run-folder.md has the schema.
 """
+import errno
 import gzip
 import os
 import re
 import subprocess
+import zlib
 
 from cbanalysis.runfolder import SCHEMA_KVM_TRACE
 
@@ -20,17 +22,20 @@ PREFIX = "clockbench-"
 PVCLOCK_TSC_STABLE_BIT = 0x1
 STATS = "# clockbench-kvm-trace stats:"
 
+# The numbers read as numbers have at most 20 digits (an unsigned long): a
+# longer one is not tracefs's, and would pass int()'s digit limit or make an
+# infinite float.
 LINE = re.compile(
-    r"^\s*(?P<comm>.+?)-(?P<tid>\d+)\s+(?:\(\s*(?P<tgid>\d+|-+)\)\s+)?\[(?P<cpu>\d+)\]\s+"
-    r"(?:\S+\s+)?(?P<ts>\d+\.\d+):\s+(?P<event>\w+):\s+(?P<msg>.*)$")
+    r"^\s*(?P<comm>.+?)-(?P<tid>\d+)\s+(?:\(\s*(?P<tgid>\d{1,20}|-+)\)\s+)?\[(?P<cpu>\d+)\]\s+"
+    r"(?:\S+\s+)?(?P<ts>\d{1,20}\.\d{1,20}):\s+(?P<event>\w+):\s+(?P<msg>.*)$")
 MASTER = re.compile(r"masterclock (\d+) hostclock (\S+) offsetmatched (\d+)")
 PVCLOCK = re.compile(r"vcpu_id (\d+), pvclock \{.*flags 0x([0-9a-fA-F]+)")
 TRACK = re.compile(r"vcpu_id (\d+) masterclock (\d+) offsetmatched (\d+) nr_online (\d+) hostclock (\S+)")
 OFFSET = re.compile(r"vcpu=(\d+) prev=(\d+) next=(\d+)")
 MARK = re.compile(r"clockbench-window-(start|end)\b")
-HEADER = re.compile(r"^#\s*entries-in-buffer/entries-written:\s*(\d+)/(\d+)")
-LOST = re.compile(r"\[LOST (\d+) EVENTS\]")
-KV = re.compile(r"(\w+)=(\d+)")
+HEADER = re.compile(r"^#\s*entries-in-buffer/entries-written:\s*(\d{1,20})/(\d{1,20})")
+LOST = re.compile(r"\[LOST (\d{1,20}) EVENTS\]")
+KV = re.compile(r"\b(\w+)=(\d{1,20})(?!\d)")  # \b: a word is tried from its start only (linear)
 
 
 class Unavailable(Exception):
@@ -190,10 +195,14 @@ def clean():
 
 
 def read_lines(path):
-    """The lines of a raw trace (plain or .gz); OSError as open's."""
+    """The lines of a raw trace (plain or .gz); OSError as open's (a
+    corrupt .gz too), EOFError for a cut one."""
     if path.endswith(".gz"):
-        with gzip.open(path, "rt", errors="replace") as f:
-            return f.readlines()
+        try:
+            with gzip.open(path, "rt", errors="replace") as f:
+                return f.readlines()
+        except zlib.error as e:
+            raise OSError(errno.EIO, "corrupt gzip data: %s" % e, path)
     with open(path, errors="replace") as f:
         return f.readlines()
 
