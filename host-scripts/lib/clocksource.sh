@@ -153,12 +153,48 @@ cs_recover() {
 	fi
 	back=$(cs_state_get kept)
 	back=${back:-$orig}
+	cs_stop_left "$owner" "$(cs_state_get owner_start)" || return 1
 	if ! cs_need_write; then
 		cs_say "an interrupted run (pid $owner, since $since) left the clocksource at '$(cs_current)' (it was '$back'): run 'sudo host-scripts/clocksource restore'"
 		return 1
 	fi
 	cs_say "an interrupted run (pid $owner, since $since) left the clocksource at '$(cs_current)': restoring '$back'"
 	cs_restore found
+}
+
+# cs_left OWNER START: the pids of live processes a run's command started,
+# in any session: those with its mark CB_RUN=OWNER:START in their
+# environment (set by `clocksource set` for its command).
+cs_left() {
+	{ grep -lzx "CB_RUN=$1:$2" /proc/[0-9]*/environ 2>/dev/null || true; } |
+		sed -n 's,^/proc/\([0-9]*\)/environ$,\1,p' | { grep -vx -e "$$" -e "$BASHPID" || true; }
+}
+
+# cs_stop_left OWNER START: a killed run's command may still be measuring
+# (it runs in a session of its own): it is stopped (TERM, KILL after 5 s)
+# before the clocksource is put back under it, which would leave a result
+# named after a clocksource it did not measure on.  Fails if it cannot.
+cs_stop_left() {
+	local pids _
+	pids=$(cs_left "$1" "$2" | paste -sd' ' -)
+	[ -n "$pids" ] || return 0
+	cs_say "the interrupted run (pid $1) left its command running (pid $pids): stopping it"
+	# shellcheck disable=SC2086 # one word per pid
+	kill -TERM $pids 2>/dev/null
+	for _ in $(seq 50); do
+		[ -n "$(cs_left "$1" "$2")" ] || return 0
+		sleep 0.1
+	done
+	pids=$(cs_left "$1" "$2" | paste -sd' ' -)
+	cs_say "still running after 5 s: killing pid $pids"
+	# shellcheck disable=SC2086
+	kill -KILL $pids 2>/dev/null
+	for _ in $(seq 20); do
+		[ -n "$(cs_left "$1" "$2")" ] || return 0
+		sleep 0.1
+	done
+	cs_say "the interrupted run's command (pid $(cs_left "$1" "$2" | paste -sd' ' -)) does not stop: not restoring under it"
+	return 1
 }
 
 # cs_foreign_vms: prints "pid N (comm)" for each process holding the KVM

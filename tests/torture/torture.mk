@@ -1,0 +1,8 @@
+# torture.mk: `make torture` (root): harness steps interrupted at random
+# moments, on a fake clocksource folder and on this machine's sysfs, then
+# checked for anything left changed (tests/torture/torture --help).
+# TORTURE_ITERATIONS (50 per mode), TORTURE_SEED (printed, to replay),
+# TORTURE_MODES (fake,real).
+.PHONY: torture
+torture: all guest-initramfs
+	$(Q)tests/torture/torture
