@@ -27,7 +27,7 @@ RESULTS := results
 # Expanded when a recipe runs, after `make deps` has installed python3.
 RUN_ID ?= $(shell ./host-scripts/runfolder run-id)
 
-.PHONY: all deps check bench bench-host bench-self compare host-check lab install uninstall clean help
+.PHONY: all deps check bench bench-host bench-self compare host-check lab clean help
 all: bench/clockbench $(BUILD)/clockbench-static
 
 bench/clockbench: $(HOST_OBJS) $(BUILD)/host/main.o
@@ -60,6 +60,9 @@ $(BUILD)/clockbench-static: $(MUSL_ENGINE_OBJS) $(BUILD)/musl/main.o
 
 -include guest-init/guest.mk
 -include analysis/analysis.mk
+-include fuzz/fuzz.mk
+-include tests/torture/torture.mk
+-include packaging/packaging.mk
 
 deps:
 	$(Q)./host-scripts/deps
@@ -124,13 +127,6 @@ bench-self: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./tests/bench-self.sh "$(RESULTS)" "$(RUN_ID)"
 
-install: bench/clockbench
-	install -d "$(DESTDIR)$(BINDIR)"
-	install -m 0755 bench/clockbench "$(DESTDIR)$(BINDIR)/clockbench"
-
-uninstall:
-	rm -f "$(DESTDIR)$(BINDIR)/clockbench"
-
 clean:
 	rm -rf $(BUILD) bench/clockbench
 
@@ -148,6 +144,7 @@ help:
 	@echo "make lab          emulated hypervisor (TCG, SVM): each host clock state of lab/states.cfg, asserted (root, ~12 min)"
 	@$(MAKE) --no-print-directory -s help-analysis 2>/dev/null || true
 	@echo "make bench-self   the engine's own accuracy: loop overhead, spread, musl vs glibc, syscall vs the C library's syscall()"
-	@echo "make install      install clockbench into \$$(DESTDIR)\$$(PREFIX)/bin (PREFIX=$(PREFIX))"
-	@echo "make uninstall    remove it again"
+	@$(MAKE) --no-print-directory -s help-fuzz 2>/dev/null || true
+	@echo "make torture      interrupt harness steps at random moments, fake and real clocksource; check nothing is left (root, ~15 min)"
+	@$(MAKE) --no-print-directory -s help-packaging 2>/dev/null || true
 	@echo "make clean        remove build products (never results/)"

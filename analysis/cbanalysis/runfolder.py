@@ -12,6 +12,7 @@ Bash reaches it through its command line (host-scripts/runfolder):
   runfolder new RESULTS [RUN_ID]            create a new run folder, print its path
   runfolder path RUN_DIR KIND [ARGS...]     print the path of one file, fail if it exists
   runfolder check-name CLOCKSOURCE          exit 0 if a clocksource name is safe in a file name
+  runfolder results-dir | report-dir        where run folders and reports go by default
 
 Exit status: 0 done, 1 the folder or file exists (or cannot be made), 2 usage.
 """
@@ -35,8 +36,9 @@ CS_RE = re.compile(r"^%s$" % WORD)
 BACKENDS = ("qemu", "libvirt")
 
 # The guest part of a name: <clocksource>-<N>vcpu[-libvirt].  A guest result,
-# its console log and its KVM trace files share it.
-_GUEST = r"(?P<cs>%s)-(?P<vcpus>[0-9]+)vcpu(?:-(?P<backend>libvirt))?" % WORD
+# its console log and its KVM trace files share it.  N as _guest_part writes
+# it (no 0, no leading zero): a name is recognized only if it can be made.
+_GUEST = r"(?P<cs>%s)-(?P<vcpus>[1-9][0-9]*)vcpu(?:-(?P<backend>libvirt))?" % WORD
 
 # Every file name of the contract: kind -> pattern.  The order matters only
 # for readability; the patterns do not overlap.
@@ -50,6 +52,22 @@ PATTERNS = {
     "summary-md": re.compile(r"^summary\.md$"),
     "summary-json": re.compile(r"^summary\.json$"),
 }
+
+
+# Where run folders and reports go when the user names no folder.  A
+# checkout (its top holds the Makefile) keeps results/ of the current folder
+# and its own build/report/; an installed copy (make install, the Debian
+# package) uses /var/lib/clockbench/ as root, else the current folder.
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+STATE_DIR = "/var/lib/clockbench"
+
+
+def default_dirs():
+    """(results folder, report folder) for a user who names neither."""
+    if os.path.isfile(os.path.join(TOP, "Makefile")):
+        return "results", os.path.join(TOP, "build", "report")
+    base = STATE_DIR if os.geteuid() == 0 else ""
+    return os.path.join(base, "results"), os.path.join(base, "report")
 
 
 class RunFolderError(Exception):
@@ -267,6 +285,9 @@ def main(argv):
             return 0
         if cmd == "check-name" and len(args) == 1:
             check_cs(args[0])
+            return 0
+        if cmd in ("results-dir", "report-dir") and not args:
+            print(default_dirs()[cmd == "report-dir"])
             return 0
     except ValueError as e:
         return usage(str(e))

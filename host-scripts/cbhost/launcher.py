@@ -91,7 +91,8 @@ def parser():
                epilog="Each setting defaults to the environment variable of its name (KERNEL, ACCEL, ...).\n"
                       "Exit status: 0 result written, 1 failure (one line naming the console log), 2 usage.")
     g = p.add_argument_group("where")
-    g.add_argument("--results", help="results folder for a new run folder [results]")
+    g.add_argument("--results", help="results folder for a new run folder [results; installed, as root: "
+                                     "/var/lib/clockbench/results]")
     g.add_argument("--run-id", help="the new run folder's name [<UTC time>-<host>]; it must not exist")
     g.add_argument("--run-dir", help="an existing run folder to write into (compare's)")
     g.add_argument("--clocksource", help="the host clocksource label of this run [the kernel's current one]")
@@ -105,13 +106,15 @@ def parser():
         shown = "" if text.endswith("]") else " [%s]" % ("-" if default is None else default)
         s.add_argument("--" + name.lower().replace("_", "-"), dest=name, metavar=name,
                        default=_env(name, default), help=text + shown)
-    opt("KERNEL", "/boot/vmlinuz-" + os.uname().release, "kernel image")
-    opt("INITRAMFS", os.path.join(cbhost.TOP, "build", "guest", "initramfs.cpio"), "the guest initramfs")
+    # Defaults of this machine or install, shown in words (the man pages are made from --help).
+    opt("KERNEL", "/boot/vmlinuz-" + os.uname().release, "kernel image [/boot/vmlinuz-RELEASE of the running kernel]")
+    opt("INITRAMFS", os.path.join(cbhost.TOP, "build", "guest", "initramfs.cpio"),
+        "the guest initramfs [build/guest/initramfs.cpio of the checkout, or of PREFIX/lib/clockbench]")
     opt("QEMU", "qemu-system-x86_64", "QEMU binary")
     opt("BACKEND", "qemu", "qemu|libvirt")
     opt("ACCEL", "auto", "auto|kvm|tcg; auto probes KVM with a time-limited boot, else TCG")
     opt("PROBE_TIMEOUT", "8", "seconds the KVM probe may take")
-    opt("VCPUS", str(min(online, 4)), "vCPUs [min(online CPUs, 4): %d]" % min(online, 4))
+    opt("VCPUS", str(min(online, 4)), "vCPUs [min(online CPUs, 4)]")
     opt("MEM", "256", "guest memory, MiB")
     opt("MACHINE", "q35", "q35|pc|microvm (microvm: acpi=off, results on a 2nd isa-serial)")
     opt("CPU", None, "QEMU CPU model, e.g. host, host,+invtsc, host,-kvmclock, max [host under KVM, max under TCG]")
@@ -438,7 +441,7 @@ def check_free(a, names):
     """The run folder (to make, or given) and every file name this run may
     write: RunFolderError before anything boots."""
     if a.run_dir is None:
-        d = os.path.join(a.results or "results", a.run_id)
+        d = os.path.join(a.results or runfolder.default_dirs()[0], a.run_id)
         if os.path.lexists(d):
             raise runfolder.RunFolderError("%s exists: a run folder is never reused; choose another RUN_ID" % d)
         return
@@ -501,7 +504,7 @@ def run(a):
         launcher["libvirt_uri"] = os.environ.get("LIBVIRT_URI", "qemu:///system")
         launcher["libvirt_domain_xml"] = b["domain_xml"]
     out = {"schema": doc["schema"], "launcher": launcher, "guest": doc.get("guest"), "bench": bench}
-    run_dir = a.run_dir or runfolder.make_run(a.results or "results", a.run_id)
+    run_dir = a.run_dir or runfolder.make_run(a.results or runfolder.default_dirs()[0], a.run_id)
     with open(a.console, "rb") as f:
         runfolder.write_once(os.path.join(run_dir, names["console"]), f.read())
     result = os.path.join(run_dir, names["guest"])

@@ -1,47 +1,57 @@
 #!/usr/bin/env bash
-# fleet.t: the Ansible playbook: syntax, then a run against this machine with a
-# stand-in checkout whose `make bench-host` copies fixture results.
+# fleet.t: the Ansible playbook: syntax; a run against this machine in
+# checkout mode with a stand-in checkout whose bench-host copies fixture
+# results; package mode refusing a missing .deb; and, as root, package mode
+# for real: make deb, the playbook installs it on this machine with apt,
+# measures with the installed commands, fetches, reports; purged after.
+# test-timeout: 300
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/lib.sh
 . tests/lib.sh
 root=$PWD
 pb=analysis/fleet/clockbench.yml
+plan=13
 
-if ! command -v ansible-playbook >/dev/null; then
-	for _ in 1 2 3 4 5 6; do skip "ansible-playbook not installed (Debian: ansible-core)"; done
-	done_testing
-	exit
-fi
+command -v ansible-playbook >/dev/null || skip_all "ansible-playbook not installed (Debian: ansible-core)" "$plan"
 ansible-playbook --syntax-check -i analysis/fleet/inventory.example.ini "$pb" >/dev/null 2>&1
 ok $? "syntax check of $pb with the example inventory"
 
 tmp=$(mktemp -d)
-trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/src/results" "$tmp/textfile"
+installed=0
+cleanup() {
+	[ "$installed" = 0 ] || dpkg --purge clockbench >/dev/null 2>&1
+	[ -n "${KEEP:-}" ] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+mkdir -p "$tmp/src/results" "$tmp/src/host-scripts" "$tmp/textfile" "$tmp/textfile-pkg"
 ln -s "$root/analysis" "$tmp/src/analysis"
 fx=$root/tests/analysis/fixtures/20260101-120000-hv1
-# shellcheck disable=SC2016 # $(RUN_ID) is make's, not the shell's
-printf 'deps all:\nbench-host:\n\tmkdir results/$(RUN_ID)\n\tcp %s/host-tsc.json %s/host-hpet.json results/$(RUN_ID)/\n' "$fx" "$fx" >"$tmp/src/Makefile"
+printf 'deps all guest-initramfs:\n' >"$tmp/src/Makefile"
+# bench-host's stand-in: the fixture's results into RESULTS_DIR/RUN_ID.
+# shellcheck disable=SC2016 # the stand-in's own $1 and $2
+printf '#!/bin/sh\nmkdir "$1/$2" && cp %s/host-tsc.json %s/host-hpet.json "$1/$2/"\n' "$fx" "$fx" >"$tmp/src/host-scripts/bench-host"
 # host-check's stand-in: a degraded host (exit 1), which must not stop the play.
-mkdir "$tmp/src/host-scripts"
 printf '#!/bin/sh\necho '"'"'{"schema": "clockbench-host-check/1", "healthy": false, "cause": "watchdog", "cause_text": "watchdog: stand-in"}'"'"'\nexit 1\n' >"$tmp/src/host-scripts/host-check"
-chmod +x "$tmp/src/host-scripts/host-check"
+chmod +x "$tmp/src/host-scripts/bench-host" "$tmp/src/host-scripts/host-check"
 # The system's python3 for the modules: a version manager's shim costs seconds here.
 py=$(command -v /usr/bin/python3 || command -v python3)
-cat >"$tmp/inv.ini" <<EOI
-[hypervisors]
-hvtest ansible_connection=local ansible_python_interpreter=$py
-[hypervisors:vars]
-clockbench_become=false
-clockbench_src=$tmp/src
-clockbench_fetch_dir=$tmp/fetch
-clockbench_textfile_dir=$tmp/textfile
-EOI
-ANSIBLE_NOCOLOR=1 ANSIBLE_PIPELINING=1 ANSIBLE_LOCALHOST_WARNING=0 ANSIBLE_INVENTORY_UNPARSED_WARNING=0 \
-	ansible-playbook -i "$tmp/inv.ini" "$pb" >"$tmp/log" 2>&1
+# inventory FILE SETTING...: this machine as the one hypervisor.
+inventory() {
+	local f=$1 s
+	shift
+	printf '[hypervisors]\nhvtest ansible_connection=local ansible_python_interpreter=%s\n[hypervisors:vars]\nclockbench_become=false\n' "$py" >"$f"
+	for s in "$@"; do echo "$s" >>"$f"; done
+}
+play() { # play INVENTORY LOG
+	ANSIBLE_NOCOLOR=1 ANSIBLE_PIPELINING=1 ANSIBLE_LOCALHOST_WARNING=0 ANSIBLE_INVENTORY_UNPARSED_WARNING=0 \
+		ansible-playbook -i "$1" "$pb" >"$2" 2>&1
+}
+
+inventory "$tmp/inv.ini" clockbench_install=checkout "clockbench_src=$tmp/src" "clockbench_fetch_dir=$tmp/fetch" "clockbench_textfile_dir=$tmp/textfile"
+play "$tmp/inv.ini" "$tmp/log"
 rc=$?
-ok $rc "the playbook runs against this machine"
+ok $rc "checkout mode: the playbook runs against this machine"
 [ "$rc" -eq 0 ] || tail -20 "$tmp/log" | sed 's/^/# /'
 runs=("$tmp"/fetch/hvtest/*-hvtest)
 [ -f "${runs[0]}/host-tsc.json" ] && [ -f "${runs[0]}/host-hpet.json" ]
@@ -55,4 +65,48 @@ ok $? "host-check: a degraded host reported and its JSON kept on the controller"
 reports=("$tmp"/fetch/report-*/report.md)
 grep -q '| hpet | 1 | 1500.00 | 1800.00 | 60.00 | 60.00 | syscall |' "${reports[0]}" 2>/dev/null
 ok $? "fleet report written on the controller"
+
+inventory "$tmp/inv-nodeb.ini" "clockbench_deb=$tmp/nowhere/clockbench_0_amd64.deb" "clockbench_fetch_dir=$tmp/fetch-nodeb"
+play "$tmp/inv-nodeb.ini" "$tmp/log-nodeb"
+rc=$?
+ok "$([ "$rc" -ne 0 ] && grep -q "clockbench_0_amd64.deb: no such package on the controller" "$tmp/log-nodeb" && [ ! -e "$tmp/fetch-nodeb/hvtest" ]; echo $?)" \
+	"package mode: a missing .deb stops the play before anything runs (exit $rc)"
+
+# Package mode for real, on this machine.
+why=
+if [ "$(id -u)" -ne 0 ]; then
+	why="package mode installs on this machine: root only"
+elif dpkg -s clockbench >/dev/null 2>&1; then
+	why="a clockbench package is already installed here: not touched"
+elif ! command -v dpkg-buildpackage >/dev/null || ! command -v dh >/dev/null || ! command -v help2man >/dev/null; then
+	why="make deb needs dpkg-dev, debhelper, help2man"
+fi
+if [ -n "$why" ]; then
+	for _ in 1 2 3 4 5 6; do skip "$why"; done
+	done_testing
+	exit
+fi
+make -s deb >"$tmp/deb.log" 2>&1
+debs=("$root"/build/deb/clockbench_*_amd64.deb)
+deb=${debs[0]}
+ok "$([ -s "$deb" ]; echo $?)" "make deb: ${deb:-no package}"
+installed=1
+inventory "$tmp/inv-pkg.ini" "clockbench_deb=$deb" "clockbench_results=$tmp/host-results" "clockbench_fetch_dir=$tmp/fetch-pkg" \
+	"clockbench_textfile_dir=$tmp/textfile-pkg" clockbench_threads=1 clockbench_duration=0.05
+play "$tmp/inv-pkg.ini" "$tmp/log-pkg"
+rc=$?
+ok $rc "package mode: the playbook installs the .deb here and measures with it"
+[ "$rc" -eq 0 ] || tail -20 "$tmp/log-pkg" | sed 's/^/# /'
+ok "$([ "$(dpkg-query -W -f='${Status}' clockbench 2>/dev/null)" = "install ok installed" ] && [ "$(readlink -f /usr/bin/clockbench-host)" = /usr/lib/clockbench/host-scripts/bench-host ]; echo $?)" \
+	"the package is installed: /usr/bin/clockbench-host"
+runs=("$tmp"/fetch-pkg/hvtest/*-hvtest)
+files=$(cd "${runs[0]}" 2>/dev/null && echo *)
+ok "$([[ $files == *host-*.json* ]] && [ -d "$tmp/host-results/$(basename "${runs[0]}")" ]; echo $?)" \
+	"the installed clockbench-host's run folder, in clockbench_results, fetched: $files"
+grep -q '^node_clockbench_clock_read_median_seconds{where="host",.*method="vdso",threads="1"} ' "$tmp/textfile-pkg/clockbench.prom" 2>/dev/null &&
+	ls "$tmp"/fetch-pkg/report-*/report.md >/dev/null 2>&1
+ok $? "textfile by the installed clockbench-report, fleet report on the controller"
+dpkg --purge clockbench >/dev/null 2>&1
+installed=0
+ok "$(! dpkg -s clockbench >/dev/null 2>&1 && [ ! -e /usr/bin/clockbench ] && [ ! -e /usr/lib/clockbench ]; echo $?)" "purged again"
 done_testing

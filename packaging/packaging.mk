@@ -1,0 +1,91 @@
+# packaging.mk: `make install`, `uninstall`, `man` and `deb`.  Included by
+# the top Makefile (PREFIX, DESTDIR, BINDIR).  The suite keeps the
+# checkout's layout under $(LIBDIR) (the engine, host-scripts/, analysis/,
+# the static guest build), so every command finds its parts from its own
+# real path; $(BINDIR) and $(SBINDIR) hold links to the commands of
+# packaging/commands, the one list.
+
+SBINDIR ?= $(PREFIX)/sbin
+LIBDIR ?= $(PREFIX)/lib/clockbench
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+DOCDIR ?= $(DATADIR)/doc/clockbench
+EXAMPLEDIR ?= $(DATADIR)/clockbench
+CB_VERSION := $(shell sed -n 's/^\#define CB_VERSION "\(.*\)"/\1/p' bench/clockbench.h)
+COMMANDS := packaging/commands
+MAN_BUILD := $(BUILD)/man
+DEB_BUILD := $(BUILD)/deb
+
+# What goes under $(LIBDIR), by its checkout path: programs, then data.
+LIB_PROGRAMS := bench/clockbench $(addprefix host-scripts/,bench-guest bench-host compare clocksource host-check kvm-trace runfolder) \
+	analysis/clockbench-report guest-init/mkinitramfs.py $(BUILD)/clockbench-static $(GUEST_BUILD)/init
+LIB_DATA := host-scripts/lib/clocksource.sh $(wildcard host-scripts/cbhost/*.py) $(wildcard analysis/cbanalysis/*.py) \
+	guest-init/exit-codes.h $(GUEST_BUILD)/initramfs.cpio
+DOCS := README.md $(wildcard docs/*.md)
+EXAMPLES := $(addprefix analysis/fleet/,clockbench.yml clockbench-alerts.yml inventory.example.ini)
+
+.PHONY: install uninstall man deb help-packaging
+
+# help2man runs each command's --help under the name it is installed as
+# (links in $(MAN_BUILD)/bin), 80 columns wide; the date is
+# SOURCE_DATE_EPOCH's where set (a package build).
+$(MAN_BUILD)/.stamp: $(COMMANDS) packaging/man.h2m $(filter-out $(BUILD)/%,$(LIB_PROGRAMS)) $(filter %.py,$(LIB_DATA))
+	$(Q)command -v help2man >/dev/null || { echo "clockbench: help2man not found: run 'make deps' (Debian: apt-get install help2man)" >&2; exit 1; }
+	$(Q)rm -rf $(MAN_BUILD) && mkdir -p $(MAN_BUILD)/bin
+	$(Q)sed '/^#/d' $(COMMANDS) | while read -r name dir sec src what; do \
+		echo "  MAN     $(MAN_BUILD)/$$name.$$sec"; \
+		ln -s "$(CURDIR)/$$src" "$(MAN_BUILD)/bin/$$name" && \
+		COLUMNS=80 help2man --no-info --no-discard-stderr --section="$$sec" --name="$$what" \
+			--version-string="$(CB_VERSION)" --source="clockbench $(CB_VERSION)" --include=packaging/man.h2m \
+			--output="$(MAN_BUILD)/$$name.$$sec" "$(MAN_BUILD)/bin/$$name" || exit 1; \
+	done
+	$(Q)rm -rf $(MAN_BUILD)/bin
+	@touch $@
+
+man: $(MAN_BUILD)/.stamp
+
+install: all guest-initramfs man
+	$(Q)install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(SBINDIR)" "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man8" \
+		"$(DESTDIR)$(DOCDIR)/docs" "$(DESTDIR)$(EXAMPLEDIR)/fleet"
+	$(Q)for f in $(LIB_PROGRAMS); do \
+		d="$(DESTDIR)$(LIBDIR)/$$(dirname "$$f")" && install -d "$$d" && install -m 0755 "$$f" "$$d/" || exit 1; \
+	done
+	$(Q)for f in $(LIB_DATA); do \
+		d="$(DESTDIR)$(LIBDIR)/$$(dirname "$$f")" && install -d "$$d" && install -m 0644 "$$f" "$$d/" || exit 1; \
+	done
+	$(Q)sed '/^#/d' $(COMMANDS) | while read -r name dir sec src what; do \
+		case "$$dir" in bin) to="$(BINDIR)" ;; *) to="$(SBINDIR)" ;; esac; \
+		ln -sfr "$(DESTDIR)$(LIBDIR)/$$src" "$(DESTDIR)$$to/$$name" && \
+		install -m 0644 "$(MAN_BUILD)/$$name.$$sec" "$(DESTDIR)$(MANDIR)/man$$sec/" || exit 1; \
+	done
+	$(Q)install -m 0644 README.md "$(DESTDIR)$(DOCDIR)/"
+	$(Q)install -m 0644 $(filter docs/%,$(DOCS)) "$(DESTDIR)$(DOCDIR)/docs/"
+	$(Q)install -m 0644 $(EXAMPLES) "$(DESTDIR)$(EXAMPLEDIR)/fleet/"
+	@echo "installed under $(DESTDIR)$(PREFIX); run folders go to /var/lib/clockbench/results as root, else ./results"
+
+# Removes what install put there (the shared folders such as bin/ stay);
+# never run folders.
+uninstall:
+	$(Q)sed '/^#/d' $(COMMANDS) | while read -r name dir sec src what; do \
+		case "$$dir" in bin) to="$(BINDIR)" ;; *) to="$(SBINDIR)" ;; esac; \
+		rm -f "$(DESTDIR)$$to/$$name" "$(DESTDIR)$(MANDIR)/man$$sec/$$name.$$sec"; \
+	done
+	$(Q)rm -rf "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(DOCDIR)" "$(DESTDIR)$(EXAMPLEDIR)"
+
+# The Debian package, built by dpkg-buildpackage (debian/) in a copy of the
+# sources under $(DEB_BUILD)/ (dh_clean would empty this build/), which also
+# receives the .deb.
+deb:
+	$(Q)command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null || { echo "clockbench: dpkg-buildpackage or dh not found: run 'make deps' (Debian: apt-get install dpkg-dev debhelper)" >&2; exit 1; }
+	$(Q)rm -rf $(DEB_BUILD) && mkdir -p $(DEB_BUILD)/src
+	$(Q)tar -c --exclude-vcs --exclude=./$(BUILD) --exclude=./results --exclude=./bench/clockbench \
+		--exclude=__pycache__ --exclude=.hypothesis . | tar -x -C $(DEB_BUILD)/src
+	$(Q)cd $(DEB_BUILD)/src && dpkg-buildpackage -us -uc -b >../build.log 2>&1 || { tail -20 ../build.log >&2; echo "clockbench: dpkg-buildpackage failed: $(DEB_BUILD)/build.log" >&2; exit 1; }
+	$(Q)rm -rf $(DEB_BUILD)/src
+	$(Q)ls $(DEB_BUILD)/clockbench_*.deb
+
+help-packaging:
+	@echo "make install      the whole suite under \$$(DESTDIR)\$$(PREFIX) (PREFIX=$(PREFIX)): commands, man pages, docs, the fleet playbook"
+	@echo "make uninstall    remove it again (never run folders)"
+	@echo "make man          the man pages, from each command's --help, into $(MAN_BUILD)/"
+	@echo "make deb          the Debian package (dpkg-buildpackage) into $(DEB_BUILD)/"

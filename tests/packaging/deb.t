@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# deb.t: `make deb` builds the Debian package into build/deb/ (nothing beside
+# the checkout); its fields and contents; lintian without errors (where
+# installed); then it is installed into a fresh dpkg root (dpkg --root: the
+# package's files alone; python3, QEMU and the C library are the machine's)
+# and, from another folder with the checkout off PATH, the installed
+# clockbench --probe, clockbench-host-check and a TCG guest run; purged, it
+# leaves nothing.
+# test-timeout: 300
+set -u -o pipefail
+cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
+. tests/guest/guest-lib.sh
+top=$PWD
+plan=13
+
+for t in dpkg-buildpackage dh help2man musl-gcc; do
+	command -v "$t" >/dev/null || skip_all "$t not installed (Debian: dpkg-dev debhelper help2man musl-tools)" "$plan"
+done
+tmp=$(mktemp -d)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+ls .. >"$tmp/parent-before" 2>/dev/null
+make -s deb >"$tmp/log" 2>&1
+rc=$?
+debs=(build/deb/clockbench_*_amd64.deb)
+deb=${debs[0]}
+ok "$([ "$rc" -eq 0 ] && [ -s "$deb" ]; echo $?)" "make deb: ${deb:-no package} ($(du -k "$deb" 2>/dev/null | cut -f1) KiB)"
+[ -s "$deb" ] || { sed 's/^/# /' "$tmp/log" | tail -20; done_testing; exit; }
+ls .. >"$tmp/parent-after" 2>/dev/null
+ok "$(diff -q "$tmp/parent-before" "$tmp/parent-after" >/dev/null; echo $?)" "nothing written beside the checkout"
+
+field() { dpkg-deb -f "$deb" "$1"; }
+version=$(sed -n 's/^#define CB_VERSION "\(.*\)"/\1/p' bench/clockbench.h)
+ok "$([ "$(field Version)" = "$version" ] && [ "$(dpkg-parsechangelog -S Version)" = "$version" ]; echo $?)" \
+	"package and changelog version $(field Version) = the engine's $version"
+deps=$(field Depends)
+ok "$([[ $deps == *python3* && $deps == *qemu-system-x86* ]] && [[ $(field Recommends) == *gnuplot-nox* ]] &&
+	[[ $(field Suggests) == *prometheus* && $(field Suggests) == *ansible* ]]; echo $?)" \
+	"Depends: $deps; Recommends: $(field Recommends); Suggests: $(field Suggests)"
+
+dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' >"$tmp/contents"
+missing=()
+while read -r name dir sec _; do
+	grep -qx "/usr/$dir/$name" "$tmp/contents" || missing+=("/usr/$dir/$name")
+	grep -qx "/usr/share/man/man$sec/$name.$sec.gz" "$tmp/contents" || missing+=("$name.$sec.gz")
+done < <(sed '/^#/d' packaging/commands)
+for f in /usr/lib/clockbench/build/clockbench-static /usr/lib/clockbench/build/guest/initramfs.cpio \
+	/usr/lib/clockbench/guest-init/mkinitramfs.py /usr/share/clockbench/fleet/clockbench.yml /usr/share/doc/clockbench/copyright; do
+	grep -qx "$f" "$tmp/contents" || missing+=("$f")
+done
+ok "${#missing[@]}" "the package holds every command, its man page, the static engine, the initramfs, the playbook"
+for m in "${missing[@]+"${missing[@]}"}"; do diag "missing: $m"; done
+
+if command -v lintian >/dev/null; then
+	lintian --fail-on error "$deb" >"$tmp/lintian" 2>&1
+	rc=$?
+	ok $rc "lintian: no error ($(grep -c '^[EW]:' "$tmp/lintian") errors and warnings)"
+	grep '^[EWI]:' "$tmp/lintian" | sed 's/^/# /'
+else
+	skip "lintian not installed (Debian: lintian)"
+fi
+
+# A fresh root: an empty dpkg database and the package.
+root=$tmp/root
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
+: >"$root/var/lib/dpkg/status"
+force=--force-depends
+[ "$(id -u)" -eq 0 ] || force=$force,not-root
+# dpkg wants ldconfig and start-stop-daemon on PATH.
+dpkg_root() { PATH="$PATH:/usr/sbin:/sbin" dpkg --root="$root" --log=/dev/null "$force" "$@"; }
+dpkg_root -i "$deb" >"$tmp/dpkg" 2>&1
+ok $? "dpkg --root installs it into a fresh root"
+[ -x "$root/usr/bin/clockbench" ] || { sed 's/^/# /' "$tmp/dpkg"; done_testing; exit; }
+
+mkdir "$tmp/work"
+kernel=$(guest_kernel)
+cd "$tmp/work" || exit 1
+# inst CMD...: CMD with the fresh root's commands first on PATH and no checkout on it.
+inst() { env -u PYTHONPATH PATH="$root/usr/bin:$root/usr/sbin:/usr/bin:/bin" "$@"; }
+out=$(inst clockbench --probe 2>&1)
+rc=$?
+ok "$([ "$rc" -eq 0 ] && [ "$(inst sh -c 'command -v clockbench')" = "$root/usr/bin/clockbench" ] && grep -q 'monotonic.*vdso ->' <<<"$out"; echo $?)" \
+	"the installed clockbench --probe"
+inst clockbench-host-check --format json >"$tmp/check.json" 2>"$tmp/err"
+rc=$?
+ok "$([ "$rc" -le 1 ] && grep -q '"schema": "clockbench-host-check/1"' "$tmp/check.json"; echo $?)" \
+	"the installed clockbench-host-check (exit $rc: $([ "$rc" -eq 0 ] && echo healthy || echo degraded))"
+[ "$rc" -le 1 ] || sed 's/^/# /' "$tmp/err"
+if ! command -v qemu-system-x86_64 >/dev/null || [ -z "$kernel" ]; then
+	skip "no qemu-system-x86_64 or no readable kernel image for the guest"
+	skip "no guest run"
+else
+	out=$(inst env KERNEL="$kernel" ACCEL=tcg VCPUS=1 TIMEOUT=150 DURATION=0.1 CLOCKS=monotonic METHODS=vdso CHECK=none \
+		clockbench-guest --results "$tmp/work/results" --run-id pkg 2>"$tmp/err")
+	rc=$?
+	res=${out##*$'\n'}
+	ok "$([ "$rc" -eq 0 ] && [ -s "$res" ]; echo $?)" "a TCG guest run of the installed clockbench-guest (exit $rc)"
+	[ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/err" | tail -5
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(d["launcher"]["initramfs"] != sys.argv[2] or d["launcher"]["accel"] != "tcg")' \
+		"$res" "$root/usr/lib/clockbench/build/guest/initramfs.cpio" 2>/dev/null
+	ok $? "its result names the installed initramfs, accel tcg"
+fi
+cd "$top" || exit 1
+grep -rlIF "$top" "$root" >"$tmp/refs"
+ok "$([ ! -s "$tmp/refs" ]; echo $?)" "no installed text file names the checkout"
+sed 's/^/# /' "$tmp/refs"
+dpkg_root --purge clockbench >"$tmp/dpkg" 2>&1
+find "$root" \( -type f -o -type l \) -not -path "$root/var/lib/dpkg/*" >"$tmp/left"
+ok "$([ ! -s "$tmp/left" ]; echo $?)" "dpkg --purge leaves nothing ($(wc -l <"$tmp/left") files)"
+sed 's/^/# left: /' "$tmp/left" | head -5
+done_testing
