@@ -32,10 +32,13 @@ extern const int cb_nclocks;
  * function that is never inlined (what a vDSO fallback and the C library's
  * syscall() pay: a call and a ret around it); syscall-inline: the same
  * instruction inlined into the loop (the floor of kernel entry and exit);
- * rdtsc, rdtscp: baselines without a clock. */
-enum cb_method { CB_VDSO, CB_SYSCALL, CB_SYSCALL_INLINE, CB_RDTSC, CB_RDTSCP, CB_NMETHODS };
+ * rdtsc, rdtscp: baselines without a clock; null: getppid() through a call
+ * shaped like syscall's (kernel entry and exit, no clock: what a syscall
+ * row less the null row of its thread count leaves is the kernel's own
+ * clocksource read, kernel_read_ns). */
+enum cb_method { CB_VDSO, CB_SYSCALL, CB_SYSCALL_INLINE, CB_RDTSC, CB_RDTSCP, CB_NULL, CB_NMETHODS };
 extern const char *const cb_method_names[CB_NMETHODS];
-/* 1 if the method reads a clock (one row per clock), 0 for the baselines. */
+/* 1 if the method reads a clock (one row per clock), 0 for rdtsc, rdtscp, null. */
 int cb_method_clocked(enum cb_method m);
 
 /* ---- options ---- */
@@ -74,7 +77,7 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv);
 struct cb_hist {
 	uint64_t count, min, max;
 	long double sum;
-	uint32_t b[CB_HIST_BUCKETS];
+	uint64_t b[CB_HIST_BUCKETS]; /* 64 bits: one bucket can pass 2^32 (fuzz/hist.c) */
 };
 
 void cb_hist_init(struct cb_hist *h);
@@ -132,6 +135,9 @@ static inline long cb_raw_clock_gettime(clockid_t clk, struct timespec *ts)
  * folded (bench/measure.c): the syscall method and the probe's syscall case.
  * tests/bench-symbols.t checks the built binaries keep it a call. */
 long cb_syscall_clock_gettime(clockid_t clk, struct timespec *ts);
+/* The null method's call: the same shape and arguments, but the syscall is
+ * getppid (no clock work); also never inlined, cloned or folded. */
+long cb_syscall_null(clockid_t clk, struct timespec *ts);
 
 /* TSC ticks per nanosecond, calibrated against CLOCK_MONOTONIC_RAW over
  * about ms milliseconds.  Returns 0 on failure. */
@@ -191,6 +197,11 @@ struct cb_stats {               /* one cell: clock x method x threads */
 	double calls_per_sec_thread, calls_per_sec_total;
 	double overhead_ns;         /* mean over threads of their own overhead, per call */
 	struct cb_cpu_overhead *ovh; /* one per thread (malloc'd; freed by the caller) */
+	/* syscall rows: the null row's median at the same thread count (NaN if
+	 * none), and this median less it (NaN if either is unknown, or if it
+	 * went negative: then kernel_read_negative is set) */
+	double null_ns, kernel_read_ns;
+	int kernel_read_negative;
 	int path;                   /* enum cb_path of the probe, for the table */
 	char clocksource[64];       /* the kernel's, read right after the cell */
 	int after_change;           /* measured after the clocksource changed */
@@ -198,6 +209,14 @@ struct cb_stats {               /* one cell: clock x method x threads */
 
 /* Fills the per-call figures of s from a cell's merged tally. */
 void cb_stats_fill(struct cb_stats *s, const struct cb_tally *t, unsigned batch, double tsc_per_ns);
+
+/* The kernel's clocksource read of one syscall row: syscall_ns less
+ * null_ns, or NaN where either is NaN or the difference is negative (then
+ * *negative is set).  Never clamped to 0. */
+double cb_kernel_read(double syscall_ns, double null_ns, int *negative);
+/* Fills null_ns, kernel_read_ns and kernel_read_negative of every syscall
+ * row from the null row of the same thread count. */
+void cb_fill_kernel_read(struct cb_stats *cells, int n);
 
 /* Calls per batch that keeps a batch near 2.5 us for this clock and method. */
 unsigned cb_auto_batch(int clock, enum cb_method m, double tsc_per_ns);

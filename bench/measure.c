@@ -28,6 +28,21 @@ CB_NOINLINE long cb_syscall_clock_gettime(clockid_t clk, struct timespec *ts)
 	return r;
 }
 
+/* The syscall method's function with getppid for clock_gettime: the same
+ * call, the same registers loaded, the same syscall instruction and ret;
+ * the kernel's work is entry, getppid and exit, no clock. */
+CB_NOINLINE long cb_syscall_null(clockid_t clk, struct timespec *ts)
+{
+	long r;
+
+	__asm__ __volatile__("syscall"
+			     : "=a"(r)
+			     : "0"((long)SYS_getppid), "D"((long)clk), "S"(ts)
+			     : "rcx", "r11", "memory");
+	__asm__ __volatile__("" : "+r"(r) :: "memory");
+	return r;
+}
+
 static inline void rdtscp_only(void)
 {
 	uint32_t lo, hi, aux;
@@ -57,6 +72,18 @@ CB_NOINLINE uint64_t cb_batch_syscall(clockid_t clk, unsigned n, uint64_t *end)
 
 	for (i = 0; i < n; i++)
 		cb_syscall_clock_gettime(clk, &ts);
+	*end = cb_rdtsc_end();
+	return *end - t0;
+}
+
+CB_NOINLINE uint64_t cb_batch_null(clockid_t clk, unsigned n, uint64_t *end)
+{
+	struct timespec ts;
+	uint64_t t0 = cb_rdtsc_start();
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		cb_syscall_null(clk, &ts);
 	*end = cb_rdtsc_end();
 	return *end - t0;
 }
@@ -118,6 +145,7 @@ static batch_fn batch_of(enum cb_method m)
 	case CB_SYSCALL_INLINE: return cb_batch_syscall_inline;
 	case CB_RDTSC: return cb_batch_rdtsc;
 	case CB_RDTSCP: return cb_batch_rdtscp;
+	case CB_NULL: return cb_batch_null;
 	default: return cb_batch_empty;
 	}
 }
@@ -240,6 +268,30 @@ void cb_stats_fill(struct cb_stats *s, const struct cb_tally *t, unsigned batch,
 		s->ns_raw[i] = s->cyc_raw[i] / tpn;
 		s->cyc[i] = net / batch;
 		s->ns[i] = s->cyc[i] / tpn;
+	}
+}
+
+double cb_kernel_read(double syscall_ns, double null_ns, int *negative)
+{
+	double d = syscall_ns - null_ns;
+
+	*negative = d < 0;  /* false for NaN */
+	return d < 0 ? NAN : d;
+}
+
+void cb_fill_kernel_read(struct cb_stats *cells, int n)
+{
+	int i, k;
+
+	for (i = 0; i < n; i++) {
+		struct cb_stats *s = &cells[i];
+		if (s->method != CB_SYSCALL)
+			continue;
+		s->null_ns = NAN;
+		for (k = 0; k < n; k++)
+			if (cells[k].method == CB_NULL && cells[k].threads == s->threads)
+				s->null_ns = cells[k].ns[CB_Q_MEDIAN];
+		s->kernel_read_ns = cb_kernel_read(s->ns[CB_Q_MEDIAN], s->null_ns, &s->kernel_read_negative);
 	}
 }
 

@@ -167,6 +167,11 @@ static void render_json(FILE *f, const struct cb_report *r)
 		cb_json_end_arr(&j);
 		cb_json_num(&j, "calls_per_sec_thread", s->calls_per_sec_thread, 0);
 		cb_json_num(&j, "calls_per_sec_total", s->calls_per_sec_total, 0);
+		if (s->method == CB_SYSCALL) {
+			cb_json_num(&j, "null_median_ns", s->null_ns, 2);
+			cb_json_num(&j, "kernel_read_ns", s->kernel_read_ns, 2);
+			cb_json_bool(&j, "kernel_read_negative", s->kernel_read_negative);
+		}
 		cb_json_end_obj(&j);
 	}
 	cb_json_end_arr(&j);
@@ -239,7 +244,8 @@ static const char csv_header[] =
 	"ns_min,ns_median,ns_mean,ns_p99,ns_p999,ns_max,"
 	"cycles_min,cycles_median,cycles_mean,cycles_p99,cycles_p999,cycles_max,"
 	"calls_per_sec_thread,calls_per_sec_total,clocksource,after_change,overhead_ns,"
-	"ns_raw_min,ns_raw_median,ns_raw_mean,ns_raw_p99,ns_raw_p999,ns_raw_max,below_overhead\n";
+	"ns_raw_min,ns_raw_median,ns_raw_mean,ns_raw_p99,ns_raw_p999,ns_raw_max,below_overhead,"
+	"null_median_ns,kernel_read_ns,kernel_read_negative\n";
 
 /* A number as in the JSON (same precision), or an empty cell for null. */
 static void csv_num(FILE *f, double v, int dec)
@@ -279,7 +285,13 @@ static void render_csv(FILE *f, const struct cb_report *r)
 				fprintf(f, "%s%s", sep, cb_quantile_names[k]);
 				sep = " ";
 			}
-		fputc('\n', f);
+		if (s->method == CB_SYSCALL) {
+			csv_num(f, s->null_ns, 2);
+			csv_num(f, s->kernel_read_ns, 2);
+			fprintf(f, ",%s\n", s->kernel_read_negative ? "true" : "false");
+		} else {
+			fputs(",,,\n", f);
+		}
 	}
 }
 
@@ -290,6 +302,40 @@ static void changed_line(FILE *f, const struct cb_report *r)
 		fprintf(f, "!!! CHANGED DURING THE RUN (%s%s%s): %s\n", r->changed.clocksource ? "clocksource" : "",
 			r->changed.clocksource && r->changed.path ? ", " : "", r->changed.path ? "path" : "",
 			r->changed.detail);
+}
+
+/* The syscall rows' kernel_read_ns, with the two medians it comes from. */
+static void kernel_read_table(FILE *f, const struct cb_report *r)
+{
+	int i, head = 0, none = 0, negative = 0;
+
+	for (i = 0; i < r->ncells; i++) {
+		const struct cb_stats *s = &r->cells[i];
+		if (s->method != CB_SYSCALL)
+			continue;
+		if (!head++)
+			fprintf(f, "\nthe kernel's own clock read: the syscall median less the null median (same threads)\n"
+				"%-16s %3s %9s %9s %9s\n", "clock", "thr", "syscall", "null", "kernel");
+		fprintf(f, "%-16s %3d", cb_clocks[s->clock].name, s->threads);
+		if (s->below_overhead & (1u << CB_Q_MEDIAN))
+			fprintf(f, " %9s", "<ovh");
+		else
+			fprintf(f, " %9.2f", s->ns[CB_Q_MEDIAN]);
+		if (s->null_ns == s->null_ns)
+			fprintf(f, " %9.2f", s->null_ns);
+		else
+			fprintf(f, " %9s", "-");
+		if (s->kernel_read_ns == s->kernel_read_ns)
+			fprintf(f, " %9.2f\n", s->kernel_read_ns);
+		else
+			fprintf(f, " %9s\n", s->kernel_read_negative ? "<null" : "-");
+		none |= s->null_ns != s->null_ns;
+		negative |= s->kernel_read_negative;
+	}
+	if (none)
+		fprintf(f, "-: no null median at that thread count (add null to --method)\n");
+	if (negative)
+		fprintf(f, "<null: the null call cost more than the syscall; not known (both medians in JSON and CSV)\n");
 }
 
 static void render_text(FILE *f, const struct cb_report *r)
@@ -349,6 +395,7 @@ static void render_text(FILE *f, const struct cb_report *r)
 		if (r->changed.clocksource)
 			fprintf(f, "*: measured after the clocksource changed ('%s' read right after the cell)\n",
 				r->cells[r->ncells - 1].clocksource);
+		kernel_read_table(f, r);
 	}
 
 	fprintf(f, "\npath check (a forked child whose clock_gettime syscall fails with a marker):\n");

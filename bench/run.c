@@ -90,6 +90,7 @@ static int measure(struct cb_report *r, const struct cb_opts *o, double tpn)
 			}
 		}
 	}
+	cb_fill_kernel_read(r->cells, r->ncells);
 	return 0;
 }
 

@@ -63,6 +63,9 @@ def check_engine(m, errors):
             errors.append("%s: batches/calls inconsistent" % at)
         if not (r.cps_total or 0) > 0:
             errors.append("%s: no calls per second" % at)
+        kr = [k for k in ("null_median_ns", "kernel_read_ns", "kernel_read_negative") if k in d]
+        if len(kr) != (3 if r.method == "syscall" else 0):
+            errors.append("%s: kernel read fields %r" % (at, kr))
     ch = doc.get("changed_during_run")
     if ch is None or (ch["detail"] is None) != (not ch["clocksource"] and not ch["path"]):
         errors.append("changed_during_run is %r" % ch)
@@ -104,6 +107,10 @@ def check_csv(m, path, errors):
             pairs.append(("ns_raw_" + q, r["ns_per_call_raw"][q]))
         pairs += [("calls_per_sec_total", r["calls_per_sec_total"]), ("seconds", r["seconds"]),
                   ("overhead_ns", r["overhead_ns_per_call"])]
+        # syscall rows only; empty cells on the others
+        pairs += [(k, r.get(k)) for k in ("null_median_ns", "kernel_read_ns")]
+        pairs.append(("kernel_read_negative", "" if "kernel_read_negative" not in r
+                      else "true" if r["kernel_read_negative"] else "false"))
         for k, v in pairs:
             cv = c.get(k)
             if v is None:

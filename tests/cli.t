@@ -71,11 +71,11 @@ rm -f "$tmp/so" "$tmp/se"
 rc=$?
 ok "$([ "$rc" -eq 0 ] && grep -q -- '--threads' "$tmp/help" && grep -q 'Exit status' "$tmp/help"; echo $?)" "--help exits 0 and documents options and exit status"
 bad=0
-for m in vdso syscall syscall-inline rdtsc rdtscp; do
+for m in vdso syscall syscall-inline rdtsc rdtscp null; do
 	grep -q -- "$m" "$tmp/help" || { bad=1; diag "--help does not name method $m"; }
 	"$bin" --method "$m" --probe --quiet >/dev/null 2>&1 || { bad=1; diag "--method $m refused"; }
 done
-ok "$bad" "every method (vdso syscall syscall-inline rdtsc rdtscp) is in --help and accepted"
+ok "$bad" "every method (vdso syscall syscall-inline rdtsc rdtscp null) is in --help and accepted"
 "$bin" --version >"$tmp/ver" 2>&1
 ok "$(grep -qE '^clockbench [0-9]+\.[0-9]+\.[0-9]+$' "$tmp/ver"; echo $?)" "--version prints the version"
 # Every option --help names is one the parser accepts (help tells the truth).

@@ -21,10 +21,36 @@ for bin in bench/clockbench build/clockbench-static; do
 	ok $? "$name: JSON valid, complete, quantiles ordered; CSV and text agree with it"
 	[ -n "$out" ] && diag "$out"
 	rows=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["results"]))' "$tmp/$name.json")
-	want=$(( (2 * 3 + 2) * $(nproc) ))
-	ok "$([ "$rows" = "$want" ]; echo $?)" "$name: $rows rows for 2 clocks x 3 methods + 2 baselines x $(nproc) thread counts"
+	want=$(( (2 * 3 + 3) * $(nproc) ))
+	ok "$([ "$rows" = "$want" ]; echo $?)" "$name: $rows rows for 2 clocks x 3 methods + rdtsc, rdtscp, null x $(nproc) thread counts"
 	grep -q '^monotonic  *vdso' "$tmp/$name.txt"
 	ok $? "$name: the text table has a monotonic vdso row"
+	python3 - "$tmp/$name.json" "$tmp/$name.txt" <<'PY'
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+rows = d["results"]
+n = len(os.sched_getaffinity(0))
+null = {r["threads"]: r for r in rows if r["method"] == "null"}
+assert sorted(null) == list(range(1, n + 1)), sorted(null)
+assert all(r["clock"] is None and r["path"] is None for r in null.values())
+sys_rows = [r for r in rows if r["method"] == "syscall"]
+assert len(sys_rows) == 2 * n, len(sys_rows)
+text = [ln.split() for ln in open(sys.argv[2])]
+for r in sys_rows:
+    med, nm = r["ns_per_call"]["median"], null[r["threads"]]["ns_per_call"]["median"]
+    assert r["null_median_ns"] == nm, (r, nm)
+    if r["kernel_read_negative"]:
+        assert r["kernel_read_ns"] is None and med - nm < 0.015, r
+        want = "<null"
+    else:
+        assert abs(r["kernel_read_ns"] - (med - nm)) <= 0.015, (r["kernel_read_ns"], med, nm)
+        want = "%.2f" % r["kernel_read_ns"]
+    line = [ln for ln in text if ln[:2] == [r["clock"], str(r["threads"])] and len(ln) == 5]
+    assert line == [[r["clock"], str(r["threads"]), "%.2f" % med, "%.2f" % nm, want]], (line, r)
+for r in rows:
+    assert ("kernel_read_ns" in r) == (r["method"] == "syscall"), r
+PY
+	ok $? "$name: a null row per thread count; every syscall row's kernel_read_ns is its median less that null median, in JSON and text"
 	python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -96,11 +122,28 @@ for bin in bench/clockbench build/clockbench-static; do
 	ok "$([ "$rows" = 0 ]; echo $?)" "$name: --probe alone measures no cost cells"
 done
 
-# Only the syscall method asked for: its rows say syscall, from the probe.
+# Only the syscall method asked for: its rows say syscall, from the probe;
+# without a null row its kernel read is null, never guessed.
 bench/clockbench --clock monotonic --method syscall --threads 1 --duration 0.05 --quiet \
 	--format json --output "$tmp/sys.json" 2>/dev/null
 out=$(python3 tests/check_report.py "$tmp/sys.json" --expect-path=monotonic:syscall:syscall)
 ok $? "--method syscall rows are labelled syscall"
+python3 -c '
+import json, sys
+r, = json.load(open(sys.argv[1]))["results"]
+assert (r["null_median_ns"], r["kernel_read_ns"], r["kernel_read_negative"]) == (None, None, False), r
+' "$tmp/sys.json"
+ok $? "--method syscall alone: null_median_ns and kernel_read_ns null, not named negative"
+
+# The default methods include null whenever they include syscall.
+bench/clockbench --clock monotonic --threads 1 --duration 0.05 --quiet --format json --output "$tmp/def.json" 2>/dev/null
+python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))["results"]
+assert [r["method"] for r in rows] == ["vdso", "syscall", "rdtsc", "null"], [r["method"] for r in rows]
+assert rows[1]["kernel_read_ns"] is not None or rows[1]["kernel_read_negative"], rows[1]
+' "$tmp/def.json"
+ok $? "the default run measures null beside syscall, so kernel_read_ns is there"
 
 # A clocksource that changes during the run (here a stand-in file the test
 # rewrites mid-run) marks the rows after it and the run, loudly.

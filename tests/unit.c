@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 
 static uint64_t rnd(uint64_t *s)
@@ -89,6 +90,45 @@ static void hist_tests(void)
 	cb_hist_merge(&a, &b);
 	ok(a.count == h.count && a.min == h.min && a.max == h.max && !memcmp(a.b, h.b, sizeof a.b),
 	   "merging two halves gives the histogram of the whole");
+
+	/* Threads' merged batches can put 2^32 in one bucket (fuzz/regressions/hist). */
+	cb_hist_init(&h);
+	cb_hist_add(&h, 5);
+	for (i = 0; i < 32; i++) {
+		memcpy(&a, &h, sizeof a);
+		cb_hist_merge(&h, &a);
+	}
+	ok(h.b[5] == 1ull << 32 && h.count == 1ull << 32 && cb_hist_quantile(&h, 0.5) == 5,
+	   "a bucket counts past 2^32");
+}
+
+/* Option parsing twice in one process (fuzz/regressions/opts). */
+static void opts_tests(void)
+{
+	static struct cb_opts o;
+	char a0[] = "clockbench", a1[] = "-Zq";
+	char *first[] = { a0, a1, NULL }, *second[] = { a0, NULL };
+	char line[128] = "";
+	FILE *err = tmpfile();
+	int fd = dup(2), rc1, rc2;
+
+	if (!err) {
+		ok(0, "tmpfile for the usage error");
+		return;
+	}
+	dup2(fileno(err), 2); /* the one line of the usage error */
+	rc1 = cb_parse_opts(&o, 2, first);
+	fflush(stderr);
+	dup2(fd, 2);
+	close(fd);
+	rewind(err);
+	if (!fgets(line, sizeof line, err))
+		line[0] = 0;
+	fclose(err);
+	ok(!strcmp(line, "clockbench: unknown option '-Z' (see --help)\n"), "-Zq: the unknown option named");
+	rc2 = cb_parse_opts(&o, 1, second);
+	ok(rc1 == CB_EXIT_USAGE && rc2 == -1 && !o.quiet,
+	   "a usage error inside a cluster (-Zq) leaves nothing to the next parse");
 }
 
 static void json_tests(void)
@@ -154,6 +194,46 @@ static void overhead_tests(void)
 	cb_stats_fill(&s, &a, 2, 1.0);
 	ok(s.ns[CB_Q_MIN] == 40 && s.ns[CB_Q_MAX] == 40 && s.below_overhead == 0,
 	   "each thread's batches less its own overhead: 40 per call on both");
+}
+
+/* kernel_read_ns: a syscall median less the null median of its thread
+ * count; never clamped, null (NaN) where unknown or negative. */
+static void kernel_read_tests(void)
+{
+	static struct cb_stats c[6];
+	int neg = -1, i;
+
+	ok(cb_kernel_read(100, 60, &neg) == 40 && !neg, "kernel read: 100 less 60 is 40");
+	ok(cb_kernel_read(60, 60, &neg) == 0 && !neg, "kernel read: equal medians give 0, not negative");
+	ok(isnan(cb_kernel_read(50, 60, &neg)) && neg, "kernel read: negative is null and named, never clamped");
+	ok(isnan(cb_kernel_read(100, NAN, &neg)) && !neg && isnan(cb_kernel_read(NAN, 60, &neg)) && !neg,
+	   "kernel read: an unknown median gives null, not named negative");
+
+	memset(c, 0, sizeof c);
+	/* syscall monotonic 1 and 2 threads, syscall realtime 1, vdso 1, null 1, null 3 */
+	c[0] = (struct cb_stats){ .clock = 1, .method = CB_SYSCALL, .threads = 1 };
+	c[1] = (struct cb_stats){ .clock = 1, .method = CB_SYSCALL, .threads = 2 };
+	c[2] = (struct cb_stats){ .clock = 0, .method = CB_SYSCALL, .threads = 1 };
+	c[3] = (struct cb_stats){ .clock = 1, .method = CB_VDSO, .threads = 1 };
+	c[4] = (struct cb_stats){ .clock = -1, .method = CB_NULL, .threads = 1 };
+	c[5] = (struct cb_stats){ .clock = -1, .method = CB_NULL, .threads = 3 };
+	c[0].ns[CB_Q_MEDIAN] = 300;
+	c[1].ns[CB_Q_MEDIAN] = 310;
+	c[2].ns[CB_Q_MEDIAN] = 200;
+	c[3].ns[CB_Q_MEDIAN] = 25;
+	c[4].ns[CB_Q_MEDIAN] = 250;
+	c[5].ns[CB_Q_MEDIAN] = 1;
+	for (i = 0; i < 6; i++)
+		c[i].kernel_read_ns = c[i].null_ns = -7;
+	cb_fill_kernel_read(c, 6);
+	ok(c[0].null_ns == 250 && c[0].kernel_read_ns == 50 && !c[0].kernel_read_negative,
+	   "syscall row less the null row of the same thread count");
+	ok(isnan(c[1].null_ns) && isnan(c[1].kernel_read_ns) && !c[1].kernel_read_negative,
+	   "no null row at that thread count: null, whatever other counts measured");
+	ok(c[2].null_ns == 250 && isnan(c[2].kernel_read_ns) && c[2].kernel_read_negative,
+	   "per clock: a syscall median below the null median is null and named");
+	ok(c[3].kernel_read_ns == -7 && c[4].kernel_read_ns == -7 && c[5].null_ns == -7,
+	   "only syscall rows carry it");
 }
 
 /* Readers for the probe's positive controls. */
@@ -280,8 +360,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	hist_tests();
+	opts_tests();
 	json_tests();
 	overhead_tests();
+	kernel_read_tests();
 	probe_tests();
 	tsc_tests();
 	changes_tests();

@@ -10,7 +10,7 @@ import json
 import os
 
 from . import runfolder
-from .util import InputError, is_num
+from .util import InputError, is_num, obj, one_line
 
 HOST_SCHEMA = runfolder.SCHEMA_HOST
 GUEST_SCHEMA = runfolder.SCHEMA_GUEST
@@ -27,14 +27,21 @@ class Row:
     clocksource: the kernel's clocksource read right after the cell (None in
     older files); raw: the quantiles before the overhead was subtracted
     (None in older files); below: the quantiles whose subtraction went
-    negative (null in ns)."""
+    negative (null in ns).  A syscall row's kernel_read: its median less
+    null_median, the null method's median at the same thread count (None
+    when unknown: no null row, an older file, or kernel_read_negative, the
+    subtraction having gone negative)."""
 
-    __slots__ = ("clock", "method", "threads", "path", "ns", "cps_total", "clocksource", "raw", "below")
+    __slots__ = ("clock", "method", "threads", "path", "ns", "cps_total", "clocksource", "raw", "below",
+                 "null_median", "kernel_read", "kernel_read_negative")
 
-    def __init__(self, clock, method, threads, path, ns, cps_total, clocksource=None, raw=None, below=()):
+    def __init__(self, clock, method, threads, path, ns, cps_total, clocksource=None, raw=None, below=(),
+                 null_median=None, kernel_read=None, kernel_read_negative=False):
         self.clock, self.method, self.threads, self.path = clock, method, threads, path
         self.ns, self.cps_total = ns, cps_total
         self.clocksource, self.raw, self.below = clocksource, raw, tuple(below)
+        self.null_median, self.kernel_read = null_median, kernel_read
+        self.kernel_read_negative = kernel_read_negative
 
     @property
     def median(self):
@@ -189,10 +196,10 @@ class Measurement:
     def probe_path(self):
         """What the path probe saw for CLOCK_MONOTONIC through the C library:
         'user', 'syscall', ... or None when there was no usable probe."""
-        p = self.doc.get("probe") if isinstance(self.doc.get("probe"), dict) else {}
+        p = obj(self.doc, "probe")
         if p.get("ok") is False:
             return None
-        v = ((p.get("clocks") or {}).get("monotonic") or {}).get("vdso")
+        v = obj(obj(p, "clocks"), "monotonic").get("vdso")
         return v if isinstance(v, str) else None
 
     def key(self):
@@ -231,6 +238,8 @@ def load_json(path):
     except ValueError as e:
         where = "truncated (a partial write?)" if _truncated(e, raw) else "corrupt"
         raise InputError(path, "not valid JSON, %s: %s" % (where, e))
+    except RecursionError:
+        raise InputError(path, "not valid JSON, corrupt: nested too deeply")
     if not isinstance(doc, dict):
         raise InputError(path, "not a JSON object")
     return doc
@@ -310,8 +319,9 @@ def parse_rows(path, rows, where):
             raise InputError(path, "%s.clocksource: expected a string, got %s" % (at, json.dumps(cs)))
         p = r.get("path")
         cps = r.get("calls_per_sec_total")
+        kr = _kernel_read(path, at, r, clean["median"]) if method == "syscall" else (None, None, False)
         out.append(Row(clock, method, th, p if isinstance(p, str) else None, clean,
-                       float(cps) if is_num(cps) else None, cs, raw, below or ()))
+                       float(cps) if is_num(cps) else None, cs, raw, below or (), *kr))
     seen = set()
     for r in out:
         k = (r.clock, r.method, r.threads)
@@ -319,6 +329,33 @@ def parse_rows(path, rows, where):
             raise InputError(path, "%s: two rows for clock %s, method %s, %d threads" % (where, r.clock, r.method, r.threads))
         seen.add(k)
     return out
+
+
+def _kernel_read(path, at, r, median):
+    """A syscall row's (null_median_ns, kernel_read_ns, kernel_read_negative),
+    each absent in older files: kernel_read_ns is null exactly where it is
+    not known, and otherwise the row's median less null_median_ns (both
+    written to 2 decimals)."""
+    vals = []
+    for k in ("null_median_ns", "kernel_read_ns"):
+        v = r.get(k)
+        if v is not None and not (is_num(v) and v >= 0):
+            raise InputError(path, "%s.%s: expected a number >= 0 or null, got %s" % (at, k, json.dumps(v)))
+        vals.append(None if v is None else float(v))
+    nm, kr = vals
+    neg = r.get("kernel_read_negative", False)
+    if not isinstance(neg, bool):
+        raise InputError(path, "%s.kernel_read_negative: expected true or false, got %s" % (at, json.dumps(neg)))
+    d = median - nm if nm is not None and median is not None else None
+    if kr is not None and (d is None or abs(d - kr) > 0.015 + 1e-9):
+        raise InputError(path, "%s.kernel_read_ns: %s, but the median %s less null_median_ns %s is not that"
+                         % (at, json.dumps(kr), json.dumps(median), json.dumps(nm)))
+    if neg and (d is None or kr is not None or d >= 0.015):
+        raise InputError(path, "%s.kernel_read_negative: true, but the median %s less null_median_ns %s is %s"
+                         % (at, json.dumps(median), json.dumps(nm), "unknown" if d is None else "%.2f" % d))
+    if "kernel_read_ns" in r and d is not None and kr is None and not neg:
+        raise InputError(path, "%s.kernel_read_ns: null, but both medians are known and it is not named negative" % at)
+    return nm, kr, neg
 
 
 def check_extras(path, doc, pre):
@@ -614,7 +651,7 @@ def label_problem(m, cs):
         diff.append("%s%s changed during the run%s" % (whose, what, ": %s" % ch["detail"] if ch.get("detail") else ""))
     if not diff:
         return None
-    return "%s: labelled %s, but %s" % (m.path, cs, "; ".join(diff))
+    return one_line("%s: labelled %s, but %s" % (m.path, cs, "; ".join(diff)))
 
 
 def load_file(path, run=None):

@@ -12,6 +12,7 @@ from .util import write_atomic
 HELP = {
     "node_clockbench_clock_read_median_seconds": "Seconds per clock read measured by clockbench: median over timed batches.",
     "node_clockbench_clock_read_p99_seconds": "Seconds per clock read measured by clockbench: 99th percentile over timed batches.",
+    "node_clockbench_kernel_clock_read_seconds": "Seconds the kernel spends per clocksource read: the syscall method's median less the null syscall's (getppid), same thread count.",
     "node_clockbench_clock_read_user_space": "1 if the clock read was answered in user space (vDSO), 0 if it made a syscall (seccomp probe).",
     "node_clockbench_guest_stable_bit": "1 if the guest's pvclock had PVCLOCK_TSC_STABLE_BIT (host trace, else the guest's kernel log).",
     "node_clockbench_guest_master_clock": "1 if KVM's master clock was on for the guest at the end of the run (host trace).",
@@ -103,6 +104,10 @@ def render(ms, all_clocks=False):
             for key in ("median", "p99"):
                 v = r.ns.get(key)
                 f.add("node_clockbench_clock_read_%s_seconds" % key, rl, None if v is None else v / 1e9)
+        for r in m.rows:
+            if r.method == "syscall" and r.kernel_read is not None and (all_clocks or r.clock == "monotonic"):
+                f.add("node_clockbench_kernel_clock_read_seconds",
+                      bl + [("clock", r.clock), ("threads", str(r.threads))], r.kernel_read / 1e9)
         for r in sorted(m.rows, key=lambda r: r.threads):
             if r.clock is not None and r.path in ("user", "syscall") and (all_clocks or r.clock == "monotonic"):
                 f.add("node_clockbench_clock_read_user_space", bl + [("clock", r.clock), ("method", r.method)],

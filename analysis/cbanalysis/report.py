@@ -3,7 +3,7 @@ import os
 
 from . import capacity, plots
 from .load import QUANTS, trace_facts
-from .util import fquant, md_table, write_atomic
+from .util import fquant, md_table, obj, write_atomic
 
 EMU_MARK = "†"
 EMU_NOTE = ("%s EMULATED: QEMU's TCG emulator is under these rows (a guest under TCG, or an emulated "
@@ -35,7 +35,7 @@ def ratio(a, b):
 
 
 def tsc_check(m):
-    t = (m.doc.get("checks") or {}).get("tsc")
+    t = obj(m.doc, "checks").get("tsc")
     if not isinstance(t, dict):
         return "n/a"
     return "%s; kernel: %s" % (t.get("verdict", "n/a"), t.get("kernel_verdict", "n/a"))
@@ -138,6 +138,53 @@ def headline_tables(ms, multi):
     return out
 
 
+def kernel_read_cell(r):
+    """A syscall row's kernel_read_ns for a table, or why it is not known."""
+    if r.kernel_read is not None:
+        return "%.2f" % r.kernel_read
+    if r.kernel_read_negative:
+        return "n/a (below the null call)"
+    if r.null_median is None:
+        return "n/a (no null row)"
+    return "n/a (median below loop overhead)"
+
+
+def kernel_read_section(ms, multi):
+    """The kernel's own clocksource read: the CLOCK_MONOTONIC syscall rows
+    less the null rows, per file that measured null."""
+    out = ["## The kernel's own clock read, ns", "",
+           "What `clock_gettime` costs inside the kernel beyond a null system call: the clocksource read that "
+           "every in-kernel timestamp pays, with the timekeeping arithmetic and copy-out around it. It is the "
+           "`syscall` method's median (`clock_gettime(CLOCK_MONOTONIC)` as a system call) less the `null` method's "
+           "median (`getppid`, called the same way, no clock) at the same thread count; a subtraction that goes "
+           "negative is `n/a`, never 0. `x tsc` divides by the same row measured with the host on `tsc`.", ""]
+    pre = ["run"] if multi else []
+    rows, without = [], []
+    for m in ms:
+        sys_rows = sorted((r for r in m.rows if r.clock == "monotonic" and r.method == "syscall"),
+                          key=lambda r: r.threads)
+        if not sys_rows:
+            continue
+        if not any(r.method == "null" for r in m.rows):
+            without.append(os.path.basename(m.path))
+            continue
+        b = baseline(m, ms)
+        for r in sys_rows:
+            br = b.row(r.clock, r.method, r.threads) if b else None
+            rows.append(([m.run] if multi else []) + [
+                "%s%s" % (m.where, EMU_MARK if m.emulated else ""), m.host_cs, r.threads, fquant(r),
+                "n/a" if r.null_median is None else "%.2f" % r.null_median, kernel_read_cell(r),
+                ratio(r.kernel_read, br and br.kernel_read)])
+    if rows:
+        hdr = pre + ["where", "host clocksource", "threads", "syscall median ns", "null median ns",
+                     "kernel read ns", "x tsc"]
+        out += [md_table(hdr, rows, "l" * len(pre) + "llrrrrr"), ""]
+    if without:
+        out += ["No `null` rows in %s: the kernel's read is not known there (`--method` with `null`)."
+                % ", ".join(without), ""]
+    return out if rows or without else []
+
+
 def findings(ms):
     """A few sentences: each non-tsc state against its tsc baseline."""
     out = []
@@ -197,8 +244,8 @@ def ctx_facts(m):
     fl = c.get("cpu_flags") if isinstance(c.get("cpu_flags"), dict) else {}
     cmd = c.get("kernel_cmdline") if isinstance(c.get("kernel_cmdline"), str) else ""
     clockopts = [w for w in cmd.split() if w.startswith(("tsc=", "clocksource=", "notsc", "no-kvmclock"))]
-    t = (m.doc.get("checks") or {}).get("tsc")
-    warps = (m.doc.get("checks") or {}).get("warps")
+    t = obj(m.doc, "checks").get("tsc")
+    warps = obj(m.doc, "checks").get("warps")
     nw = sum(w.get("warps", 0) for w in warps if isinstance(w, dict) and isinstance(w.get("warps"), int)) \
         if isinstance(warps, list) else None
     avail = m.available_clocksources
@@ -275,8 +322,8 @@ def context_tables(ms, outdir):
         facts = [ctx_facts(m) if kind == "host" else guest_facts(m) for m in sel]
         if kind == "guest":
             facts = [[("host kernel / clocksource at launch", "%s / %s" % (
-                (m.launcher.get("host") or {}).get("kernel", "n/a"),
-                (m.launcher.get("host") or {}).get("clocksource", "n/a")))] + f for m, f in zip(sel, facts)]
+                obj(m.launcher, "host").get("kernel", "n/a"),
+                obj(m.launcher, "host").get("clocksource", "n/a")))] + f for m, f in zip(sel, facts)]
         rows = []
         for i, (k, _) in enumerate(facts[0]):
             rows.append([k] + [cell(f[i][1]) for f in facts])
@@ -338,6 +385,7 @@ def build(ms, outdir, rates, hosts, vcpus, given, want_plots, warn):
     lines += findings(ms)
     lines += mitigation_lines(ms)
     lines += headline_tables(ms, multi)
+    lines += kernel_read_section(ms, multi)
     lines += plot_section(ms, outdir, multi, want_plots, warn)
     states = capacity.states_from(ms, multi) + capacity.states_given(given)
     excluded = sum(1 for m in ms if m.emulated)
