@@ -103,10 +103,18 @@ def start(ident):
             _put(os.path.join(inst, "buffer_size_kb"), "8192")  # short of memory: stop() says if it was too small
         for e in EVENTS:
             _put(os.path.join(inst, "events", "kvm", e, "enable"), "1")
-    except OSError as e:
+    except BaseException as e:  # also an interrupt: the instance is never left half made
         _remove(inst)
-        raise Unavailable("cannot set up %s: %s: %s" % (inst, e.filename, e.strerror))
+        if isinstance(e, OSError):
+            raise Unavailable("cannot set up %s: %s: %s" % (inst, e.filename, e.strerror))
+        raise
     return inst
+
+
+def discard(ident):
+    """Removes instance IDENT if it is still there (an interrupted run's
+    last step); True if there was one."""
+    return _remove(instance(ident))
 
 
 def _remove(inst):

@@ -556,13 +556,32 @@ def table(path):
     return guesttable.text(load.load_guest(path, os.path.basename(os.path.dirname(os.path.abspath(path)))))
 
 
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 def _interrupt(signum, frame):
+    # The first signal starts the clean-up (QEMU stopped, the trace
+    # instance removed); a second one (the harness stops a whole process
+    # group, and a user presses Ctrl-C twice) must not cut it short.
+    for s in INTERRUPTS:
+        signal.signal(s, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
+def handle_interrupts():
+    for s in INTERRUPTS:
+        signal.signal(s, _interrupt)
+
+
 def main(argv):
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGHUP, _interrupt)
+    handle_interrupts()
+    try:
+        return _main(argv)
+    finally:
+        kvmtrace.discard(os.getpid())  # whatever path left it (tests/guest/interrupt.t)
+
+
+def _main(argv):
     a = None
     try:
         a = settings(argv)

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""interrupt.t: an interrupted guest run leaves no tracefs instance (found by
+`make torture`: a TERM during the observer VM left one): a second signal
+cannot cut the launcher's clean-up short, an instance interrupted while
+being set up is removed, and the launcher removes its own on every way out
+(TAP; a fake tracefs folder, no root)."""
+import os
+import shutil
+import signal
+import sys
+import tempfile
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "host-scripts"))
+work = tempfile.mkdtemp(prefix="clockbench-interrupt-test.")
+os.environ["CB_TRACEFS"] = work
+from cbhost import kvmtrace, launcher  # noqa: E402
+
+n = failed = 0
+
+
+def ok(cond, what):
+    global n, failed
+    n += 1
+    failed += not cond
+    print("%sok %d - %s" % ("" if cond else "not ", n, what))
+
+
+print("1..4")
+for e in kvmtrace.EVENTS:
+    os.makedirs(os.path.join(work, "events", "kvm", e))
+os.makedirs(os.path.join(work, "instances"))
+inst = kvmtrace.instance(os.getpid())
+
+# 1-2: two TERMs; the second arrives during the clean-up the first started.
+launcher.handle_interrupts()
+steps = []
+try:
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        steps.append("not interrupted")
+    finally:
+        steps.append("clean-up started")
+        os.kill(os.getpid(), signal.SIGTERM)
+        steps.append("clean-up finished")
+except KeyboardInterrupt:
+    steps.append("interrupted")
+ok(steps == ["clean-up started", "clean-up finished", "interrupted"],
+   "a second TERM does not cut the clean-up short: %s" % steps)
+ok(signal.getsignal(signal.SIGINT) == signal.SIG_IGN, "after the first signal, INT, TERM and HUP are ignored")
+launcher.handle_interrupts()
+
+# 3: interrupted between mkdir and the end of its set-up.
+real_put = kvmtrace._put
+
+
+def interrupted_put(path, value):
+    raise KeyboardInterrupt
+
+
+kvmtrace._put = interrupted_put
+try:
+    kvmtrace.start(os.getpid())
+except KeyboardInterrupt:
+    pass
+kvmtrace._put = real_put
+ok(not os.path.exists(inst), "an instance interrupted while being set up is removed")
+
+# 4: whatever way the run ends, main() removes the launcher's own instance.
+
+
+def run_that_leaves_it(argv):
+    os.makedirs(inst, exist_ok=True)
+    raise KeyboardInterrupt
+
+
+launcher._main = run_that_leaves_it
+try:
+    launcher.main([])
+except KeyboardInterrupt:
+    pass
+ok(not os.path.exists(inst), "the launcher removes its own instance on the way out")
+
+shutil.rmtree(work, ignore_errors=True)
+sys.exit(1 if failed else 0)
