@@ -67,12 +67,25 @@ cs_proc_start() {
 
 cs_state_get() { sed -n "s/^$1=//p" "$cs_state" 2>/dev/null | head -n1; }
 
+# cs_proc_dying PID: true if PID is gone, a zombie, or has a SIGKILL
+# pending (it will never run again): a SIGKILLed run lingers so a moment.
+cs_proc_dying() {
+	local state pend
+	state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
+	case "$state" in Z | X | "") return 0 ;; esac
+	while read -r pend; do
+		(((16#$pend >> 8) & 1)) && return 0 # bit 8: SIGKILL
+	done < <(sed -n 's/^\(ShdPnd\|SigPnd\):[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
+	return 1
+}
+
 # cs_owner_live: true while the state's owner is a live run (not manual).
 cs_owner_live() {
 	local owner
 	owner=$(cs_state_get owner)
 	[ -n "$owner" ] && [ "$owner" != manual ] &&
-		[ "$(cs_proc_start "$owner" 2>/dev/null)" = "$(cs_state_get owner_start)" ]
+		[ "$(cs_proc_start "$owner" 2>/dev/null)" = "$(cs_state_get owner_start)" ] &&
+		! cs_proc_dying "$owner"
 }
 
 # cs_write NAME: writes NAME and checks the kernel took it (a write of a name
