@@ -51,6 +51,7 @@ cs_lock() {
 	mkdir -p "$CB_STATE_DIR" || return 1
 	exec 9>"$CB_STATE_DIR/lock"
 	flock -w 30 9 || { cs_say "flock $CB_STATE_DIR/lock: still held after 30 s by another clockbench command"; return 1; }
+	cs_drop_stale_tmp
 }
 cs_unlock() { exec 9>&-; }
 
@@ -103,19 +104,36 @@ cs_write() {
 	fi
 }
 
-# cs_write_state ORIGINAL OWNER [KEPT]: replaces the state file atomically.
+# cs_write_state ORIGINAL OWNER [KEPT]: replaces the state file atomically,
+# through .state.<pid>.XXXXXX, named in cs_state_tmp until the rename: a
+# write cut short by a signal is removed by cs_restore, one whose writer
+# was SIGKILLed by the next cs_lock (found by make torture).
+cs_state_tmp=
 cs_write_state() {
-	local tmp
 	mkdir -p "$CB_STATE_DIR"
-	tmp=$(mktemp "$CB_STATE_DIR/.state.XXXXXX")
+	cs_state_tmp=$(mktemp "$CB_STATE_DIR/.state.$$.XXXXXX")
 	{
 		echo "original=$1"
 		echo "owner=$2"
 		[ "$2" = manual ] || echo "owner_start=$(cs_proc_start "$2")"
 		[ -z "${3:-}" ] || echo "kept=$3"
 		echo "since=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-	} >"$tmp"
-	mv -f "$tmp" "$cs_state"
+	} >"$cs_state_tmp"
+	mv -f "$cs_state_tmp" "$cs_state"
+	cs_state_tmp=
+}
+
+# cs_drop_stale_tmp: removes the temporary state files of writers that are
+# gone (called under the lock).
+cs_drop_stale_tmp() {
+	local f pid
+	for f in "$CB_STATE_DIR"/.state.*.??????; do
+		[ -e "$f" ] || continue
+		pid=${f#"$CB_STATE_DIR/.state."}
+		pid=${pid%.*}
+		[[ $pid =~ ^[0-9]+$ ]] && ! kill -0 "$pid" 2>/dev/null && rm -f -- "$f"
+	done
+	return 0
 }
 
 # cs_restore found|original: puts back what the owner found (the kept
@@ -124,6 +142,8 @@ cs_write_state() {
 # twice, and when nothing was changed.
 cs_restore() {
 	local orig kept back
+	[ -z "$cs_state_tmp" ] || rm -f -- "$cs_state_tmp"
+	cs_state_tmp=
 	[ -f "$cs_state" ] || return 0
 	orig=$(cs_state_get original)
 	kept=$(cs_state_get kept)

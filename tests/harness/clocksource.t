@@ -100,6 +100,24 @@ ok "$([ -n "$zombie" ] && [ "$(cur)" = tsc ] && [ ! -e "$CB_STATE_DIR/clocksourc
 kill -KILL "$parent" 2>/dev/null
 wait "$parent" 2>/dev/null
 
+# A state write cut short leaves no temporary file (found by make torture:
+# an INT between the temporary's creation and its rename): the restore on
+# the way out removes it, and the next locking command removes a SIGKILLed
+# writer's, never a live one's.
+leftover=$(bash -c '. host-scripts/lib/clocksource.sh
+	cs_state_tmp=$(mktemp "$CB_STATE_DIR/.state.$$.XXXXXX"); echo original=ts >"$cs_state_tmp"
+	cs_restore found; ls -A "$CB_STATE_DIR" | grep "^\.state\." || true')
+ok "$([ -z "$leftover" ]; echo $?)" "an interrupted state write: the restore removes its temporary (left: ${leftover:-none})"
+sleep 0 &
+dead=$!
+wait "$dead"
+: >"$CB_STATE_DIR/.state.$dead.AbCdEf"
+: >"$CB_STATE_DIR/.state.$$.GhIjKl"
+"$cs" set hpet -- true 2>"$tmp/err"
+ok "$([ ! -e "$CB_STATE_DIR/.state.$dead.AbCdEf" ] && [ -e "$CB_STATE_DIR/.state.$$.GhIjKl" ] && [ "$(cur)" = tsc ]; echo $?)" \
+	"the next locking command removes a dead writer's temporary state file and keeps a live one's"
+rm -f "$CB_STATE_DIR/.state.$$.GhIjKl"
+
 # The guard: a process holding the KVM device is a guest we did not start.
 sleep 30 3<"$CB_KVM_DEV" &
 vm=$!
