@@ -208,23 +208,22 @@ cs_left() {
 # before the clocksource is put back under it, which would leave a result
 # named after a clocksource it did not measure on.  Fails if it cannot.
 cs_stop_left() {
-	local pids _
-	pids=$(cs_left "$1" "$2" | paste -sd' ' -)
-	[ -n "$pids" ] || return 0
-	cs_say "the interrupted run (pid $1) left its command running (pid $pids): stopping it"
-	# shellcheck disable=SC2086 # one word per pid
-	kill -TERM $pids 2>/dev/null
-	for _ in $(seq 50); do
-		[ -n "$(cs_left "$1" "$2")" ] || return 0
-		sleep 0.1
-	done
-	pids=$(cs_left "$1" "$2" | paste -sd' ' -)
-	cs_say "still running after 5 s: killing pid $pids"
-	# shellcheck disable=SC2086
-	kill -KILL $pids 2>/dev/null
-	for _ in $(seq 20); do
-		[ -n "$(cs_left "$1" "$2")" ] || return 0
-		sleep 0.1
+	local sig tenths pids _
+	for sig in TERM:50 KILL:20; do
+		tenths=${sig#*:} sig=${sig%:*}
+		pids=$(cs_left "$1" "$2" | paste -sd' ' -)
+		[ -n "$pids" ] || return 0
+		if [ "$sig" = TERM ]; then
+			cs_say "the interrupted run (pid $1) left its command running (pid $pids): stopping it"
+		else
+			cs_say "still running after 5 s: killing pid $pids"
+		fi
+		# shellcheck disable=SC2086 # one word per pid
+		kill -"$sig" $pids 2>/dev/null
+		for _ in $(seq "$tenths"); do
+			[ -n "$(cs_left "$1" "$2")" ] || return 0
+			sleep 0.1
+		done
 	done
 	cs_say "the interrupted run's command (pid $(cs_left "$1" "$2" | paste -sd' ' -)) does not stop: not restoring under it"
 	return 1

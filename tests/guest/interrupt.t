@@ -5,28 +5,20 @@ cannot cut the launcher's clean-up short, an instance interrupted while
 being set up is removed, and the launcher removes its own on every way out
 (TAP; a fake tracefs folder, no root)."""
 import os
-import shutil
 import signal
 import sys
-import tempfile
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "host-scripts"))
-work = tempfile.mkdtemp(prefix="clockbench-interrupt-test.")
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(here, "..", "..", "host-scripts"), os.path.join(here, "..", "analysis")]
+from taplib import Tap  # noqa: E402
+
+t = Tap()
+work = t.tmp
 os.environ["CB_TRACEFS"] = work
 from cbhost import kvmtrace, launcher  # noqa: E402
 
-n = failed = 0
-
-
-def ok(cond, what):
-    global n, failed
-    n += 1
-    failed += not cond
-    print("%sok %d - %s" % ("" if cond else "not ", n, what))
-
-
-print("1..4")
+ok = t.ok
 for e in kvmtrace.EVENTS:
     os.makedirs(os.path.join(work, "events", "kvm", e))
 os.makedirs(os.path.join(work, "instances"))
@@ -81,5 +73,4 @@ except KeyboardInterrupt:
     pass
 ok(not os.path.exists(inst), "the launcher removes its own instance on the way out")
 
-shutil.rmtree(work, ignore_errors=True)
-sys.exit(1 if failed else 0)
+t.done()
