@@ -19,6 +19,13 @@ CB_CS_DIR=${CB_CS_DIR:-/sys/devices/system/clocksource/clocksource0}
 CB_STATE_DIR=${CB_STATE_DIR:-/run/clockbench}
 CB_KVM_DEV=${CB_KVM_DEV:-/dev/kvm}
 cs_state=$CB_STATE_DIR/clocksource.state
+# How a user runs restore: from a checkout (its top holds the Makefile, the
+# rule of runfolder.default_dirs) or as the installed command.
+if [ -f "$(dirname "${BASH_SOURCE[0]}")/../../Makefile" ]; then
+	CS_RESTORE="host-scripts/clocksource restore"
+else
+	CS_RESTORE="clockbench-clocksource restore"
+fi
 
 cs_say() { echo "clockbench: $*" >&2; }
 
@@ -176,7 +183,7 @@ cs_recover() {
 	since=$(cs_state_get since)
 	orig=$(cs_state_get original)
 	if [ "$owner" = manual ]; then
-		cs_say "note: the clocksource was set by hand to '$(cs_current)' at $since (original '$orig'); 'host-scripts/clocksource restore' puts it back"
+		cs_say "note: the clocksource was set by hand to '$(cs_current)' at $since (original '$orig'); '$CS_RESTORE' puts it back"
 		return 0
 	fi
 	[ "$owner" = "$$" ] && return 0
@@ -188,7 +195,7 @@ cs_recover() {
 	back=${back:-$orig}
 	cs_stop_left "$owner" "$(cs_state_get owner_start)" || return 1
 	if ! cs_need_write; then
-		cs_say "an interrupted run (pid $owner, since $since) left the clocksource at '$(cs_current)' (it was '$back'): run 'sudo host-scripts/clocksource restore'"
+		cs_say "an interrupted run (pid $owner, since $since) left the clocksource at '$(cs_current)' (it was '$back'): run 'sudo $CS_RESTORE'"
 		return 1
 	fi
 	cs_say "an interrupted run (pid $owner, since $since) left the clocksource at '$(cs_current)': restoring '$back'"

@@ -118,6 +118,13 @@ ok "$([ ! -e "$CB_STATE_DIR/.state.$dead.AbCdEf" ] && [ -e "$CB_STATE_DIR/.state
 	"the next locking command removes a dead writer's temporary state file and keeps a live one's"
 rm -f "$CB_STATE_DIR/.state.$$.GhIjKl"
 
+# The restore hint names the command the user has: the checkout's script, or
+# the installed one (a copy of the library outside any checkout).
+mkdir -p "$tmp/inst/host-scripts/lib"
+cp host-scripts/lib/clocksource.sh "$tmp/inst/host-scripts/lib/"
+hints="$(bash -c '. host-scripts/lib/clocksource.sh; echo "$CS_RESTORE"')|$(bash -c ". '$tmp/inst/host-scripts/lib/clocksource.sh'; echo \"\$CS_RESTORE\"")"
+ok "$([ "$hints" = "host-scripts/clocksource restore|clockbench-clocksource restore" ]; echo $?)" "the restore hint, checkout and installed: $hints"
+
 # The guard: a process holding the KVM device is a guest we did not start.
 sleep 30 3<"$CB_KVM_DEV" &
 vm=$!
