@@ -27,7 +27,7 @@ RESULTS := results
 # Expanded when a recipe runs, after `make deps` has installed python3.
 RUN_ID ?= $(shell ./host-scripts/runfolder run-id)
 
-.PHONY: all deps check bench bench-host bench-self compare host-check lab clean help
+.PHONY: all deps check bench bench-host bench-self compare crosscheck host-check lab clean help
 all: bench/clockbench $(BUILD)/clockbench-static
 
 bench/clockbench: $(HOST_OBJS) $(BUILD)/host/main.o
@@ -119,6 +119,12 @@ lab: deps
 	$(Q)$(MAKE) --no-print-directory all guest-initramfs
 	$(Q)./lab/run-lab "$(RESULTS)" "$(RUN_ID)-lab"
 
+# The engine's workloads beside iperf3 and cyclictest on this host, side by
+# side in one run (a benchmark that prints figures, not a test).
+crosscheck: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)./host-scripts/crosscheck "$(RESULTS)" "$(RUN_ID)-crosscheck"
+
 # A read-only health report of this host's clock.
 host-check: all
 	$(Q)./host-scripts/host-check
@@ -143,6 +149,7 @@ help:
 	@echo "make bench-guest  one QEMU guest run (clockbench as PID 1) on the current clocksource"
 	@echo "make lab          emulated hypervisor (TCG, SVM): each host clock state of lab/states.cfg, asserted (root, ~12 min)"
 	@$(MAKE) --no-print-directory -s help-analysis 2>/dev/null || true
+	@echo "make crosscheck   the engine's workloads beside iperf3 and cyclictest, side by side on this host"
 	@echo "make bench-self   the engine's own accuracy: loop overhead, spread, musl vs glibc, syscall vs the C library's syscall()"
 	@$(MAKE) --no-print-directory -s help-fuzz 2>/dev/null || true
 	@echo "make torture      interrupt harness steps at random moments, fake and real clocksource; check nothing is left (root, ~15 min)"
