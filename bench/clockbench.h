@@ -41,6 +41,15 @@ extern const char *const cb_method_names[CB_NMETHODS];
 /* 1 if the method reads a clock (one row per clock), 0 for rdtsc, rdtscp, null. */
 int cb_method_clocked(enum cb_method m);
 
+/* ---- workloads ---- */
+
+/* Real work beside the clock reads (bench/workload.c): a loopback TCP
+ * stream, one-byte TCP request and response, and short sleeps. */
+enum cb_workload { CB_WL_TCP_STREAM, CB_WL_TCP_RR, CB_WL_TIMER, CB_NWORKLOADS };
+extern const char *const cb_workload_names[CB_NWORKLOADS];
+#define CB_MSG_SIZE_MAX (16u << 20)
+#define CB_TIMER_INTERVAL_US 50
+
 /* ---- options ---- */
 
 enum cb_format { CB_TEXT, CB_JSON, CB_CSV };
@@ -56,7 +65,12 @@ struct cb_opts {
 	unsigned batch;           /* calls per timed batch; 0 = automatic */
 	int cost;                 /* measure cost cells */
 	int check_warps, check_tsc;
+	int check_tsc_rate;       /* --check tsc-rate: only when named */
+	const char *test_rtc_device; /* tests only: read as the RTC (NULL: /dev/rtc0) */
 	unsigned tsc_rounds;      /* round trips per CPU in the TSC check */
+	unsigned workloads;       /* bitmask over enum cb_workload */
+	unsigned msg_size;        /* tcp-stream's write size, bytes */
+	int test_stall;           /* tests only: the peer never answers */
 	enum cb_format format;
 	const char *output;       /* NULL = stdout */
 	const char *json_out, *csv_out;
@@ -68,6 +82,9 @@ struct cb_opts {
 /* Parses argv into *o.  Returns -1 to go on, or an exit status (0 after
  * --help/--version, CB_EXIT_USAGE after printing one line to stderr). */
 int cb_parse_opts(struct cb_opts *o, int argc, char **argv);
+/* A byte count: decimal digits, then optionally K or M (KiB, MiB), within
+ * [lo, hi]; -1 if not one. */
+long long cb_parse_bytes(const char *s, long long lo, long long hi);
 
 /* ---- histogram (log-linear, integer values) ---- */
 
@@ -291,6 +308,56 @@ int cb_check_tsc(const struct cb_opts *o, double tsc_per_ns, struct cb_tsc_resul
  * of that CPU's own best round trip, and the warps. */
 void cb_tsc_verdict(struct cb_tsc_result *r, unsigned rounds, double tsc_per_ns);
 
+/* ---- TSC rate (bench/tscrate.c) ---- */
+
+struct cb_tsc_rate_ref {        /* the TSC against one clock over the window */
+	double tsc_hz, ppm;         /* NaN where unknown */
+};
+
+struct cb_tsc_rate {
+	double seconds;             /* the window, by CLOCK_MONOTONIC_RAW */
+	char clocksource[64];       /* the kernel's, read right after the check */
+	long long kernel_tsc_khz;   /* 0 if not found */
+	const char *kernel_tsc_khz_source; /* "cpuid-0x15", "cpuid-0x40000010", "kmsg" or NULL */
+	double engine_tsc_khz;      /* cb_tsc_calibrate()'s */
+	const char *ppm_reference;  /* "kernel" or "engine": what every ppm is against */
+	struct {
+		const char *device;
+		int available;
+		char reason[160];       /* why not, in plain words; "" if available */
+		int edges;
+		double tsc_hz, ppm, jitter_us; /* jitter: RMS of the fit's residuals */
+	} rtc;
+	struct cb_tsc_rate_ref monotonic, monotonic_raw;
+	struct {
+		int available;
+		double freq_ppm;
+		long tick_us, maxerror_us, esterror_us;
+		int status, synchronized;
+	} adjtimex;
+};
+
+/* Least squares of TSC stamps against their edges' seconds idx[] (n >= 2):
+ * the slope in ticks a second, and the root mean square of the residuals
+ * in ticks.  Returns 0, or -1 if there is no positive slope. */
+int cb_rate_fit(const uint64_t *tsc, const int64_t *idx, int n, double *hz, double *rms_ticks);
+/* (hz / ref_hz - 1) * 1e6; NaN if ref_hz is not positive or hz not finite. */
+double cb_rate_ppm(double hz, double ref_hz);
+/* struct timex's freq (ppm scaled by 2^16) in ppm. */
+double cb_adjtimex_freq_ppm(long freq);
+/* The TSC kHz of a kernel log line (a /dev/kmsg record or the bare
+ * message) "tsc: Refined TSC clocksource calibration: X MHz" (*rank 3),
+ * "tsc: Detected X MHz TSC" (2) or "tsc: Detected X MHz processor" (1);
+ * -1 for any other line. */
+long long cb_kmsg_tsc_khz(const char *rec, int *rank);
+/* Sets ppm_reference and every ppm from the tsc_hz figures: against the
+ * kernel's kHz where known, else the engine's. */
+void cb_tsc_rate_ppms(struct cb_tsc_rate *t);
+/* The check, over o->duration (>= 5 s): RTC edges where there is an RTC,
+ * the two monotonic clocks over the same window, adjtimex, the kernel's
+ * TSC kHz.  Returns 0, or -1 with a message printed. */
+int cb_check_tsc_rate(const struct cb_opts *o, double tsc_per_ns, struct cb_tsc_rate *t);
+
 /* ---- context ---- */
 
 struct cb_context {
@@ -319,6 +386,34 @@ int cb_read_line(const char *path, char *buf, size_t n);
 /* Appends to buf (size n, NUL-terminated) what fits; never overruns. */
 void cb_append(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* ---- workload rows ---- */
+
+struct cb_workload_result {
+	enum cb_workload workload;
+	int threads;
+	int cpus[CB_MAX_CPUS];      /* the threads' CPUs, in order */
+	double seconds;             /* measured wall time */
+	double rate;                /* the headline figure, higher is better */
+	const char *rate_unit;
+	int have_latency;           /* tcp-rr and timer */
+	double latency_us[CB_NQ];
+	unsigned msg_bytes;         /* tcp-stream */
+	uint64_t bytes;             /* tcp-stream: received */
+	uint64_t transactions;      /* tcp-rr */
+	uint64_t wakeups, overruns; /* timer */
+	char clocksource[64];       /* the kernel's, read right after the row */
+	int after_change;
+};
+
+/* A row's headline rate from its count (bytes, transactions or wakeups)
+ * over seconds: Gbit/s (10^9 bits), transactions/s or wakeups/s.  NaN
+ * when seconds is not positive. */
+double cb_workload_rate(enum cb_workload w, uint64_t count, double seconds, const char **unit);
+/* Runs one workload for o->duration.  Returns 0, or -1 after one line
+ * through cb_warn; every socket operation has a time limit. */
+int cb_run_workload(const struct cb_opts *o, enum cb_workload w, double tsc_per_ns,
+		    struct cb_workload_result *out);
+
 /* ---- report and output ---- */
 
 struct cb_changes {             /* what changed between start and end */
@@ -331,12 +426,15 @@ struct cb_report {
 	struct cb_context ctx;
 	struct cb_stats *cells;
 	int ncells;
+	struct cb_workload_result workloads[CB_NWORKLOADS];
+	int nworkloads;
 	struct cb_probe probe, probe_end;
 	int have_probe_end;
 	struct cb_changes changed;
 	struct cb_warp_result warps[32];
 	int nwarps;
 	struct cb_tsc_result *tsc;  /* NULL if not checked */
+	struct cb_tsc_rate *tsc_rate; /* NULL if not checked */
 	int tsc_failed;
 };
 

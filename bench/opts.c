@@ -51,10 +51,23 @@ static const char usage[] =
 "  -b, --batch N        calls per timed batch (default: automatic, ~2.5 us)\n"
 "      --check LIST     also run checks, apart from the cost cells: warps\n"
 "                       (clock read backwards across CPUs), tsc (per-CPU TSC\n"
-"                       offset from the first CPU), all, none (default: none)\n"
+"                       offset from the first CPU), all (those two), none\n"
+"                       (default: none); tsc-rate, only by name: the TSC's\n"
+"                       rate against the RTC's update interrupts (where there\n"
+"                       is one), CLOCK_MONOTONIC and CLOCK_MONOTONIC_RAW over\n"
+"                       --duration (at least 5 s), and the kernel's NTP\n"
+"                       frequency correction\n"
 "      --tsc-rounds N   round trips per CPU in the TSC check (default: 5000,\n"
 "                       at least 3000)\n"
-"      --no-cost        skip the cost cells (probe and checks only)\n"
+"      --workload LIST  also run real work, after the cost cells: tcp-stream\n"
+"                       (loopback TCP, Gbit/s), tcp-rr (one-byte request and\n"
+"                       response, transactions/s, round-trip latency), timer\n"
+"                       (50 us sleeps on the largest --threads count of CPUs,\n"
+"                       wake-up latency), all, none (default: none); each for\n"
+"                       --duration, TCP pinned to the first two --cpus\n"
+"      --msg-size BYTES tcp-stream's write size, 1 to 16M; K and M suffixes\n"
+"                       are KiB and MiB (default: 64K)\n"
+"      --no-cost        skip the cost cells (probe, workloads and checks only)\n"
 "      --probe          only the path check: vDSO or syscall, per clock\n"
 "  -f, --format FMT     text, json or csv for stdout or --output (default: text)\n"
 "  -o, --output FILE    write there instead of stdout (atomically)\n"
@@ -86,6 +99,38 @@ static long long parse_num(const char *s, long long lo, long long hi)
 	if (errno || *end || v < (unsigned long long)lo || v > (unsigned long long)hi)
 		return -1;
 	return (long long)v;
+}
+
+long long cb_parse_bytes(const char *s, long long lo, long long hi)
+{
+	char digits[32];
+	size_t n = strlen(s);
+	long long v, unit = 1;
+
+	if (n && (s[n - 1] == 'K' || s[n - 1] == 'M')) {
+		unit = s[n - 1] == 'K' ? 1024 : 1024 * 1024;
+		n--;
+	}
+	if (!n || n >= sizeof digits)
+		return -1;
+	memcpy(digits, s, n);
+	digits[n] = 0;
+	v = parse_num(digits, 0, hi);
+	if (v < 0 || v * unit < lo || v * unit > hi)
+		return -1;
+	return v * unit;
+}
+
+/* 1 if the comma list arg names w itself ("all" does not). */
+static int named(const char *arg, const char *w)
+{
+	size_t n = strlen(w);
+	const char *p;
+
+	for (p = arg; (p = strstr(p, w)); p += n)
+		if ((p == arg || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return 1;
+	return 0;
 }
 
 static int parse_names(const char *opt, const char *arg, const char *const *names, int n,
@@ -177,6 +222,8 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 		{ "batch", required_argument, NULL, 'b' },
 		{ "check", required_argument, NULL, 'K' },
 		{ "tsc-rounds", required_argument, NULL, 'R' },
+		{ "workload", required_argument, NULL, 'W' },
+		{ "msg-size", required_argument, NULL, 'M' },
 		{ "no-cost", no_argument, NULL, 'N' },
 		{ "probe", no_argument, NULL, 'P' },
 		{ "format", required_argument, NULL, 'f' },
@@ -188,9 +235,14 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		/* tests only: read the current clocksource from FILE */
 		{ "test-clocksource-file", required_argument, NULL, 'T' },
+		/* tests only: read PATH as the RTC (a FIFO of 8-byte records) */
+		{ "test-rtc-device", required_argument, NULL, 'E' },
+		/* tests only: the workloads' receiver and server never answer */
+		{ "test-stall", no_argument, NULL, 'X' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char *const check_names[] = { "warps", "tsc", "none" };
+	static const char *const check_names[] = { "warps", "tsc", "none", "tsc-rate" };
+	static const char *const workload_names[] = { "tcp-stream", "tcp-rr", "timer", "none" };
 	const char *threads_arg = "1,max", *cpus_arg = NULL;
 	static unsigned char set[CB_MAX_CPUS + 1];
 	cpu_set_t allowed;
@@ -204,6 +256,7 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 	o->duration = 1.0;
 	o->cost = 1;
 	o->tsc_rounds = 5000;
+	o->msg_size = 65536;
 	o->argc = argc;
 	o->argv = argv;
 
@@ -239,12 +292,13 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 			break;
 		}
 		case 'K':
-			if ((rc = parse_names("--check", optarg, check_names, 3, &mask)) >= 0)
+			if ((rc = parse_names("--check", optarg, check_names, 4, &mask)) >= 0)
 				return rc;
 			if (!strcmp(optarg, "all"))
 				mask = 3;
 			o->check_warps = !!(mask & 1);
 			o->check_tsc = !!(mask & 2);
+			o->check_tsc_rate = named(optarg, "tsc-rate"); /* not in "all" */
 			break;
 		case 'R': {
 			long long v = parse_num(optarg, 3000, 100000000);
@@ -253,8 +307,21 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 			o->tsc_rounds = (unsigned)v;
 			break;
 		}
+		case 'W':
+			if ((rc = parse_names("--workload", optarg, workload_names, CB_NWORKLOADS + 1, &mask)) >= 0)
+				return rc;
+			o->workloads = mask & ((1u << CB_NWORKLOADS) - 1); /* "none" adds nothing */
+			break;
+		case 'M': {
+			long long v = cb_parse_bytes(optarg, 1, CB_MSG_SIZE_MAX);
+			if (v < 0)
+				return bad("--msg-size", optarg, "must be a byte count from 1 to 16M (K, M: KiB, MiB)");
+			o->msg_size = (unsigned)v;
+			break;
+		}
+		case 'X': o->test_stall = 1; break;
 		case 'N': o->cost = 0; break;
-		case 'P': o->cost = 0; o->check_warps = o->check_tsc = 0; break;
+		case 'P': o->cost = 0; o->check_warps = o->check_tsc = o->check_tsc_rate = 0; o->workloads = 0; break;
 		case 'f':
 			if (!strcmp(optarg, "text"))
 				o->format = CB_TEXT;
@@ -270,6 +337,7 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 		case 'S': o->csv_out = optarg; break;
 		case 'q': o->quiet = 1; break;
 		case 'T': cb_clocksource_file = optarg; break;
+		case 'E': o->test_rtc_device = optarg; break;
 		case 'h': fputs(usage, stdout); return CB_EXIT_OK;
 		case 'V': printf("clockbench %s\n", CB_VERSION); return CB_EXIT_OK;
 		case ':':
@@ -331,6 +399,11 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 			o->threads[o->nthreads++] = i;
 	if (!o->nthreads)
 		return bad("--threads", threads_arg, "no thread count given");
+	if (o->check_tsc_rate && o->duration < 5) {
+		char v[32];
+		snprintf(v, sizeof v, "%g", o->duration);
+		return bad("--duration", v, "the tsc-rate check needs at least 5 seconds");
+	}
 	cb_quiet = o->quiet;
 	return -1;
 }

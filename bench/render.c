@@ -64,6 +64,96 @@ static void json_words(struct cb_json *j, const char *key, const char *s)
 	cb_json_end_arr(j);
 }
 
+static void json_workload(struct cb_json *j, const struct cb_workload_result *x)
+{
+	int k;
+
+	cb_json_obj(j, NULL);
+	cb_json_str(j, "workload", cb_workload_names[x->workload]);
+	cb_json_int(j, "threads", x->threads);
+	cb_json_arr(j, "cpus");
+	for (k = 0; k < x->threads; k++)
+		cb_json_int(j, NULL, x->cpus[k]);
+	cb_json_end_arr(j);
+	cb_json_num(j, "seconds", x->seconds, 3);
+	cb_json_str(j, "clocksource", x->clocksource[0] ? x->clocksource : NULL);
+	cb_json_bool(j, "after_change", x->after_change);
+	cb_json_num(j, "rate", x->rate, x->workload == CB_WL_TCP_STREAM ? 3 : 1);
+	cb_json_str(j, "rate_unit", x->rate_unit);
+	if (x->have_latency)
+		json_quantiles(j, "latency_us", x->latency_us, 3);
+	else
+		cb_json_null(j, "latency_us");
+	switch (x->workload) {
+	case CB_WL_TCP_STREAM:
+		cb_json_uint(j, "msg_bytes", x->msg_bytes);
+		cb_json_uint(j, "bytes", x->bytes);
+		break;
+	case CB_WL_TCP_RR:
+		cb_json_uint(j, "transactions", x->transactions);
+		break;
+	default:
+		cb_json_int(j, "interval_us", CB_TIMER_INTERVAL_US);
+		cb_json_uint(j, "wakeups", x->wakeups);
+		cb_json_uint(j, "overruns", x->overruns);
+	}
+	cb_json_end_obj(j);
+}
+
+/* checks.tsc_rate (docs/schema.md): null where a figure is unknown. */
+static void json_tsc_rate(struct cb_json *j, const struct cb_tsc_rate *t)
+{
+	const struct cb_tsc_rate_ref *ref[2] = { &t->monotonic, &t->monotonic_raw };
+	static const char *const ref_names[2] = { "monotonic", "monotonic_raw" };
+	int i;
+
+	cb_json_obj(j, "tsc_rate");
+	cb_json_num(j, "seconds", t->seconds, 3);
+	cb_json_str(j, "clocksource", t->clocksource);
+	if (t->kernel_tsc_khz > 0)
+		cb_json_int(j, "kernel_tsc_khz", t->kernel_tsc_khz);
+	else
+		cb_json_null(j, "kernel_tsc_khz");
+	cb_json_str(j, "kernel_tsc_khz_source", t->kernel_tsc_khz_source);
+	cb_json_num(j, "engine_tsc_khz", t->engine_tsc_khz, 3);
+	cb_json_str(j, "ppm_reference", t->ppm_reference);
+	cb_json_obj(j, "rtc");
+	cb_json_str(j, "device", t->rtc.device);
+	cb_json_bool(j, "available", t->rtc.available);
+	cb_json_str(j, "reason", t->rtc.available ? NULL : t->rtc.reason);
+	if (t->rtc.available)
+		cb_json_int(j, "edges", t->rtc.edges);
+	else
+		cb_json_null(j, "edges");
+	cb_json_num(j, "tsc_hz", t->rtc.tsc_hz, 1);
+	cb_json_num(j, "ppm", t->rtc.ppm, 3);
+	cb_json_num(j, "jitter_us", t->rtc.jitter_us, 3);
+	cb_json_end_obj(j);
+	for (i = 0; i < 2; i++) {
+		cb_json_obj(j, ref_names[i]);
+		cb_json_num(j, "tsc_hz", ref[i]->tsc_hz, 1);
+		cb_json_num(j, "ppm", ref[i]->ppm, 3);
+		cb_json_end_obj(j);
+	}
+	cb_json_obj(j, "adjtimex");
+	cb_json_bool(j, "available", t->adjtimex.available);
+	if (t->adjtimex.available) {
+		cb_json_num(j, "freq_ppm", t->adjtimex.freq_ppm, 3);
+		cb_json_int(j, "tick_us", t->adjtimex.tick_us);
+		cb_json_int(j, "status", t->adjtimex.status);
+		cb_json_bool(j, "synchronized", t->adjtimex.synchronized);
+		cb_json_int(j, "maxerror_us", t->adjtimex.maxerror_us);
+		cb_json_int(j, "esterror_us", t->adjtimex.esterror_us);
+	} else {
+		static const char *const keys[] = { "freq_ppm", "tick_us", "status", "synchronized",
+						     "maxerror_us", "esterror_us" };
+		for (i = 0; i < 6; i++)
+			cb_json_null(j, keys[i]);
+	}
+	cb_json_end_obj(j);
+	cb_json_end_obj(j);
+}
+
 static void render_json(FILE *f, const struct cb_report *r)
 {
 	const struct cb_context *c = &r->ctx;
@@ -176,6 +266,11 @@ static void render_json(FILE *f, const struct cb_report *r)
 	}
 	cb_json_end_arr(&j);
 
+	cb_json_arr(&j, "workloads");
+	for (i = 0; i < r->nworkloads; i++)
+		json_workload(&j, &r->workloads[i]);
+	cb_json_end_arr(&j);
+
 	json_probe(&j, "probe", &r->probe);
 	if (r->have_probe_end)
 		json_probe(&j, "probe_end", &r->probe_end);
@@ -235,6 +330,10 @@ static void render_json(FILE *f, const struct cb_report *r)
 	} else {
 		cb_json_null(&j, "tsc");
 	}
+	if (r->tsc_rate)
+		json_tsc_rate(&j, r->tsc_rate);
+	else
+		cb_json_null(&j, "tsc_rate");
 	cb_json_end_obj(&j);
 	cb_json_end_obj(&j);
 }
@@ -338,6 +437,73 @@ static void kernel_read_table(FILE *f, const struct cb_report *r)
 		fprintf(f, "<null: the null call cost more than the syscall; not known (both medians in JSON and CSV)\n");
 }
 
+/* One row per workload: the rate, the latency quantiles where there are. */
+static void workload_table(FILE *f, const struct cb_report *r)
+{
+	int i, k;
+
+	if (!r->nworkloads)
+		return;
+	fprintf(f, "\nworkloads, %.2g s each (rate: higher is better; latency in us: tcp-rr round trip, timer wake-up)\n",
+		r->opts->duration);
+	fprintf(f, "%-10s %3s %-9s %7s %12s %-14s %9s %9s %9s %9s %9s %10s  %s\n", "workload", "thr", "cpus",
+		"seconds", "rate", "unit", "min", "median", "mean", "p99", "p99.9", "max", "count");
+	for (i = 0; i < r->nworkloads; i++) {
+		const struct cb_workload_result *x = &r->workloads[i];
+		char cpus[40] = "";
+		for (k = 0; k < x->threads; k++)
+			cb_append(cpus, sizeof cpus, "%s%d", k ? "," : "", x->cpus[k]);
+		if (strlen(cpus) == sizeof cpus - 1) /* cut: say so */
+			strcpy(cpus + sizeof cpus - 4, "...");
+		fprintf(f, "%-10s %3d %-9s %7.2f %12.*f %-14s", cb_workload_names[x->workload], x->threads, cpus,
+			x->seconds, x->workload == CB_WL_TCP_STREAM ? 3 : 1, x->rate, x->rate_unit);
+		for (k = 0; k < CB_NQ; k++)
+			if (x->have_latency)
+				fprintf(f, " %*.2f", k == CB_Q_MAX ? 10 : 9, x->latency_us[k]);
+			else
+				fprintf(f, " %*s", k == CB_Q_MAX ? 10 : 9, "-");
+		if (x->workload == CB_WL_TCP_STREAM)
+			fprintf(f, "  %llu bytes in %u-byte writes", (unsigned long long)x->bytes, x->msg_bytes);
+		else if (x->workload == CB_WL_TCP_RR)
+			fprintf(f, "  %llu transactions", (unsigned long long)x->transactions);
+		else
+			fprintf(f, "  %llu wakeups, %llu overruns", (unsigned long long)x->wakeups,
+				(unsigned long long)x->overruns);
+		fprintf(f, "%s\n", x->after_change ? " *" : "");
+	}
+	if (r->changed.clocksource && r->workloads[r->nworkloads - 1].after_change)
+		fprintf(f, "*: measured after the clocksource changed ('%s' read right after the workload)\n",
+			r->workloads[r->nworkloads - 1].clocksource);
+}
+
+/* The TSC rate check as a paragraph: one line per reference clock. */
+static void text_tsc_rate(FILE *f, const struct cb_tsc_rate *t)
+{
+	const struct cb_tsc_rate_ref *ref[2] = { &t->monotonic, &t->monotonic_raw };
+	static const char *const ref_names[2] = { "CLOCK_MONOTONIC", "CLOCK_MONOTONIC_RAW" };
+	int i;
+
+	fprintf(f, "\nTSC rate over %.1f s (clocksource %s): the kernel's TSC ", t->seconds, t->clocksource);
+	if (t->kernel_tsc_khz > 0)
+		fprintf(f, "%.3f MHz (%s)", t->kernel_tsc_khz / 1e3, t->kernel_tsc_khz_source);
+	else
+		fprintf(f, "not found");
+	fprintf(f, ", the engine's %.3f MHz; ppm against the %s's\n", t->engine_tsc_khz / 1e3, t->ppm_reference);
+	if (t->rtc.available)
+		fprintf(f, "  %-20s %14.6f MHz %+10.3f ppm  (%d edges, jitter %.1f us)\n", t->rtc.device,
+			t->rtc.tsc_hz / 1e6, t->rtc.ppm, t->rtc.edges, t->rtc.jitter_us);
+	else
+		fprintf(f, "  %-20s not available: %s\n", t->rtc.device, t->rtc.reason);
+	for (i = 0; i < 2; i++)
+		fprintf(f, "  %-20s %14.6f MHz %+10.3f ppm\n", ref_names[i], ref[i]->tsc_hz / 1e6, ref[i]->ppm);
+	if (t->adjtimex.available)
+		fprintf(f, "  adjtimex: NTP frequency correction %+.3f ppm, tick %ld us, synchronized %s "
+			"(maxerror %ld us, esterror %ld us)\n", t->adjtimex.freq_ppm, t->adjtimex.tick_us,
+			t->adjtimex.synchronized ? "yes" : "no", t->adjtimex.maxerror_us, t->adjtimex.esterror_us);
+	else
+		fprintf(f, "  adjtimex: not available\n");
+}
+
 static void render_text(FILE *f, const struct cb_report *r)
 {
 	const struct cb_context *c = &r->ctx;
@@ -397,6 +563,7 @@ static void render_text(FILE *f, const struct cb_report *r)
 				r->cells[r->ncells - 1].clocksource);
 		kernel_read_table(f, r);
 	}
+	workload_table(f, r);
 
 	fprintf(f, "\npath check (a forked child whose clock_gettime syscall fails with a marker):\n");
 	if (!r->probe.ok) {
@@ -430,6 +597,8 @@ static void render_text(FILE *f, const struct cb_report *r)
 		fprintf(f, "TSC verdict: %s (kernel: %s)\n", r->tsc_failed ? "incomplete" : t->verdict,
 			t->kernel_verdict);
 	}
+	if (r->tsc_rate)
+		text_tsc_rate(f, r->tsc_rate);
 	if (r->changed.clocksource || r->changed.path)
 		fputc('\n', f);
 	changed_line(f, r);

@@ -94,6 +94,31 @@ static int measure(struct cb_report *r, const struct cb_opts *o, double tpn)
 	return 0;
 }
 
+/* Runs each workload asked for, in the order of enum cb_workload; reads
+ * the kernel's clocksource right after each. */
+static int workloads(struct cb_report *r, const struct cb_opts *o, double tpn)
+{
+	int w;
+
+	for (w = 0; w < CB_NWORKLOADS; w++) {
+		struct cb_workload_result *x = &r->workloads[r->nworkloads];
+		if (!(o->workloads & (1u << w)))
+			continue;
+		if (w == CB_WL_TIMER)
+			cb_progress("workload timer: %d thread%s sleeping %d us intervals, %.2g s",
+				    o->threads[o->nthreads - 1], o->threads[o->nthreads - 1] > 1 ? "s" : "",
+				    CB_TIMER_INTERVAL_US, o->duration);
+		else
+			cb_progress("workload %s: CPUs %d and %d, %.2g s", cb_workload_names[w], o->cpus[0],
+				    o->cpus[o->ncpus > 1 ? 1 : 0], o->duration);
+		if (cb_run_workload(o, (enum cb_workload)w, tpn, x) < 0)
+			return -1;
+		cb_current_clocksource(x->clocksource, sizeof x->clocksource);
+		r->nworkloads++;
+	}
+	return 0;
+}
+
 void cb_report_changes(struct cb_report *r)
 {
 	struct cb_changes *ch = &r->changed;
@@ -112,6 +137,16 @@ void cb_report_changes(struct cb_report *r)
 		}
 		s->after_change = marked;
 		prev = s->clocksource;
+	}
+	for (i = 0; i < r->nworkloads; i++) { /* measured after the cost cells */
+		struct cb_workload_result *x = &r->workloads[i];
+		if (!marked && strcmp(x->clocksource, prev)) {
+			marked = 1;
+			cb_append(ch->detail, sizeof ch->detail, "clocksource '%s' at start, '%s' after workload %s",
+				  r->ctx.clocksource, x->clocksource, cb_workload_names[x->workload]);
+		}
+		x->after_change = marked;
+		prev = x->clocksource;
 	}
 	if (marked || strcmp(r->ctx.clocksource_end, r->ctx.clocksource)) {
 		ch->clocksource = 1;
@@ -136,6 +171,7 @@ void cb_report_changes(struct cb_report *r)
 static int checks(struct cb_report *r, const struct cb_opts *o, double tpn)
 {
 	static struct cb_tsc_result tsc;
+	static struct cb_tsc_rate rate;
 	int k;
 
 	for (k = 0; o->check_warps && k < cb_nclocks; k++) {
@@ -151,6 +187,13 @@ static int checks(struct cb_report *r, const struct cb_opts *o, double tpn)
 			    o->tsc_rounds);
 		r->tsc = &tsc;
 		r->tsc_failed = cb_check_tsc(o, tpn, &tsc) < 0;
+	}
+	if (o->check_tsc_rate) {
+		cb_progress("TSC rate check: against the RTC, CLOCK_MONOTONIC and CLOCK_MONOTONIC_RAW for %.2g s",
+			    o->duration);
+		if (cb_check_tsc_rate(o, tpn, &rate) < 0)
+			return -1;
+		r->tsc_rate = &rate;
 	}
 	return 0;
 }
@@ -208,6 +251,8 @@ int clockbench_main(int argc, char **argv)
 	if (o.cost && measure(&r, &o, tpn) < 0)
 		failed = 1;
 	sched_setaffinity(0, sizeof saved, &saved);
+	if (!failed && workloads(&r, &o, tpn) < 0)
+		failed = 1;
 	if (!failed && checks(&r, &o, tpn) < 0)
 		failed = 1;
 	/* What was measured must still be what the labels say. */

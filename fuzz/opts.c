@@ -48,6 +48,8 @@ static void check(const struct cb_opts *o)
 	FUZZ_ASSERT(o->clocks && !(o->clocks >> cb_nclocks) && o->methods && !(o->methods >> CB_NMETHODS));
 	FUZZ_ASSERT(o->duration > 0 && o->duration <= 3600 && o->batch <= 1000000);
 	FUZZ_ASSERT(o->tsc_rounds >= 3000 && o->tsc_rounds <= 100000000);
+	FUZZ_ASSERT(!(o->workloads >> CB_NWORKLOADS) && o->msg_size >= 1 && o->msg_size <= CB_MSG_SIZE_MAX);
+	FUZZ_ASSERT((unsigned)o->test_stall <= 1);
 	FUZZ_ASSERT((unsigned)o->format <= CB_CSV && (unsigned)o->cost <= 1 && (unsigned)o->quiet <= 1);
 	FUZZ_ASSERT((unsigned)o->check_warps <= 1 && (unsigned)o->check_tsc <= 1);
 	FUZZ_ASSERT(!o->output || *o->output);
@@ -67,6 +69,7 @@ static int same(const struct cb_opts *a, const struct cb_opts *b)
 	       a->methods == b->methods && a->duration == b->duration && a->batch == b->batch &&
 	       a->cost == b->cost && a->check_warps == b->check_warps && a->check_tsc == b->check_tsc &&
 	       a->tsc_rounds == b->tsc_rounds && a->format == b->format && a->quiet == b->quiet &&
+	       a->workloads == b->workloads && a->msg_size == b->msg_size && a->test_stall == b->test_stall &&
 	       same_str(a->output, b->output) && same_str(a->json_out, b->json_out) && same_str(a->csv_out, b->csv_out);
 }
 

@@ -50,7 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(memchr(err, 0, sizeof err) && *err && !strchr(err, '\n'));
 		return 0;
 	}
-	const char *strs[] = { p.threads, p.duration, p.clock, p.method, p.check, p.cpus, p.channel };
+	const char *strs[] = { p.threads, p.duration, p.clock, p.method, p.check, p.cpus, p.channel,
+			       p.workload };
 	for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
 		FUZZ_ASSERT(!strs[i] || (argv_safe(strs[i]) && (inside(strs[i], buf, len) ||
 									  !strcmp(strs[i], DEFAULT_CHANNEL))));

@@ -9,9 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
 #include <sys/io.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -115,6 +118,23 @@ static void mount_one(const char *src, const char *dir, const char *type, unsign
 		fail(GX_SETUP, "setup", "mount %s: %s", dir, strerror(errno));
 }
 
+/* Brings the loopback interface up (the kernel then gives it 127.0.0.1),
+ * for the engine's TCP workloads; says so on the console if it cannot, and
+ * those workloads then fail with a line of their own. */
+static void loopback_up(void)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	memset(&ifr, 0, sizeof ifr);
+	strcpy(ifr.ifr_name, "lo");
+	if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0 ||
+	    (!(ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags |= IFF_UP, ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)))
+		say("loopback lo not brought up: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Opens /dev/NAME in raw mode so the payload's bytes pass unchanged. */
 static int open_channel(const char *name)
 {
@@ -164,6 +184,10 @@ static int run_engine(const struct params *p, char *threads_default)
 	if (p->cpus) {
 		argv[argc++] = "--cpus";
 		argv[argc++] = (char *)p->cpus;
+	}
+	if (p->workload) {
+		argv[argc++] = "--workload";
+		argv[argc++] = (char *)p->workload;
 	}
 	if (!p->cost)
 		argv[argc++] = "--no-cost";
@@ -284,6 +308,7 @@ int main(void)
 	if (p.probe)
 		finish(0);
 
+	loopback_up();
 	cb_context_collect(&ctx);
 	snprintf(threads_default, sizeof threads_default, "1-%ld", ctx.cpus_online);
 	long t_engine = uptime_ms();

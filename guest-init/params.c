@@ -21,8 +21,10 @@ int params_valid_value(const char *v)
 
 const char *params_parse(char *buf, struct params *p, char *err, size_t errn)
 {
-	static const char *const strkeys[] = { "threads", "duration", "clock", "method", "check", "cpus", "channel" };
-	const char **strvals[] = { &p->threads, &p->duration, &p->clock, &p->method, &p->check, &p->cpus, &p->channel };
+	static const char *const strkeys[] = { "threads", "duration", "clock", "method", "check", "cpus", "channel",
+					       "workload" };
+	const char **strvals[] = { &p->threads, &p->duration, &p->clock, &p->method, &p->check, &p->cpus, &p->channel,
+				   &p->workload };
 	static const char *const flagkeys[] = { "cost", "probe", "verbose", "shell" };
 	int *flagvals[] = { &p->cost, &p->probe, &p->verbose, &p->shell };
 

@@ -8,7 +8,7 @@
 #define PARAMS_NAME_MAX 32 /* the channel's name, its NUL included */
 
 struct params {
-	const char *threads, *duration, *clock, *method, *check, *cpus, *channel;
+	const char *threads, *duration, *clock, *method, *check, *cpus, *channel, *workload;
 	int cost, probe, verbose, shell;
 };
 

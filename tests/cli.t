@@ -53,6 +53,13 @@ expect 2 "batch with junk" --batch 12x
 expect 2 "batch overflow" --batch 99999999999999999999999
 expect 2 "TSC rounds below 3000" --tsc-rounds 100
 expect 2 "unknown check" --check everything
+expect 2 "unknown workload" --workload tcp-stream,udp
+expect 2 "empty workload list" --workload ,
+expect 2 "message size 0" --workload tcp-stream --msg-size 0
+expect 2 "message size 16M+1" --msg-size 16777217
+expect 2 "message size 17M" --msg-size 17M
+expect 2 "message size with junk" --msg-size 64KB
+expect 2 "message size negative" --msg-size -1
 expect 2 "unknown format" --format yaml
 expect 2 "empty --json name" --json ''
 

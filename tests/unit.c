@@ -131,6 +131,64 @@ static void opts_tests(void)
 	   "a usage error inside a cluster (-Zq) leaves nothing to the next parse");
 }
 
+/* --workload and --msg-size, and the rate arithmetic of a workload row. */
+static void workload_tests(void)
+{
+	static struct cb_opts o;
+	static struct cb_report r;
+	static struct cb_stats cell;
+	char a0[] = "clockbench", w[] = "--workload", m[] = "--msg-size", all[] = "all", two[] = "timer,tcp-rr",
+	     none[] = "none", k[] = "1K";
+	char *argv_all[] = { a0, w, all, NULL }, *argv_two[] = { a0, w, two, m, k, NULL }, *argv_none[] = { a0, w, none, NULL },
+	     *argv_dflt[] = { a0, NULL };
+	const char *unit = NULL;
+
+	ok(cb_parse_bytes("65536", 1, CB_MSG_SIZE_MAX) == 65536 && cb_parse_bytes("64K", 1, CB_MSG_SIZE_MAX) == 65536 &&
+	   cb_parse_bytes("16M", 1, CB_MSG_SIZE_MAX) == 16777216 && cb_parse_bytes("1", 1, CB_MSG_SIZE_MAX) == 1,
+	   "byte counts: 65536, 64K, 16M (KiB, MiB), 1");
+	ok(cb_parse_bytes("0", 1, CB_MSG_SIZE_MAX) < 0 && cb_parse_bytes("16777217", 1, CB_MSG_SIZE_MAX) < 0 &&
+	   cb_parse_bytes("17M", 1, CB_MSG_SIZE_MAX) < 0 && cb_parse_bytes("0K", 1, CB_MSG_SIZE_MAX) < 0,
+	   "byte counts: 0, 16M+1, 17M, 0K refused");
+	ok(cb_parse_bytes("", 1, 9) < 0 && cb_parse_bytes("K", 1, 9) < 0 && cb_parse_bytes("1KK", 1, 9999) < 0 &&
+	   cb_parse_bytes("-1", 1, 9) < 0 && cb_parse_bytes("1k", 1, 9999) < 0 && cb_parse_bytes("1G", 1, 9999) < 0 &&
+	   cb_parse_bytes(" 1", 1, 9) < 0 && cb_parse_bytes("99999999999999999999K", 1, 9) < 0,
+	   "byte counts: empty, a bare suffix, two suffixes, signs, other suffixes, spaces, overflow refused");
+
+	ok(cb_parse_opts(&o, 1, argv_dflt) == -1 && o.workloads == 0 && o.msg_size == 65536,
+	   "no workload and 64 KiB writes by default");
+	ok(cb_parse_opts(&o, 3, argv_all) == -1 && o.workloads == 7, "--workload all is the three");
+	ok(cb_parse_opts(&o, 5, argv_two) == -1 && o.workloads == (1u << CB_WL_TIMER | 1u << CB_WL_TCP_RR) &&
+	   o.msg_size == 1024, "--workload timer,tcp-rr --msg-size 1K");
+	ok(cb_parse_opts(&o, 3, argv_none) == -1 && o.workloads == 0, "--workload none is none");
+
+	ok(fabs(cb_workload_rate(CB_WL_TCP_STREAM, 1250000000, 2.0, &unit) - 5.0) < 1e-12 && !strcmp(unit, "Gbit/s"),
+	   "tcp-stream: 1.25 GB in 2 s is 5 Gbit/s (10^9 bits)");
+	ok(cb_workload_rate(CB_WL_TCP_RR, 30000, 1.5, &unit) == 20000 && !strcmp(unit, "transactions/s"),
+	   "tcp-rr: 30000 transactions in 1.5 s is 20000/s");
+	ok(cb_workload_rate(CB_WL_TIMER, 40000, 2.0, &unit) == 20000 && !strcmp(unit, "wakeups/s") &&
+	   isnan(cb_workload_rate(CB_WL_TIMER, 5, 0, &unit)), "timer: wakeups/s; no time gives no rate");
+
+	/* A clocksource change during a workload marks it, as it marks cost rows. */
+	memset(&r, 0, sizeof r);
+	memset(&cell, 0, sizeof cell);
+	cell.clock = 1;
+	cell.threads = 1;
+	strcpy(cell.clocksource, "tsc");
+	r.cells = &cell;
+	r.ncells = 1;
+	r.nworkloads = 2;
+	r.workloads[0].workload = CB_WL_TCP_STREAM;
+	r.workloads[1].workload = CB_WL_TIMER;
+	strcpy(r.workloads[0].clocksource, "tsc");
+	strcpy(r.workloads[1].clocksource, "hpet");
+	strcpy(r.ctx.clocksource, "tsc");
+	strcpy(r.ctx.clocksource_end, "hpet");
+	cb_report_changes(&r);
+	ok(r.changed.clocksource && !cell.after_change && !r.workloads[0].after_change && r.workloads[1].after_change &&
+	   strstr(r.changed.detail, "'tsc' at start, 'hpet' after workload timer") != NULL,
+	   "a clocksource change during a workload marks that workload and names it");
+}
+
 static void json_tests(void)
 {
 	char *buf = NULL;
@@ -331,6 +389,82 @@ static void changes_tests(void)
 	ok(!r.changed.clocksource && !r.changed.path && !r.changed.detail[0], "nothing changed: nothing marked");
 }
 
+/* ---- the TSC rate check's arithmetic (bench/tscrate.c) ---- */
+
+static void tsc_rate_tests(void)
+{
+	static const int pattern[8] = { 1, -1, -1, 1, 1, -1, -1, 1 }; /* orthogonal to 1 and to k */
+	static const int64_t gaps[8] = { 0, 1, 2, 4, 5, 6, 7, 9 };
+	static uint64_t tsc[61];
+	static int64_t idx[61];
+	const uint64_t base = 1000000000000000ull, rate = 2445406123ull, jit = 61135; /* 25 us */
+	static struct cb_tsc_rate t;
+	uint64_t s = 2463534242ull;
+	double hz = 0, rms = -1;
+	int k, rank = 0;
+
+	for (k = 0; k < 8; k++) {
+		idx[k] = k;
+		tsc[k] = base + (uint64_t)k * rate + (uint64_t)(pattern[k] * (int64_t)jit);
+	}
+	ok(cb_rate_fit(tsc, idx, 8, &hz, &rms) == 0 && fabs(hz - (double)rate) < 1e-3 && fabs(rms - (double)jit) < 1e-3,
+	   "rate fit: 8 edges at a known rate with +-25 us of jitter give the rate and 25 us RMS");
+	ok(fabs(rms / hz * 1e6 - 25.0) < 1e-3, "rate fit: the residuals' RMS over the rate is the jitter in us");
+	for (k = 0; k < 8; k++)
+		tsc[k] = base + (uint64_t)gaps[k] * rate;
+	ok(cb_rate_fit(tsc, gaps, 8, &hz, &rms) == 0 && fabs(hz - (double)rate) < 1e-3 && rms < 1e-3,
+	   "rate fit: missed edges (seconds 3 and 8) count by their second, not their order");
+	for (k = 0; k < 61; k++) {
+		idx[k] = k;
+		/* uniform jitter in +-100 us */
+		tsc[k] = base + (uint64_t)k * rate + rnd(&s) % (2 * 244541) - 244541;
+	}
+	ok(cb_rate_fit(tsc, idx, 61, &hz, &rms) == 0 && fabs(cb_rate_ppm(hz, (double)rate)) < 5 &&
+	   fabs(rms / hz * 1e6 - 57.7) < 10,
+	   "rate fit: 61 edges with uniform +-100 us jitter: within 5 ppm, jitter near 58 us");
+	ok(cb_rate_fit(tsc, idx, 1, &hz, &rms) < 0, "rate fit: one edge gives no rate");
+	idx[1] = 0;
+	ok(cb_rate_fit(tsc, idx, 2, &hz, &rms) < 0, "rate fit: two stamps of the same second give no rate");
+	idx[1] = 1;
+	tsc[1] = tsc[0] - rate;
+	ok(cb_rate_fit(tsc, idx, 2, &hz, &rms) < 0, "rate fit: a TSC that went back gives no rate, not a huge one");
+
+	ok(fabs(cb_rate_ppm(2445406000.0 * (1 + 20e-6), 2445406000.0) - 20) < 1e-6 &&
+	   fabs(cb_rate_ppm(2445406000.0 * (1 - 7e-6), 2445406000.0) + 7) < 1e-6, "ppm: +20 and -7 ppm");
+	ok(isnan(cb_rate_ppm(1e9, 0)) && isnan(cb_rate_ppm(NAN, 1e9)), "ppm: unknown without a reference or a rate");
+	ok(cb_adjtimex_freq_ppm(-819200) == -12.5 && cb_adjtimex_freq_ppm(32768000) == 500 &&
+	   cb_adjtimex_freq_ppm(1) == 1.0 / 65536, "adjtimex freq: ppm with a 16-bit fraction");
+
+	ok(cb_kmsg_tsc_khz("6,301,1234567,-;tsc: Refined TSC clocksource calibration: 2445.406 MHz\n", &rank) ==
+	   2445406 && rank == 3, "kmsg: the refined calibration, in kHz, ranked first");
+	ok(cb_kmsg_tsc_khz("6,12,0,-;tsc: Detected 2445.428 MHz processor", &rank) == 2445428 && rank == 1,
+	   "kmsg: the detected processor MHz, ranked last");
+	ok(cb_kmsg_tsc_khz("tsc: Detected 2096.073 MHz TSC", &rank) == 2096073 && rank == 2,
+	   "kmsg: a bare message, the detected TSC MHz ranked between");
+	ok(cb_kmsg_tsc_khz("6,1,0,-;clocksource: tsc: mask: 0xffffffffffffffff", &rank) < 0 &&
+	   cb_kmsg_tsc_khz("6,1,0,-;x86/tsc: Detected 1000.000 MHz", &rank) < 0 &&
+	   cb_kmsg_tsc_khz("tsc: Detected 2445.42 MHz processor", &rank) < 0 &&
+	   cb_kmsg_tsc_khz("tsc: Detected .428 MHz processor", &rank) < 0 &&
+	   cb_kmsg_tsc_khz("tsc: Detected 2445.428 GHz", &rank) < 0 && cb_kmsg_tsc_khz("", &rank) < 0,
+	   "kmsg: other lines, two decimals, no integer part, other units: no figure");
+
+	memset(&t, 0, sizeof t);
+	t.kernel_tsc_khz = 2445406;
+	t.engine_tsc_khz = 2445430.0;
+	t.monotonic.tsc_hz = 2445406000.0 * (1 + 5e-6);
+	t.monotonic_raw.tsc_hz = 2445406000.0;
+	t.rtc.tsc_hz = 2445406000.0 * (1 - 21e-6);
+	t.rtc.available = 1;
+	cb_tsc_rate_ppms(&t);
+	ok(!strcmp(t.ppm_reference, "kernel") && fabs(t.monotonic.ppm - 5) < 1e-6 && fabs(t.monotonic_raw.ppm) < 1e-6 &&
+	   fabs(t.rtc.ppm + 21) < 1e-6, "tsc-rate ppms: against the kernel's kHz when known");
+	t.kernel_tsc_khz = 0;
+	t.rtc.available = 0;
+	cb_tsc_rate_ppms(&t);
+	ok(!strcmp(t.ppm_reference, "engine") && fabs(t.monotonic_raw.ppm - cb_rate_ppm(2445406000.0, 2445430000.0)) < 1e-9 &&
+	   isnan(t.rtc.ppm), "tsc-rate ppms: against the engine's kHz otherwise; no RTC, no RTC ppm");
+}
+
 /* Strings a kernel command line or host name could carry. */
 static void json_document(void)
 {
@@ -361,11 +495,13 @@ int main(int argc, char **argv)
 	}
 	hist_tests();
 	opts_tests();
+	workload_tests();
 	json_tests();
 	overhead_tests();
 	kernel_read_tests();
 	probe_tests();
 	tsc_tests();
 	changes_tests();
+	tsc_rate_tests();
 	return done_testing();
 }

@@ -71,6 +71,12 @@ static void params_tests(void)
 	ok(!strcmp(params_channel(twice, name, sizeof name), "ttyS2") && !params_parse(twice, &p, err, sizeof err) &&
 	   !strcmp(p.channel, "ttyS2"), "two channel words: the last, both before and after parsing");
 	ok(!params_channel("quiet xclockbench.channel=ttyS2", name, sizeof name), "a channel word inside another word is none");
+	char wl[] = "clockbench.workload=tcp-stream,timer clockbench.cost=0", wlbad[] = "clockbench.workload=all;reboot";
+	struct params q = { .cost = 1 };
+	ok(!params_parse(wl, &q, err, sizeof err) && !strcmp(q.workload, "tcp-stream,timer") && !q.cost,
+	   "clockbench.workload=LIST is kept for --workload");
+	ok(params_parse(wlbad, &q, err, sizeof err) && !strcmp(err, "clockbench.workload=all;reboot: bad value"),
+	   "a workload list with a character outside [A-Za-z0-9,._-] is refused, named");
 	char longname[] = "clockbench.channel=ttyS1234567890123456789012345678";
 	ok(!params_channel(longname, name, sizeof name) && params_parse(longname, &p, err, sizeof err),
 	   "a channel name of 32 characters is refused");
