@@ -23,6 +23,7 @@ LIB_DATA := host-scripts/lib/clocksource.sh $(wildcard host-scripts/cbhost/*.py)
 	guest-init/exit-codes.h $(GUEST_BUILD)/initramfs.cpio
 DOCS := README.md $(wildcard docs/*.md)
 EXAMPLES := $(addprefix analysis/fleet/,clockbench.yml clockbench-alerts.yml inventory.example.ini)
+DASHBOARDS := analysis/grafana/clockbench.json
 
 .PHONY: install uninstall man deb help-packaging
 
@@ -46,7 +47,7 @@ man: $(MAN_BUILD)/.stamp
 
 install: all guest-initramfs man
 	$(Q)install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(SBINDIR)" "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man8" \
-		"$(DESTDIR)$(DOCDIR)/docs" "$(DESTDIR)$(EXAMPLEDIR)/fleet"
+		"$(DESTDIR)$(DOCDIR)/docs" "$(DESTDIR)$(EXAMPLEDIR)/fleet" "$(DESTDIR)$(EXAMPLEDIR)/grafana"
 	$(Q)for f in $(LIB_PROGRAMS); do \
 		d="$(DESTDIR)$(LIBDIR)/$$(dirname "$$f")" && install -d "$$d" && install -m 0755 "$$f" "$$d/" || exit 1; \
 	done
@@ -61,6 +62,7 @@ install: all guest-initramfs man
 	$(Q)install -m 0644 README.md "$(DESTDIR)$(DOCDIR)/"
 	$(Q)install -m 0644 $(filter docs/%,$(DOCS)) "$(DESTDIR)$(DOCDIR)/docs/"
 	$(Q)install -m 0644 $(EXAMPLES) "$(DESTDIR)$(EXAMPLEDIR)/fleet/"
+	$(Q)install -m 0644 $(DASHBOARDS) "$(DESTDIR)$(EXAMPLEDIR)/grafana/"
 	@echo "installed under $(DESTDIR)$(PREFIX); run folders go to /var/lib/clockbench/results as root, else ./results"
 
 # Removes what install put there (the shared folders such as bin/ stay);
@@ -85,7 +87,7 @@ deb:
 	$(Q)ls $(DEB_BUILD)/clockbench_*.deb
 
 help-packaging:
-	@echo "make install      the whole suite under \$$(DESTDIR)\$$(PREFIX) (PREFIX=$(PREFIX)): commands, man pages, docs, the fleet playbook"
+	@echo "make install      the whole suite under \$$(DESTDIR)\$$(PREFIX) (PREFIX=$(PREFIX)): commands, man pages, docs, the fleet playbook, the Grafana dashboard"
 	@echo "make uninstall    remove it again (never run folders)"
 	@echo "make man          the man pages, from each command's --help, into $(MAN_BUILD)/"
 	@echo "make deb          the Debian package (dpkg-buildpackage) into $(DEB_BUILD)/"

@@ -1,7 +1,11 @@
-"""capacity.py: what clock reads cost a vCPU and a fleet, in each measured state.
+"""capacity.py: what clock reads cost a vCPU and a fleet, in each measured state, and what each state costs in real work.
 
 share of a vCPU = reads/s x seconds per read; cores = hosts x vCPUs x share.
+work lost = 1 - rate / rate on tsc; more hosts = ceil(hosts x rate on tsc / rate - hosts).
 """
+import math
+import os
+
 from .util import frate, md_table, UsageError
 
 PRESET_RATES = (1e4, 1e5, 1e6)
@@ -94,6 +98,80 @@ def states_from(measurements, multi_run):
     return out
 
 
+class WorkState:
+    """One workload's rate in one measured state, where it came from
+    (run, file, workload), and the tsc state it is compared to."""
+
+    def __init__(self, label, workload, rate, unit, source, after_change):
+        self.label, self.workload, self.rate, self.unit = label, workload, rate, unit
+        self.source, self.after_change, self.baseline = source, after_change, None
+
+
+def work_from(measurements, multi_run):
+    """One WorkState per workload of each measured, non-emulated state (host
+    or guest); its baseline: the same workload on a tsc host, same kind,
+    vCPU count, backend and run."""
+    out, by_key = [], {}
+    for m in measurements:
+        if m.emulated or m.kind not in ("host", "guest"):
+            continue
+        for w in m.workloads:
+            label = "host on %s" % m.host_cs if m.kind == "host" else "%s, host on %s" % (m.where, m.host_cs)
+            if multi_run:
+                label = "%s: %s" % (m.run, label)
+            st = WorkState(label, w.workload, w.rate, w.rate_unit,
+                           "%s/%s: %s" % (m.run, os.path.basename(m.path), w.workload), w.after_change)
+            st.key = (m.run, m.kind, m.vcpus, m.backend, w.workload)
+            out.append(st)
+            by_key.setdefault(st.key, {})[m.host_cs] = st
+    for st in out:
+        base = by_key[st.key].get("tsc")
+        if base is not None and base is not st:
+            st.baseline = base
+    return out
+
+
+def lost(st):
+    """Work lost against tsc: 1 - rate / rate on tsc (negative: more work done)."""
+    return 1 - st.rate / st.baseline.rate
+
+
+def more_hosts(hosts, st):
+    """(hosts x rate on tsc / rate - hosts, that rounded up): the hosts a
+    fleet of `hosts` on tsc needs beside it to do the same work in this
+    state; (None, None) when the state did no work."""
+    if st.rate <= 0:
+        return None, None
+    exact = hosts * st.baseline.rate / st.rate - hosts
+    return exact, max(0, math.ceil(exact - 1e-9))
+
+
+def render_work(work, hosts, excluded=0):
+    """The real-work part of the capacity section."""
+    lines = ["### Real work: throughput lost and hosts needed", "",
+             "Each workload's rate (higher is better) in each state, against the same workload measured with "
+             "the host on tsc: work lost = 1 - rate / rate on tsc; a fleet of %d hosts on tsc needs "
+             "ceil(%d x rate on tsc / rate - %d) more hosts in that state to serve the same load." % (hosts, hosts, hosts), ""]
+    if excluded:
+        lines += ["- %d emulated (TCG) result%s left out" % (excluded, "" if excluded == 1 else "s"), ""]
+    ex = [s for s in work if s.baseline is not None]
+    if not ex:
+        return lines + ["No workload measured both on tsc and in another state.", ""]
+    hdr = ["state", "workload", "rate", "rate on tsc", "work lost", "more hosts (of %d)" % hosts, "from", "tsc from"]
+    rows, working = [], []
+    for s in ex:
+        b = s.baseline
+        exact, n = more_hosts(hosts, s)
+        rows.append([s.label + (" (after a clocksource change)" if s.after_change else ""), s.workload,
+                     "%g %s" % (s.rate, s.unit), "%g %s" % (b.rate, b.unit), "%.1f %%" % (lost(s) * 100),
+                     "none (no work done)" if n is None else str(n), s.source, b.source])
+        if n is not None:
+            working.append("- %s, %s: %d x %g / %g - %d = %.2f, rounded up: %d" % (
+                s.label, s.workload, hosts, b.rate, s.rate, hosts, exact, n))
+    lines += [md_table(hdr, rows, "llrrrrll"), "", "Working:", ""] + working + [""]
+    return lines
+
+
 def states_given(pairs):
     out = []
     for i, (label, ns) in enumerate(pairs):
@@ -103,8 +181,14 @@ def states_given(pairs):
     return out
 
 
-def render(states, rates, hosts, vcpus, excluded=0):
-    """The capacity section: inputs, formula, share of a vCPU and fleet cores."""
+def render(states, rates, hosts, vcpus, excluded=0, work=()):
+    """The capacity section: inputs, formula, share of a vCPU and fleet
+    cores; with work (WorkStates), the real work each state loses."""
+    return "\n".join(_render_reads(states, rates, hosts, vcpus, excluded).rstrip("\n").split("\n") + [""] + (
+        render_work(work, hosts, excluded) if work else []))
+
+
+def _render_reads(states, rates, hosts, vcpus, excluded):
     total = hosts * vcpus
     lines = ["### Inputs", "",
              "- reads per second per vCPU: %s" % ", ".join(frate(r) for r in rates),

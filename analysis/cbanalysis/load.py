@@ -52,9 +52,40 @@ class Row:
         return self.ns.get("p99")
 
 
+# The workloads (docs/schema.md, workloads[]): each one's headline unit,
+# and whether it measures latency.
+WORKLOAD_UNITS = {"tcp-stream": "Gbit/s", "tcp-rr": "transactions/s", "timer": "wakeups/s"}
+WORKLOADS = tuple(WORKLOAD_UNITS)
+
+
+class Workload:
+    """One row of workloads[]: a workload run for `seconds`, its headline
+    `rate` in `rate_unit` (higher is better), latency_us its latency
+    quantiles in microseconds ({min..max}, floats) or None (tcp-stream);
+    clocksource the kernel's read right after it (None unknown),
+    after_change as for cost rows; doc the row as written (its
+    workload-specific counts: msg_bytes, bytes, transactions, interval_us,
+    wakeups, overruns)."""
+
+    __slots__ = ("workload", "threads", "cpus", "seconds", "clocksource", "after_change", "rate", "rate_unit",
+                 "latency_us", "doc")
+
+    def __init__(self, workload, threads, cpus, seconds, clocksource, after_change, rate, rate_unit, latency_us, doc):
+        self.workload, self.threads, self.cpus, self.seconds = workload, threads, cpus, seconds
+        self.clocksource, self.after_change = clocksource, after_change
+        self.rate, self.rate_unit, self.latency_us, self.doc = rate, rate_unit, latency_us, doc
+
+    def latency(self, q):
+        """A latency quantile in microseconds, None without latency."""
+        return self.latency_us.get(q) if self.latency_us else None
+
+
 class Measurement:
-    """One clockbench/1 document: a host file, or the bench inside a guest
-    file, with what is known about where it ran."""
+    """One clockbench/1 document: a host file, the bench inside a guest
+    file, or a TSC rate check run beside the host bench (kind "tsc-rate",
+    no cost rows), with what is known about where it ran.  workloads: its
+    Workload rows ([] when none was run, or in older files); tsc_rate: its
+    checks.tsc_rate object, validated (None when not run)."""
 
     def __init__(self, path, kind, run, doc, host_cs, vcpus=None, guest=None, launcher=None,
                  trace=None, backend=None, where="results"):
@@ -65,13 +96,17 @@ class Measurement:
         self.host_emulated = False  # a guest of an emulated hypervisor (set by load_run)
         self.context = doc.get("context") or {}
         self.rows = parse_rows(path, doc.get("results"), where)
-        check_extras(path, doc, where.rsplit(".", 1)[0] + "." if "." in where else "")
+        pre = where.rsplit(".", 1)[0] + "." if "." in where else ""
+        check_extras(path, doc, pre)
+        self.workloads = parse_workloads(path, doc.get("workloads"), pre + "workloads")
+        checks = doc.get("checks") if isinstance(doc.get("checks"), dict) else {}
+        self.tsc_rate = parse_tsc_rate(path, checks.get("tsc_rate"), pre + "checks.tsc_rate")
 
     @property
     def emulated(self):
         """TCG anywhere under it: an emulated host (the lab's L1), a guest
         under TCG, or a KVM guest of an emulated host."""
-        if self.kind == "host":
+        if self.kind != "guest":
             return self.hypervisor == TCG_SIGNATURE
         la = self.launcher
         return (bool(la.get("emulated")) or la.get("accel") == "tcg" or self.hypervisor == TCG_SIGNATURE
@@ -172,14 +207,14 @@ class Measurement:
 
     @property
     def accel(self):
-        if self.kind == "host":
+        if self.kind != "guest":
             return None
         return self.launcher.get("accel") or "n/a"
 
     @property
     def where(self):
-        """'host', or 'guest 2 vCPU' (with the backend when not QEMU)."""
-        if self.kind == "host":
+        """'host' (a tsc-rate file too), or 'guest 2 vCPU' (with the backend when not QEMU)."""
+        if self.kind != "guest":
             return "host"
         s = "guest %s vCPU" % self.vcpus
         if self.backend and self.backend != "qemu":
@@ -205,6 +240,13 @@ class Measurement:
     def key(self):
         """What identifies a measured state across runs."""
         return (self.kind, self.host_cs, self.vcpus, self.backend, self.emulated)
+
+    def workload(self, name):
+        """The Workload row of that name, None when not run."""
+        for w in self.workloads:
+            if w.workload == name:
+                return w
+        return None
 
     def row(self, clock, method, threads):
         for r in self.rows:
@@ -358,6 +400,182 @@ def _kernel_read(path, at, r, median):
     return nm, kr, neg
 
 
+def _num(path, at, v, lo=None, null=False, above=False):
+    """v as a float: a finite number (>= lo, or > lo with above), or None where null is allowed."""
+    if v is None and null:
+        return None
+    if not is_num(v) or (lo is not None and (v <= lo if above else v < lo)):
+        want = "a number" + ("" if lo is None else " %s %g" % (">" if above else ">=", lo))
+        raise InputError(path, "%s: expected %s%s, got %s" % (at, want, " or null" if null else "", json.dumps(v)))
+    return float(v)
+
+
+def _str(path, at, v, null=False):
+    if v is None and null:
+        return None
+    if not isinstance(v, str) or not v:
+        raise InputError(path, "%s: expected a string%s, got %s" % (at, " or null" if null else "", json.dumps(v)))
+    return v
+
+
+def _bool(path, at, v, null=False):
+    if v is None and null:
+        return None
+    if not isinstance(v, bool):
+        raise InputError(path, "%s: expected true or false%s, got %s" % (at, " or null" if null else "", json.dumps(v)))
+    return v
+
+
+def _agrees(a, b, rel):
+    """Two figures one of which the engine computed from the other: equal
+    within rel, and within the rounding of the written figures."""
+    return abs(a - b) <= rel * max(abs(a), abs(b)) + 0.01
+
+
+# Quantiles come from the engine's histogram, clamped to the exact min and
+# max; written to 2 decimals.
+_ORDER = (("min", "median"), ("median", "p99"), ("p99", "p999"), ("p999", "max"), ("min", "mean"), ("mean", "max"))
+
+
+def parse_workloads(path, rows, at):
+    """Validates workloads[] (absent in older files: []); returns Workloads."""
+    if rows is None:
+        return []
+    if not isinstance(rows, list):
+        raise InputError(path, "%s: expected a list, got %s" % (at, json.dumps(rows)[:60]))
+    out, seen = [], set()
+    for i, r in enumerate(rows):
+        a = "%s[%d]" % (at, i)
+        if not isinstance(r, dict):
+            raise InputError(path, "%s: expected an object" % a)
+        name = r.get("workload")
+        if name not in WORKLOAD_UNITS:
+            raise InputError(path, "%s.workload: %s is not one of %s" % (a, json.dumps(name), ", ".join(WORKLOADS)))
+        if name in seen:
+            raise InputError(path, "%s: a second %s row" % (a, name))
+        seen.add(name)
+        a = "%s (%s)" % (a, name)
+        th = r.get("threads")
+        if not isinstance(th, int) or isinstance(th, bool) or th < 1:
+            raise InputError(path, "%s.threads: expected a positive integer, got %s" % (a, json.dumps(th)))
+        cpus = r.get("cpus")
+        if not (isinstance(cpus, list) and cpus and all(isinstance(c, int) and not isinstance(c, bool) and c >= 0
+                                                          for c in cpus)):
+            raise InputError(path, "%s.cpus: expected a list of CPU numbers, got %s" % (a, json.dumps(cpus)))
+        secs = _num(path, a + ".seconds", r.get("seconds"), 0, above=True)
+        cs = _str(path, a + ".clocksource", r.get("clocksource"), null=True)
+        after = _bool(path, a + ".after_change", r.get("after_change", False))
+        rate = _num(path, a + ".rate", r.get("rate"), 0)
+        unit = r.get("rate_unit")
+        if unit != WORKLOAD_UNITS[name]:
+            raise InputError(path, "%s.rate_unit: %s, but %s is measured in %s"
+                             % (a, json.dumps(unit), name, WORKLOAD_UNITS[name]))
+        lat = r.get("latency_us")
+        if lat is not None:
+            if name == "tcp-stream":
+                raise InputError(path, "%s.latency_us: tcp-stream measures no latency (expected null)" % a)
+            if not isinstance(lat, dict):
+                raise InputError(path, "%s.latency_us: expected an object or null, got %s" % (a, json.dumps(lat)))
+            lat = {q: _num(path, "%s.latency_us.%s" % (a, q), lat.get(q), 0) for q in QUANTS}
+            for lo, hi in _ORDER:
+                if lat[lo] > lat[hi] * (1 + 1e-9) + 0.01:
+                    raise InputError(path, "%s.latency_us: %s %s above %s %s: quantiles out of order"
+                                     % (a, lo, json.dumps(lat[lo]), hi, json.dumps(lat[hi])))
+        _workload_counts(path, a, name, r, secs, rate)
+        out.append(Workload(name, th, list(cpus), secs, cs, after, rate, unit, lat, r))
+    return out
+
+
+def _workload_counts(path, a, name, r, secs, rate):
+    """The counts behind a workload's rate, where written: whole numbers
+    >= 0 that give the rate over the seconds (within 1 %, and the rounding
+    of the seconds, written to the millisecond)."""
+    def count(k, lo=0):
+        v = r.get(k)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < lo):
+            raise InputError(path, "%s.%s: expected an integer >= %d, got %s" % (a, k, lo, json.dumps(v)))
+        return v
+
+    if name == "tcp-stream":
+        count("msg_bytes", 1)
+        n, implied = count("bytes"), lambda n: n * 8 / secs / 1e9
+        what = "bytes x 8 / seconds / 1e9"
+    elif name == "tcp-rr":
+        n, implied, what = count("transactions"), lambda n: n / secs, "transactions / seconds"
+    else:
+        _num(path, a + ".interval_us", r.get("interval_us"), 0, null=True, above=True)
+        count("overruns")
+        n, implied, what = count("wakeups"), lambda n: n / secs, "wakeups / seconds"
+    if n is not None and not _agrees(rate, implied(n), 0.01 + 0.0005 / secs):
+        raise InputError(path, "%s.rate: %s, but %s is %.6g" % (a, json.dumps(r.get("rate")), what, implied(n)))
+
+
+def _ppm(path, at, o, ref, hz_key="tsc_hz"):
+    """A {tsc_hz, ppm} pair: ppm = (tsc_hz / reference Hz - 1) x 1e6
+    (within 0.1 ppm, the written figures' rounding)."""
+    hz = _num(path, "%s.%s" % (at, hz_key), o.get(hz_key), 0, above=True)
+    ppm = _num(path, at + ".ppm", o.get("ppm"), null=True)
+    if ppm is not None and ref is not None and abs((hz / ref - 1) * 1e6 - ppm) > 0.1:
+        raise InputError(path, "%s.ppm: %s, but %s %s against the reference %.1f Hz is %.3f ppm"
+                         % (at, json.dumps(o.get("ppm")), hz_key, json.dumps(o.get(hz_key)), ref, (hz / ref - 1) * 1e6))
+    return hz, ppm
+
+
+def parse_tsc_rate(path, tr, at):
+    """Validates checks.tsc_rate (--check tsc-rate; docs/schema.md): the
+    TSC rate against the RTC, CLOCK_MONOTONIC and CLOCK_MONOTONIC_RAW, and
+    the kernel's NTP correction.  Returns the object with its numbers as
+    floats, or None when the check was not run."""
+    if tr is None:
+        return None
+    if not isinstance(tr, dict):
+        raise InputError(path, "%s: expected an object or null, got %s" % (at, json.dumps(tr)[:60]))
+    out = dict(tr)
+    out["seconds"] = _num(path, at + ".seconds", tr.get("seconds"), 0, above=True)
+    out["clocksource"] = _str(path, at + ".clocksource", tr.get("clocksource"), null=True)
+    k = out["kernel_tsc_khz"] = _num(path, at + ".kernel_tsc_khz", tr.get("kernel_tsc_khz"), 0, null=True, above=True)
+    src = _str(path, at + ".kernel_tsc_khz_source", tr.get("kernel_tsc_khz_source"), null=True)
+    if (k is None) != (src is None):
+        raise InputError(path, "%s.kernel_tsc_khz_source: %s with kernel_tsc_khz %s: both or neither"
+                         % (at, json.dumps(src), json.dumps(tr.get("kernel_tsc_khz"))))
+    e = out["engine_tsc_khz"] = _num(path, at + ".engine_tsc_khz", tr.get("engine_tsc_khz"), 0, above=True)
+    ref = (k if k is not None else e) * 1000
+    out["reference_hz"], out["reference"] = ref, "kernel" if k is not None else "engine"
+    if tr.get("ppm_reference") not in (None, out["reference"]):
+        raise InputError(path, "%s.ppm_reference: %s, but the reference is the %s's (kernel_tsc_khz %s)"
+                         % (at, json.dumps(tr["ppm_reference"]), out["reference"], json.dumps(tr.get("kernel_tsc_khz"))))
+    rtc = tr.get("rtc")
+    if not isinstance(rtc, dict):
+        raise InputError(path, "%s.rtc: expected an object, got %s" % (at, json.dumps(rtc)))
+    rtc = out["rtc"] = dict(rtc)
+    _str(path, at + ".rtc.device", rtc.get("device"), null=True)
+    if _bool(path, at + ".rtc.available", rtc.get("available")):
+        edges = rtc.get("edges")
+        if not isinstance(edges, int) or isinstance(edges, bool) or edges < 2:
+            raise InputError(path, "%s.rtc.edges: expected an integer >= 2 (two edges make one second), got %s"
+                             % (at, json.dumps(edges)))
+        rtc["tsc_hz"], rtc["ppm"] = _ppm(path, at + ".rtc", rtc, ref)
+        rtc["jitter_us"] = _num(path, at + ".rtc.jitter_us", rtc.get("jitter_us"), 0, null=True)
+    else:
+        _str(path, at + ".rtc.reason", rtc.get("reason"))
+    for c in ("monotonic", "monotonic_raw"):
+        o = tr.get(c)
+        if not isinstance(o, dict):
+            raise InputError(path, "%s.%s: expected an object, got %s" % (at, c, json.dumps(o)))
+        out[c] = dict(o)
+        out[c]["tsc_hz"], out[c]["ppm"] = _ppm(path, "%s.%s" % (at, c), o, ref)
+    adj = tr.get("adjtimex")
+    if not isinstance(adj, dict):
+        raise InputError(path, "%s.adjtimex: expected an object, got %s" % (at, json.dumps(adj)))
+    adj = out["adjtimex"] = dict(adj)
+    if _bool(path, at + ".adjtimex.available", adj.get("available")):
+        adj["freq_ppm"] = _num(path, at + ".adjtimex.freq_ppm", adj.get("freq_ppm"), null=True)
+        for key in ("tick_us", "status", "maxerror_us", "esterror_us"):
+            _num(path, "%s.adjtimex.%s" % (at, key), adj.get(key), 0, null=True)
+        _bool(path, at + ".adjtimex.synchronized", adj.get("synchronized"), null=True)
+    return out
+
+
 def check_extras(path, doc, pre):
     """The engine's later fields, where present: clocksource_end,
     mitigations, probe_end, changed_during_run."""
@@ -396,15 +614,19 @@ def _name(path, kind):
     return c[1] if c and c[0] == kind else {}
 
 
-def load_host(path, run=None):
-    """A clockbench/1 document (host-<cs>.json, or any engine output)."""
+def load_host(path, run=None, kind="host"):
+    """A clockbench/1 document (host-<cs>.json, or any engine output; with
+    kind "tsc-rate", a tsc-rate-<cs>.json file, which must hold the check)."""
     doc = load_json(path)
     check_schema(path, doc, HOST_SCHEMA)
     check_bench(path, doc)
     cs = doc["context"].get("clocksource")
     if not isinstance(cs, str) or not cs:
-        cs = _name(path, "host").get("cs", "unknown")
-    return Measurement(path, "host", run, doc, cs)
+        cs = _name(path, kind).get("cs", "unknown")
+    m = Measurement(path, kind, run, doc, cs)
+    if kind == "tsc-rate" and m.tsc_rate is None:
+        raise InputError(path, "checks.tsc_rate: missing (a tsc-rate file holds --check tsc-rate)")
+    return m
 
 
 def load_guest(path, run=None):
@@ -632,7 +854,7 @@ def label_problem(m, cs):
     c = runfolder.classify(name)
     if c and c[1].get("cs") not in (None, cs):
         diff.append("the file name says %s" % c[1]["cs"])
-    if m.kind == "host":
+    if m.kind != "guest":
         start, end = m.context.get("clocksource"), m.context.get("clocksource_end")
         for r in m.rows:
             if r.clocksource is not None and r.clocksource != cs:
@@ -660,15 +882,17 @@ def load_file(path, run=None):
     kind = c[0] if c else None
     if kind == "host" and c[1]["ext"] == "json":
         return load_host(path, run)
+    if kind == "tsc-rate":
+        return load_host(path, run, "tsc-rate")
     if kind == "guest":
         return load_guest(path, run)
-    raise InputError(path, "not a host-<cs>.json or guest-<cs>-<N>vcpu.json result file")
+    raise InputError(path, "not a host-<cs>.json or guest-<cs>-<N>vcpu.json result file (nor a tsc-rate-<cs>.json)")
 
 
 # ---- run folders ----
 
 def result_files(folder):
-    """The host and guest result files of a run folder, sorted."""
+    """The host, guest and tsc-rate result files of a run folder, sorted."""
     try:
         names = sorted(os.listdir(folder))
     except FileNotFoundError:
@@ -680,14 +904,16 @@ def result_files(folder):
     out = []
     for n in names:
         c = runfolder.classify(n)
-        if c and (c[0] == "guest" or (c[0] == "host" and c[1]["ext"] == "json")):
+        if c and (c[0] in ("guest", "tsc-rate") or (c[0] == "host" and c[1]["ext"] == "json")):
             out.append(n)
     return out
 
 
 def load_run(folder, skip_bad=False, warn=None):
-    """All Measurements of one run folder.  Raises InputError for the first
-    bad file (or, with skip_bad, reports it through warn and goes on)."""
+    """All Measurements of one run folder: kind "host", "guest" and
+    "tsc-rate" (readers of cost rows and workloads take the first two).
+    Raises InputError for the first bad file (or, with skip_bad, reports it
+    through warn and goes on)."""
     folder = folder.rstrip("/") or "/"
     names = result_files(folder)
     if not names:

@@ -1,13 +1,38 @@
-"""plots.py: ns per call against threads and against vCPUs, PNG and SVG, with gnuplot."""
+"""plots.py: the report's pictures (ns per call against threads and vCPUs, and each clocksource against tsc), with gnuplot.
+
+Every picture colours a clocksource the same way (colour()), draws on log
+scales with 1-2-5 ticks, and leaves the data it drew beside it (NAME.dat,
+tab-separated, one block per series) for a reader to check or re-plot.
+"""
 import math
 import os
 import shutil
 import subprocess
 import tempfile
+import zlib
 
-from .util import InputError
+from .load import WORKLOADS
+from .util import InputError, write_atomic
 
 GNUPLOT = os.environ.get("GNUPLOT", "gnuplot")
+
+# One colour per clocksource in every picture (Okabe-Ito, colour-blind safe);
+# any other clocksource takes one of FALLBACK chosen by its name's CRC-32,
+# the same in every run (Python's hash() is salted per process).
+COLOURS = {"tsc": "#009e73", "hpet": "#d55e00", "acpi_pm": "#cc79a7", "kvm-clock": "#0072b2"}
+FALLBACK = ("#e69f00", "#56b4e9", "#882255", "#44aa99", "#999933", "#332288")
+POINTS = (7, 5, 9, 11, 13, 15)  # point types telling apart series of one colour (runs, vCPU counts)
+
+
+def colour(cs):
+    """The colour of clocksource cs, '#rrggbb'."""
+    return COLOURS.get(cs) or FALLBACK[zlib.crc32(str(cs).encode()) % len(FALLBACK)]
+
+
+def cs_key(cs):
+    """tsc first, then the clocksources of COLOURS in its order, then the rest by name."""
+    order = list(COLOURS)
+    return (order.index(cs) if cs in order else len(order), str(cs))
 
 
 def available():
@@ -16,7 +41,42 @@ def available():
 
 def _q(s):
     """A gnuplot double-quoted string."""
-    return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+class Series:
+    """One line of a picture: label, the host clocksource that colours it,
+    points [(x, y)], dashed when emulated, variant picking its point type."""
+
+    def __init__(self, label, cs, pts, emulated=False, variant=0):
+        self.label, self.cs, self.pts, self.emulated, self.variant = label, cs, pts, emulated, variant
+
+
+class Chart:
+    """A picture: title, axis labels, and either series (lines over x) or
+    bars (the headline: groups of bars, one per clocksource, drawn from 1.0)."""
+
+    def __init__(self, title, xlabel, ylabel, series=None, groups=None, bars=None):
+        self.title, self.xlabel, self.ylabel = title, xlabel, ylabel
+        self.series, self.groups, self.bars = series or [], groups or [], bars or []
+
+
+def _variants(items):
+    """items: [(cs, key)]; numbers each key within its clocksource, in order, for point types."""
+    seen, out = {}, []
+    for cs, key in items:
+        keys = seen.setdefault(cs, [])
+        if key not in keys:
+            keys.append(key)
+        out.append(keys.index(key))
+    return out
+
+
+def _ordered(series):
+    series.sort(key=lambda s: (cs_key(s.cs), s.label))
+    for s, v in zip(series, _variants([(s.cs, s.label.split(":")[0]) for s in series])):
+        s.variant = v
+    return series
 
 
 def series_threads(measurements, multi_run):
@@ -30,8 +90,19 @@ def series_threads(measurements, multi_run):
             label = ("%s: %s" % (m.run, m.host_cs)) if multi_run else m.host_cs
             if m.emulated:
                 label += " [EMULATED: tcg host]"
-            out.append((label, pts, m.emulated))
-    return out
+            out.append(Series(label, m.host_cs, pts, m.emulated))
+    return _ordered(out)
+
+
+def _guest_label(m, multi_run, vcpus):
+    label = "host on %s" % m.host_cs
+    if vcpus:
+        label += ", %d vCPU" % m.vcpus
+    if m.backend and m.backend != "qemu":
+        label += " (%s)" % m.backend
+    if m.emulated:
+        label += " [EMULATED: tcg]" if m.accel == "tcg" else " [EMULATED: tcg host]"
+    return "%s: %s" % (m.run, label) if multi_run else label
 
 
 def series_vcpus(measurements, multi_run):
@@ -45,22 +116,102 @@ def series_vcpus(measurements, multi_run):
         if not rows:
             continue
         r = max(rows, key=lambda r: r.threads)
-        label = "host on %s" % m.host_cs
-        if m.backend and m.backend != "qemu":
-            label += " (%s)" % m.backend
-        if m.emulated:
-            label += " [EMULATED: tcg]" if m.accel == "tcg" else " [EMULATED: tcg host]"
-        if multi_run:
-            label = "%s: %s" % (m.run, label)
-        groups.setdefault((label, m.emulated), []).append((m.vcpus, r.median))
-    return [(label, sorted(pts), emu) for (label, emu), pts in sorted(groups.items())]
+        groups.setdefault((_guest_label(m, multi_run, False), m.host_cs, m.emulated), []).append((m.vcpus, r.median))
+    return _ordered([Series(label, cs, sorted(pts), emu) for (label, cs, emu), pts in groups.items()])
+
+
+def series_guest_threads(measurements, multi_run):
+    """Guest files: one series per guest (host clocksource, vCPUs), x = threads."""
+    out = []
+    for m in measurements:
+        if m.kind != "guest":
+            continue
+        pts = [(r.threads, r.median) for r in m.headline() if r.median and r.median > 0]
+        if pts:
+            out.append(Series(_guest_label(m, multi_run, True), m.host_cs, pts, m.emulated))
+    out.sort(key=lambda s: (cs_key(s.cs), s.label))
+    # vCPU counts (not runs) tell apart the lines of one clocksource here.
+    for s, v in zip(out, _variants([(s.cs, s.label.rsplit(", ", 1)[-1]) for s in out])):
+        s.variant = v
+    return out
+
+
+def _first_read(m):
+    """m's headline read at its lowest thread count with a median, or None."""
+    rows = [r for r in m.headline() if r.median and r.median > 0]
+    return rows[0] if rows else None
+
+
+def headline_bars(measurements, multi_run, baseline):
+    """The headline picture's bars: per measured state other than tsc (emulated
+    ones left out), its figures divided by the same figures of baseline(m)
+    (the state on a tsc host): the CLOCK_MONOTONIC vdso read at the lowest
+    thread count, the kernel's own read (syscall less null) there, and each
+    workload's rate. Returns (groups, bars): groups the x labels in order,
+    bars [(group index, clocksource, figure, tsc figure, unit)]."""
+    found = {}
+    for m in measurements:
+        b = baseline(m)
+        if m.kind not in ("host", "guest") or m.emulated or b is None or b is m:
+            continue
+        where = "host" if m.kind == "host" else m.where
+        pre = "%s\n" % m.run if multi_run else ""
+        r = _first_read(m)
+        br = b.row(r.clock, r.method, r.threads) if r else None
+        items = []
+        if r and br and br.median:
+            items.append(((0,), "read ns\n(%d thread%s)" % (r.threads, "" if r.threads == 1 else "s"),
+                          r.median, br.median, "ns"))
+            kr = m.row(r.clock, "syscall", r.threads)
+            kb = b.row(r.clock, "syscall", r.threads)
+            if kr and kb and kr.kernel_read and kb.kernel_read:
+                items.append(((1,), "kernel read ns", kr.kernel_read, kb.kernel_read, "ns"))
+        for w in m.workloads:
+            bw = [x for x in b.workloads if x.workload == w.workload and not x.after_change]
+            if w.after_change or not bw or not w.rate or not bw[0].rate:
+                continue
+            items.append(((2, WORKLOADS.index(w.workload)), "%s\n%s" % (w.workload, w.rate_unit), w.rate, bw[0].rate, w.rate_unit))
+        for order, what, v, bv, unit in items:
+            gkey = (m.run, m.kind != "host", m.vcpus or 0, m.backend or "", order)
+            found.setdefault(gkey, ("%s%s\n%s" % (pre, where, what), []))[1].append((m.host_cs, v, bv, unit))
+    groups, bars = [], []
+    for gkey in sorted(found):
+        label, vals = found[gkey]
+        for cs, v, bv, unit in sorted(vals, key=lambda t: cs_key(t[0])):
+            bars.append((len(groups), cs, v, bv, unit))
+        groups.append(label)
+    return groups, bars
+
+
+def charts(measurements, multi_run, baseline):
+    """Every picture of the report, in order: [(name, Chart or None, what is missing)]."""
+    groups, bars = headline_bars(measurements, multi_run, baseline)
+    c = None
+    if bars:
+        c = Chart("Each clocksource against tsc: CLOCK_MONOTONIC read, the kernel's read, workloads\n"
+                  "(reads: above 1 is slower; workload rates: below 1 is slower)",
+                  "", "figure / the same figure on tsc, log scale", groups=groups, bars=bars)
+    out = [("headline", c, "No headline picture: no measured state beside its tsc baseline "
+                           "(emulated states are left out).")]
+    for name, series, xl, what, miss in (
+            ("ns-vs-threads", series_threads(measurements, multi_run),
+             "threads (each pinned to its own CPU, all reading)", "Host", "host"),
+            ("ns-vs-vcpus", series_vcpus(measurements, multi_run), "guest vCPUs (all reading)", "Guests", "guest"),
+            ("guest-ns-vs-threads", series_guest_threads(measurements, multi_run),
+             "threads in the guest (each pinned to its own vCPU, all reading)", "Guests, by threads", "guest")):
+        title = "%s: CLOCK_MONOTONIC (vdso method), median ns per call, by host clocksource" % what
+        c = Chart(title, xl, "ns per call (median), log scale", series=series) if series else None
+        out.append((name, c, "No %s data for `%s`." % (miss, name)))
+    return out
 
 
 def ytics(lo, hi):
-    """1-2-5 steps covering [lo, hi], one step beyond each end."""
+    """Log-axis ticks covering [lo, hi], one step beyond each end: 1-2-5 per
+    decade over up to four decades, 1-3 beyond (readable, not crowded)."""
     out, dec = [], 10.0 ** math.floor(math.log10(lo))
+    steps = (1, 2, 5) if hi / lo <= 1e4 else (1, 3)
     while not out or out[-1] < hi:
-        for m in (1, 2, 5):
+        for m in steps:
             out.append(m * dec)
         dec *= 10
     while len(out) > 1 and out[1] <= lo:
@@ -70,41 +221,107 @@ def ytics(lo, hi):
     return out
 
 
-def _script(series, xlabel, title, fmt, out):
-    xs = sorted({x for _, pts, _ in series for x, _ in pts})
-    ys = [y for _, pts, _ in series for _, y in pts]
-    yt = ytics(min(ys), max(ys))
+def tick_label(v):
+    """A tick's text: no exponents ('0.02', '1500', '100000')."""
+    return ("%.6f" % v).rstrip("0").rstrip(".")
+
+
+def data(chart):
+    """The chart's data file: a header, then one block per series (lines)
+    or per clocksource (bars), blocks apart by two empty lines (gnuplot's
+    `index`); tab-separated."""
+    out = ["# clockbench: %s" % chart.title.replace("\n", " ")]
+    if chart.series:
+        out.append("# x\tmedian_ns")
+        for s in chart.series:
+            out += ["", "", "# %s\t(clocksource %s)" % (s.label, s.cs)]
+            out += ["%g\t%.6g" % (x, y) for x, y in s.pts]
+        return "\n".join(out) + "\n"
+    out.append("# ratio = figure / tsc_figure; x = the bar's place: group + offset")
+    out.append("# x\tratio\tfigure\ttsc_figure\tunit\tgroup")
+    for cs in _bar_css(chart):
+        out += ["", "", "# clocksource %s" % cs]
+        out += ["%.4f\t%.6g\t%.6g\t%.6g\t%s\t%s" % (x, v / bv, v, bv, unit, chart.groups[g].replace("\n", " "))
+                for c, x, (g, _, v, bv, unit) in _bar_places(chart) if c == cs]
+    return "\n".join(out) + "\n"
+
+
+def _bar_css(chart):
+    return sorted({b[1] for b in chart.bars}, key=cs_key)
+
+
+def _bar_places(chart):
+    """[(clocksource, x, bar)] in data-file order: by clocksource, then group."""
+    css = _bar_css(chart)
+    w = min(0.8 / len(css), 0.3)
+    out = []
+    for j, cs in enumerate(css):
+        for b in chart.bars:
+            if b[1] == cs:
+                out.append((cs, b[0] + (j - (len(css) - 1) / 2.0) * w, b))
+    return out
+
+
+def _range(vals):
+    yt = ytics(min(vals), max(vals))
+    lo, hi = (yt[0], yt[-1]) if len(yt) > 1 else (yt[0] / 2, yt[0] * 2)
+    return yt, lo, hi
+
+
+def script(chart, fmt, out, datafile):
+    """The gnuplot script drawing chart from datafile into out (fmt png or svg)."""
+    width = max(960, 160 * len(chart.groups))  # room for each group's label
     lines = []
     if fmt == "png":
-        lines.append("set terminal pngcairo size 960,640 noenhanced font ',10'")
+        lines.append("set terminal pngcairo size %d,640 noenhanced font ',10'" % width)
     else:
-        lines.append("set terminal svg size 960,640 dynamic noenhanced font 'sans,11'")
-    lines += ["set output %s" % _q(out),
-              "set title %s" % _q(title),
-              "set xlabel %s" % _q(xlabel),
-              "set ylabel 'ns per call (median), log scale'",
-              "set logscale y 10", "set logscale x 2",
-              "set xrange [%g:%g]" % (xs[0] / 1.5, xs[-1] * 1.5),
-              "set xtics (%s)" % ", ".join("'%d' %d" % (x, x) for x in xs),
-              "set ytics (%s)" % ", ".join("'%g' %g" % (t, t) for t in yt),
-              "set yrange [%g:%g]" % ((yt[0], yt[-1]) if len(yt) > 1 else (yt[0] / 2, yt[0] * 2)),
-              "set grid", "set key tmargin center horizontal maxcols 2"]
+        lines.append("set terminal svg size %d,640 dynamic noenhanced font 'sans,11'" % width)
+    lines += ["set output %s" % _q(out), "set title %s" % _q(chart.title),
+              "set ylabel %s" % _q(chart.ylabel), "set datafile separator \"\\t\"",
+              "set logscale y 10", "set grid ytics", "set key tmargin center horizontal maxcols 3"]
     plots = []
-    for i, (label, pts, emu) in enumerate(series):
-        lines.append("$d%d << EOD" % i)
-        lines += ["%d %.6g" % (x, y) for x, y in pts]
-        lines.append("EOD")
-        style = "linespoints lw 2 pt 7 ps 1.2" + (" dt 2" if emu else "")
-        plots.append("$d%d using 1:2 with %s title %s" % (i, style, _q(label)))
+    if chart.series:
+        xs = sorted({x for s in chart.series for x, _ in s.pts})
+        yt, lo, hi = _range([y for s in chart.series for _, y in s.pts])
+        lines += ["set xlabel %s" % _q(chart.xlabel), "set logscale x 2", "set grid xtics",
+                  "set xrange [%g:%g]" % (xs[0] / 1.5, xs[-1] * 1.5),
+                  "set xtics (%s)" % ", ".join("'%d' %d" % (x, x) for x in xs)]
+        for i, s in enumerate(chart.series):
+            style = "linespoints lw 2 pt %d ps 1.2 lc rgb %s" % (POINTS[s.variant % len(POINTS)], _q(colour(s.cs)))
+            plots.append("%s index %d using 1:2 with %s%s title %s"
+                         % (_q(datafile), i, style, " dt 2" if s.emulated else "", _q(s.label)))
+    else:
+        r = [b[2] / b[3] for b in chart.bars] + [1.0]
+        yt, lo, hi = _range([min(r) / 1.6, max(r) * 1.6])  # room for the labels; 1.0 never an edge
+        css = _bar_css(chart)
+        w = min(0.8 / len(css), 0.3)
+        lines += ["set xrange [-0.6:%g]" % (len(chart.groups) - 0.4), "set style fill solid 0.85 border -1",
+                  "set xtics (%s) nomirror" % ", ".join("%s %d" % (_q(g), i) for i, g in enumerate(chart.groups)),
+                  "set bmargin 6"]
+        for i, cs in enumerate(css):
+            plots.append("%s index %d using 1:2:($1-%g):($1+%g):(1):2 with boxxyerror lc rgb %s title %s"
+                         % (_q(datafile), i, w / 2, w / 2, _q(colour(cs)), _q(cs)))
+            ratios = [b[2] / b[3] for b in chart.bars if b[1] == cs]
+            # A label beyond the bar's end, up or down; only where some bar
+            # is labelled (gnuplot 5.4 crashes on a labels plot of no point).
+            for cond, off, some in ((">=", 0.8, max(ratios) >= 1), ("<", -0.8, min(ratios) < 1)):
+                if some:
+                    plots.append("%s index %d using 1:($2%s1?$2:1/0):(sprintf('x%%.2g', $2)) with labels "
+                                 "offset 0,char %g font ',9' notitle" % (_q(datafile), i, cond, off))
+        plots.append("1 with lines lw 2 dt 2 lc rgb %s title 'tsc = 1.0'" % _q(colour("tsc")))
+    lines += ["set ytics (%s)" % ", ".join("'%s' %g" % (tick_label(t), t) for t in yt),
+              "set yrange [%g:%g]" % (lo, hi)]
     lines.append("plot " + ", ".join(plots))
     lines.append("unset output")
     return "\n".join(lines) + "\n"
 
 
-def plot(series, xlabel, title, base):
-    """Writes base.png and base.svg (each to a temporary name, then renamed).
-    Returns the two paths."""
-    outs = []
+def plot(chart, base):
+    """Writes base.dat, then base.png and base.svg from it (each to a
+    temporary name, then renamed). Returns the three paths."""
+    datafile = base + ".dat"
+    write_atomic(datafile, data(chart))
+    outs = [datafile]
     for fmt in ("png", "svg"):
         final = "%s.%s" % (base, fmt)
         d = os.path.dirname(os.path.abspath(final))
@@ -112,7 +329,7 @@ def plot(series, xlabel, title, base):
         os.close(fd)
         try:
             try:
-                p = subprocess.run([GNUPLOT], input=_script(series, xlabel, title, fmt, tmp),
+                p = subprocess.run([GNUPLOT], input=script(chart, fmt, tmp, datafile),
                                    capture_output=True, text=True, timeout=60)
             except (OSError, subprocess.SubprocessError) as e:
                 raise InputError(final, "%s: %s" % (GNUPLOT, e))

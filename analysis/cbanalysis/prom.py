@@ -25,6 +25,11 @@ HELP = {
     "node_clockbench_tsc_warps": "TSC reads outside their own round trip in the TSC check.",
     "node_clockbench_tsc_max_offset_seconds": "Largest absolute TSC offset from the reference CPU in the TSC check.",
     "node_clockbench_tsc_frequency_hertz": "TSC frequency calibrated against CLOCK_MONOTONIC_RAW.",
+    "node_clockbench_workload_rate": "A clockbench workload's headline rate (higher is better), in the unit its label names: tcp-stream Gbit/s, tcp-rr transactions/s, timer wakeups/s.",
+    "node_clockbench_workload_latency_median_seconds": "A clockbench workload's latency, median: tcp-rr round trip, timer wake-up latency.",
+    "node_clockbench_workload_latency_p99_seconds": "A clockbench workload's latency, 99th percentile: tcp-rr round trip, timer wake-up latency.",
+    "node_clockbench_tsc_rate_ppm": "TSC rate against a reference clock (rtc, monotonic, monotonic_raw), ppm from the kernel's TSC frequency (else the engine's calibration).",
+    "node_clockbench_ntp_frequency_ppm": "The kernel's NTP frequency correction (adjtimex), ppm, during clockbench's TSC rate check.",
     "node_clockbench_run_end_timestamp_seconds": "End of the clockbench measurement, Unix time.",
     "node_clockbench_last_run_timestamp_seconds": "End of the newest clockbench measurement in the file, Unix time.",
     "node_clockbench_measurement_info": "Facts of a clockbench measurement (kernel, CPU, clocksource, guest facts).",
@@ -82,9 +87,19 @@ class Families:
 
 
 def base_labels(m):
-    return [("where", m.kind), ("clocksource", m.host_cs),
+    return [("where", "guest" if m.kind == "guest" else "host"), ("clocksource", m.host_cs),
             ("vcpus", str(m.vcpus) if m.kind == "guest" else None),
             ("backend", m.backend if m.backend not in (None, "qemu") else None)]
+
+
+def tsc_rate(f, bl, tr):
+    """The TSC rate check's figures (checks.tsc_rate), where it was run."""
+    if tr is None:
+        return
+    for ref, o in (("rtc", tr["rtc"]), ("monotonic", tr["monotonic"]), ("monotonic_raw", tr["monotonic_raw"])):
+        f.add("node_clockbench_tsc_rate_ppm", bl + [("reference", ref)], o.get("ppm"))
+    if tr["adjtimex"].get("available"):
+        f.add("node_clockbench_ntp_frequency_ppm", bl, tr["adjtimex"].get("freq_ppm"))
 
 
 def render(ms, all_clocks=False):
@@ -96,6 +111,15 @@ def render(ms, all_clocks=False):
             comments.append("left out %s: emulated (TCG), not a hypervisor's cost" % m.path)
             continue
         bl = base_labels(m)
+        tsc_rate(f, bl, m.tsc_rate)
+        if m.kind == "tsc-rate":
+            continue  # a TSC rate check alone: nothing else measured
+        for w in m.workloads:
+            wl = bl + [("workload", w.workload)]
+            f.add("node_clockbench_workload_rate", wl + [("unit", w.rate_unit)], w.rate)
+            for q in ("median", "p99"):
+                v = w.latency(q)
+                f.add("node_clockbench_workload_latency_%s_seconds" % q, wl, None if v is None else v / 1e6)
         c = m.context
         for r in m.rows:
             if not all_clocks and r.clock not in (None, "monotonic"):
@@ -134,7 +158,7 @@ def render(ms, all_clocks=False):
                     if isinstance(w.get("seconds"), (int, float)) and not isinstance(w.get("seconds"), bool):
                         f.add("node_clockbench_guest_measuring_seconds", bl, w["seconds"])
         checks = m.doc.get("checks") if isinstance(m.doc.get("checks"), dict) else {}
-        for w in checks.get("warps") or []:
+        for w in checks.get("warps") if isinstance(checks.get("warps"), list) else []:
             if isinstance(w, dict) and isinstance(w.get("warps"), int) and w.get("clock"):
                 f.add("node_clockbench_clock_warps", bl + [("clock", w["clock"])], w["warps"])
         t = checks.get("tsc")

@@ -2,7 +2,7 @@
 import os
 
 from . import capacity, plots
-from .load import QUANTS, trace_facts
+from .load import QUANTS, WORKLOADS, trace_facts
 from .util import fquant, md_table, obj, write_atomic
 
 EMU_MARK = "†"
@@ -185,6 +185,107 @@ def kernel_read_section(ms, multi):
     return out if rows or without else []
 
 
+AFTER_MARK = "*"
+
+
+def fnum3(v, unit=""):
+    """A figure with three significant digits at least: 1.60, 13.0, 129, 50000."""
+    if v is None:
+        return "n/a"
+    txt = "%.0f" % v if abs(v) >= 100 else "%.1f" % v if abs(v) >= 10 else "%.2f" % v
+    return txt + (" " + unit if unit else "")
+
+
+def workloads_section(ms, multi):
+    """Each workload's figure per state (host and guest, each host
+    clocksource) and its ratio to the same workload in the tsc state."""
+    sel = [m for m in ms if m.workloads]
+    if not sel:
+        return []
+    out = ["## Workloads: real work per clocksource", "",
+           "Work the kernel does with the clocksource on its hot path: `tcp-stream` (a loopback TCP stream, "
+           "Gbit/s), `tcp-rr` (one-byte request and response over loopback, transactions/s and round-trip "
+           "latency), `timer` (threads sleeping 50 us intervals, wake-ups/s and wake-up latency). The rate is "
+           "higher-is-better; `x tsc` divides the rate, and the latency, by the same workload (host, or guest "
+           "of the same vCPUs) measured with the host on `tsc`: a rate below 1 is work lost, a latency above 1 "
+           "is slower. Latency in microseconds.", ""]
+    pre = ["run"] if multi else []
+    rows, after = [], False
+    for name in WORKLOADS:
+        for m in sel:
+            w = m.workload(name)
+            if w is None:
+                continue
+            b = baseline(m, ms)
+            bw = b.workload(name) if b else None
+            mark = (EMU_MARK if m.emulated else "") + (AFTER_MARK if w.after_change else "")
+            after = after or w.after_change
+            rows.append(([m.run] if multi else []) + [
+                name, m.where + mark, m.host_cs, fnum3(w.rate, w.rate_unit), ratio(w.rate, bw and bw.rate),
+                fnum3(w.latency("median")), fnum3(w.latency("p99")),
+                ratio(w.latency("median"), bw and bw.latency("median")),
+                "%d on CPU %s" % (w.threads, ",".join(str(c) for c in w.cpus)),
+                "%s: %s" % (os.path.basename(m.path), name)])
+    hdr = pre + ["workload", "where", "host clocksource", "rate", "x tsc (rate)", "latency median us",
+                 "latency p99 us", "x tsc (median latency)", "threads", "from"]
+    out += [md_table(hdr, rows, "l" * len(pre) + "lllrrrrrll"), ""]
+    if after:
+        out += ["%s measured after the kernel's clocksource changed during the run: not the state it is filed "
+                "under." % AFTER_MARK, ""]
+    if any(m.emulated for m in sel):
+        out += [EMU_NOTE, ""]
+    return out
+
+
+def fppm(v):
+    return "n/a" if v is None else "%+.3f ppm" % v
+
+
+def rtc_cell(rtc):
+    if not rtc.get("available"):
+        return "no RTC: %s" % rtc.get("reason")
+    jit = rtc.get("jitter_us")
+    return "%s (%.0f Hz over %d edges%s)" % (fppm(rtc.get("ppm")), rtc["tsc_hz"], rtc["edges"],
+                                              "" if jit is None else ", jitter %.1f us" % jit)
+
+
+def ntp_cells(adj):
+    if not adj.get("available"):
+        return ["n/a (adjtimex unavailable)", "n/a"]
+    sync = adj.get("synchronized")
+    return [fppm(adj.get("freq_ppm")), "n/a" if sync is None else ("synchronized" if sync else "not synchronized")]
+
+
+def tsc_rate_section(ms, multi):
+    """--check tsc-rate, wherever it was run: the TSC's rate against the
+    RTC, CLOCK_MONOTONIC and CLOCK_MONOTONIC_RAW, and NTP's correction."""
+    sel = [m for m in ms if m.tsc_rate is not None]
+    if not sel:
+        return []
+    out = ["## The TSC's rate", "",
+           "`--check tsc-rate`: the TSC counted against the RTC's update interrupts (one edge a second, an "
+           "independent clock), against `CLOCK_MONOTONIC` (what NTP has made of the clocksource) and "
+           "`CLOCK_MONOTONIC_RAW`. Each figure is the TSC frequency it implies, in ppm from the reference: the "
+           "kernel's TSC frequency where it is known, else the engine's own calibration. NTP's correction is "
+           "the kernel's frequency offset (`adjtimex`).", ""]
+    pre = ["run"] if multi else []
+    rows = []
+    for m in sel:
+        tr = m.tsc_rate
+        ref = ("kernel %.0f kHz (%s)" % (tr["kernel_tsc_khz"], tr.get("kernel_tsc_khz_source"))
+               if tr["reference"] == "kernel" else "engine %.1f kHz (the kernel's not known)" % tr["engine_tsc_khz"])
+        rows.append(([m.run] if multi else []) + [
+            m.where + (EMU_MARK if m.emulated else ""), m.host_cs, "%g" % tr["seconds"], ref, rtc_cell(tr["rtc"]),
+            fppm(tr["monotonic"]["ppm"]), fppm(tr["monotonic_raw"]["ppm"])] + ntp_cells(tr["adjtimex"]) + [
+            os.path.basename(m.path)])
+    hdr = pre + ["where", "clocksource", "seconds", "reference", "RTC", "CLOCK_MONOTONIC", "CLOCK_MONOTONIC_RAW",
+                 "NTP frequency correction", "NTP", "from"]
+    out += [md_table(hdr, rows), ""]
+    if any(m.emulated for m in sel):
+        out += [EMU_NOTE, ""]
+    return out
+
+
 def findings(ms):
     """A few sentences: each non-tsc state against its tsc baseline."""
     out = []
@@ -353,18 +454,14 @@ def plot_section(ms, outdir, multi, want_plots, warn):
         warn("plots skipped: %s not found (Debian: apt-get install gnuplot-nox)" % plots.GNUPLOT)
         return out + ["Plots skipped: gnuplot is not installed (Debian package `gnuplot-nox`).", ""]
     made = []
-    for name, series, xl, title in (
-            ("ns-vs-threads", plots.series_threads(ms, multi), "threads (each pinned to its own CPU, all reading)",
-             "Host: CLOCK_MONOTONIC (vdso method), median ns per call, by host clocksource"),
-            ("ns-vs-vcpus", plots.series_vcpus(ms, multi), "guest vCPUs (all reading)",
-             "Guests: CLOCK_MONOTONIC (vdso method), median ns per call, by host clocksource")):
-        if not series:
-            out += ["No %s data for `%s`." % ("host" if "threads" in name else "guest", name), ""]
+    for name, chart, missing in plots.charts(ms, multi, lambda m: baseline(m, ms)):
+        if chart is None:
+            out += [missing, ""]
             continue
-        plots.plot(series, xl, title, os.path.join(outdir, name))
+        plots.plot(chart, os.path.join(outdir, name))
         made.append(name)
-        out += ["![%s](%s.png)" % (title, name), "", "[SVG](%s.svg)" % name, ""]
-    if any(m.emulated for m in ms if m.kind == "guest") and "ns-vs-vcpus" in made:
+        out += ["![%s](%s.png)" % (chart.title, name), "", "[SVG](%s.svg), [data](%s.dat)" % (name, name), ""]
+    if any(m.emulated for m in ms if m.kind == "guest") and {"ns-vs-vcpus", "guest-ns-vs-threads"} & set(made):
         out += ["Dashed lines marked [EMULATED: tcg] are QEMU TCG runs: an emulator's timings, not a hypervisor's.", ""]
     return out
 
@@ -372,11 +469,13 @@ def plot_section(ms, outdir, multi, want_plots, warn):
 def build(ms, outdir, rates, hosts, vcpus, given, want_plots, warn):
     """Writes outdir/report.md (and the plots); returns its path."""
     ms = sorted(ms, key=sort_key)
-    runs = sorted({m.run for m in ms})
+    every = ms
+    ms = [m for m in ms if m.kind != "tsc-rate"]  # the TSC rate check alone: its own section
+    runs = sorted({m.run for m in every})
     multi = len(runs) > 1
     lines = ["# clockbench report: %s" % ", ".join(runs), "",
              "Inputs: %s." % ", ".join("[%s](%s)" % (os.path.join(m.run, os.path.basename(m.path)),
-                                                      os.path.relpath(m.path, outdir)) for m in ms), "",
+                                                      os.path.relpath(m.path, outdir)) for m in every), "",
              "## CLOCK_MONOTONIC, ns per call", "",
              "The headline: `clock_gettime(CLOCK_MONOTONIC)` through the C library (the engine's `vdso` method, "
              "served by the vDSO where the kernel allows), median and p99 ns per call over timed batches. "
@@ -386,10 +485,13 @@ def build(ms, outdir, rates, hosts, vcpus, given, want_plots, warn):
     lines += mitigation_lines(ms)
     lines += headline_tables(ms, multi)
     lines += kernel_read_section(ms, multi)
+    lines += workloads_section(ms, multi)
+    lines += tsc_rate_section(every, multi)
     lines += plot_section(ms, outdir, multi, want_plots, warn)
     states = capacity.states_from(ms, multi) + capacity.states_given(given)
     excluded = sum(1 for m in ms if m.emulated)
-    lines += ["## Capacity planning", "", capacity.render(states, rates, hosts, vcpus, excluded)]
+    lines += ["## Capacity planning", "", capacity.render(states, rates, hosts, vcpus, excluded,
+                                                          capacity.work_from(ms, multi))]
     lines += ["## Context", ""] + context_tables(ms, outdir)
     lines += ["## Every clock and method", ""] + detail_tables(ms, outdir)
     lines += ["---", "Written by `analysis/clockbench-report`; the formulas and columns are explained in "

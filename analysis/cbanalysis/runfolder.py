@@ -49,6 +49,8 @@ PATTERNS = {
     "kvm-trace": re.compile(r"^kvm-trace-%s\.json$" % _GUEST),
     "kvm-trace-raw": re.compile(r"^kvm-trace-%s\.txt(?P<gz>\.gz)?$" % _GUEST),
     "kvm-observe-raw": re.compile(r"^kvm-observe-%s\.txt(?P<gz>\.gz)?$" % _GUEST),
+    "tsc-rate": re.compile(r"^tsc-rate-(?P<cs>%s)\.json$" % WORD),
+    "crosscheck": re.compile(r"^crosscheck\.(?P<ext>json|txt)$"),
     "summary-md": re.compile(r"^summary\.md$"),
     "summary-json": re.compile(r"^summary\.json$"),
 }
@@ -132,6 +134,20 @@ def kvm_observe_raw_name(cs, vcpus, backend="qemu"):
     return "kvm-observe-%s.txt" % _guest_part(cs, vcpus, backend)
 
 
+def tsc_rate_name(cs):
+    """The TSC rate check run beside the host bench (an engine document,
+    --no-cost --check tsc-rate, schema clockbench/1)."""
+    return "tsc-rate-%s.json" % check_cs(cs)
+
+
+def crosscheck_name(ext):
+    """The workloads cross-checked against iperf3 and cyclictest (json: the
+    figures, txt: the tools' own output)."""
+    if ext not in ("json", "txt"):
+        raise ValueError("crosscheck extension %r: expected json or txt" % (ext,))
+    return "crosscheck.%s" % ext
+
+
 SUMMARY_MD = "summary.md"
 SUMMARY_JSON = "summary.json"
 
@@ -142,6 +158,8 @@ _NAMERS = {
     "kvm-trace": (kvm_trace_name, 3),
     "kvm-trace-raw": (kvm_trace_raw_name, 3),
     "kvm-observe-raw": (kvm_observe_raw_name, 3),
+    "tsc-rate": (tsc_rate_name, 1),
+    "crosscheck": (crosscheck_name, 1),
     "summary-md": (lambda: SUMMARY_MD, 0),
     "summary-json": (lambda: SUMMARY_JSON, 0),
 }

@@ -8,7 +8,7 @@ import json
 import os
 
 from . import runfolder
-from .load import load_run, trace_facts
+from .load import WORKLOAD_UNITS, WORKLOADS, load_run, trace_facts
 from .report import mitigation_text
 from .util import InputError
 
@@ -61,6 +61,10 @@ def rows_of(ms):
             r["host_emulated"] = bool(h and h.emulated)
             r["host_threads"] = _ends(r, h, "host_1", "host_all")
             r["host_mitigations"] = mitigation_text(h.mitigations) if h and h.mitigations is not None else None
+            r["workloads"] = {}
+            for side, m in (("host", h), ("guest", g)):
+                for w in (m.workloads if m is not None else []):
+                    r["workloads"].setdefault(w.workload, {"unit": w.rate_unit})[side] = w.rate
             if g is not None:
                 f = trace_facts(g, observer=True)
                 t = g.trace
@@ -101,10 +105,20 @@ def render(run, rows):
         for k in FIGURES:
             v, b = r.get(k), base.get(k)
             r[k + "_ratio"] = None if v is None or not b else v / b
+    wls = [n for n in WORKLOADS if any(n in r["workloads"] for r in rows)]
+    for r in rows:
+        for n, w in r["workloads"].items():
+            bw = base["workloads"].get(n, {})
+            for side in ("host", "guest"):
+                v, b = w.get(side), bw.get(side)
+                w[side + "_ratio"] = None if v is None or not b else v / b
     lines = ["# clockbench compare: %s" % run, "",
-             "CLOCK_MONOTONIC via the vDSO path, median ns per call (x ratio to the %s row)." % base["clocksource"],
+             "CLOCK_MONOTONIC via the vDSO path, median ns per call (x ratio to the %s row)." % base["clocksource"]
+             + (" Workloads: rate on the host / in the guest (x ratio to the %s row), higher is better."
+                % base["clocksource"] if wls else ""),
              "", "| host clocksource | host 1 thr | host all | guest 1 vCPU | guest all vCPUs | master clock | "
-                 "stable bit | guest clocksource | guest path | accel |", "|" + "---|" * 10]
+                 "stable bit | guest clocksource | guest path | accel |"
+             + "".join(" %s %s |" % (n, WORKLOAD_UNITS[n]) for n in wls), "|" + "---|" * (10 + len(wls))]
     notes = []
     for r in rows:
         mark = ""
@@ -121,11 +135,19 @@ def render(run, rows):
         guest = "guest_file" in r
         mc = _onoff(r.get("master_clock")) + (" (hostclock %s)" % r["hostclock"] if r.get("hostclock") else "")
         sb = stable_text(r)
+        def work(n):
+            w = r["workloads"].get(n, {})
+            return " / ".join(
+                "n/a" if w.get(side) is None else "%g" % w[side] + (
+                    " (x%.2f)" % w[side + "_ratio"] if w.get(side + "_ratio") is not None else "") + (
+                    " (TCG, emulated)" if emulated else "")
+                for side, emulated in (("host", r["host_emulated"]), ("guest", r.get("emulated"))))
         lines.append("| %s | %s | %s | %s | %s | %s%s | %s%s | %s | %s | %s |" % (
             r["label"], fig("host_1", r["host_emulated"]), fig("host_all", r["host_emulated"]),
             fig("guest_1", r.get("emulated")), fig("guest_all", r.get("emulated")),
             mc if guest else "n/a", mark, sb, mark,
-            r.get("guest_clocksource") or "n/a", r.get("guest_path") or "n/a", r.get("accel") or "n/a"))
+            r.get("guest_clocksource") or "n/a", r.get("guest_path") or "n/a", r.get("accel") or "n/a")
+            + "".join(" %s |" % work(n) for n in wls))
     lines.append("")
     for i, n in enumerate(notes, 1):
         lines.append("[%d] %s" % (i, n))

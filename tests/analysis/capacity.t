@@ -16,6 +16,21 @@ t.ok(abs(capacity.share(1e6, 28) - 0.028) < 1e-12 and abs(capacity.share(1e6, 18
      "share(1e6/s, 28 ns) = 0.028, share(1e6/s, 187 ns) = 0.187")
 t.ok(abs(capacity.cores(100, 64, 1e6, 187) - 1196.8) < 1e-9, "cores(100 hosts x 64 vCPUs, 1e6/s, 187 ns) = 1196.8")
 
+# Real work: more hosts = ceil(hosts x rate on tsc / rate - hosts); exact sums are not rounded up further.
+def ws(rate, tsc):
+    s = capacity.WorkState("s", "tcp-stream", rate, "Gbit/s", "src", False)
+    s.baseline = capacity.WorkState("t", "tcp-stream", tsc, "Gbit/s", "src", False)
+    return s
+
+
+t.ok(capacity.more_hosts(100, ws(1.6, 13.0)) == (712.5, 713) and capacity.more_hosts(100, ws(20000, 50000))[1] == 150
+     and capacity.more_hosts(3, ws(0.3, 0.9))[1] == 6,
+     "more hosts: 100 x 13 / 1.6 - 100 = 712.5 -> 713; 100 x 50000 / 20000 - 100 = 150; 3 x 0.9 / 0.3 - 3 = 6 (not 7)",
+     [capacity.more_hosts(100, ws(1.6, 13.0)), capacity.more_hosts(3, ws(0.3, 0.9))])
+t.ok(capacity.more_hosts(100, ws(14.0, 13.0))[1] == 0 and capacity.more_hosts(100, ws(0.0, 13.0)) == (None, None)
+     and abs(capacity.lost(ws(1.6, 13.0)) - (1 - 1.6 / 13)) < 1e-12,
+     "a state faster than tsc needs 0 more hosts; one that did no work, no number; work lost = 1 - rate / tsc's")
+
 rc, so, se = run("capacity", "--ns", "tsc=28", "--ns", "hpet=187", "--rate", "1e6")
 t.ok(rc == 0 and se == "", "capacity with given states exits 0", se)
 a = table_row(so, "tsc", "28.00") or []

@@ -1,39 +1,176 @@
 #!/usr/bin/env python3
-"""plots.t: PNG and SVG plots drawn, not empty, embedded; a missing gnuplot skips them without failing."""
+"""plots.t: PNG and SVG plots drawn, not empty, embedded; one colour per clocksource in every plot script, log
+scales with readable ticks, guests over threads, the headline picture's ratios to tsc (from its data file);
+a missing gnuplot skips them without failing."""
+import json
 import os
+import re
 import shutil
+import subprocess
 import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import BEFORE, LAB, Tap, read, run  # noqa: E402
+from taplib import BEFORE, LAB, ROOT, WL, Tap, read, run, with_null_rows  # noqa: E402
 
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+from cbanalysis import load, plots, report  # noqa: E402
+
+NAMES = ("headline", "ns-vs-threads", "ns-vs-vcpus", "guest-ns-vs-threads")
 t = Tap()
+
+
+def blocks(path):
+    """A plot's data file: {block's comment line: [[fields]]}; blocks follow the header, two empty lines apart."""
+    out = {}
+    if not os.path.exists(path):
+        return out
+    for chunk in read(path).split("\n\n\n")[1:]:
+        lines = chunk.strip("\n").splitlines()
+        out[lines[0][2:]] = [ln.split("\t") for ln in lines[1:]]
+    return out
+
+
+def doc(run_dir, name):
+    d = json.load(open(os.path.join(run_dir, name)))
+    return d.get("bench", d)
+
+
+def scripts(runs):
+    """Every plot script the report draws for runs: [(chart name, script text)]."""
+    ms = [m for r in runs for m in load.load_run(r)]
+    out = []
+    for name, chart, _ in plots.charts(ms, len(runs) > 1, lambda m: report.baseline(m, ms)):
+        if chart is not None:
+            out.append((name, plots.script(chart, "svg", "/dev/null", name + ".dat"), chart))
+    return out
+
+
+# The colour mapping: fixed for the four clocksources, distinct, and the
+# fallback the same in any process (str hashes are salted per process).
+fixed = [plots.colour(cs) for cs in ("tsc", "hpet", "acpi_pm", "kvm-clock")]
+code = "import sys; sys.path.insert(0, %r); from cbanalysis import plots; print(plots.colour('xen'), plots.colour('jiffies'))" \
+    % os.path.join(ROOT, "analysis")
+seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONHASHSEED=str(s))).stdout for s in (1, 2, 3)}
+t.ok(len(set(fixed)) == 4 and all(re.fullmatch(r"#[0-9a-f]{6}", c) for c in fixed) and len(seen) == 1
+     and not set(seen.pop().split()) & set(fixed),
+     "one fixed colour each for tsc, hpet, acpi_pm, kvm-clock; others a colour of their own, the same in every process",
+     (fixed, seen))
+
+# Every series and bar in every plot script takes its clocksource's colour.
+used, bad, logy = {}, [], []
+sc = scripts([BEFORE, LAB]) + scripts([WL])
+for name, text, chart in sc:
+    plot = next(ln for ln in text.splitlines() if ln.startswith("plot "))
+    if chart.series:
+        found = re.findall(r'index (\d+) using 1:2 with linespoints [^,]*?lc rgb "(#[0-9a-f]{6})"', plot)
+        pairs = [(chart.series[int(i)].cs, c) for i, c in found]
+        if len(found) != len(chart.series):
+            bad.append("%s: %d of %d series coloured" % (name, len(found), len(chart.series)))
+    else:
+        pairs = re.findall(r'with boxxyerror lc rgb "(#[0-9a-f]{6})" title "([^"]+)"', plot)
+        pairs = [(cs, c) for c, cs in pairs] + re.findall(r'()lc rgb "(#[0-9a-f]{6})" title .tsc = 1.0.', plot)
+        pairs = [(cs or "tsc", c) for cs, c in pairs]
+    for cs, c in pairs:
+        used.setdefault(cs, set()).add(c)
+    if "set logscale y 10" not in text or not re.search(r"^set ytics \('", text, re.M):
+        logy.append(name)
+t.ok(not bad and set(used) >= {"tsc", "hpet"} and all(c == {plots.colour(cs)} for cs, c in used.items()),
+     "each clocksource has one colour across every plot script (%s)" % ", ".join(sorted({n for n, _, _ in sc})),
+     "\n".join(bad) + repr(used))
+t.ok(len(sc) == 8 and not logy, "every plot script (%d) draws y on a log scale with explicit ticks" % len(sc), logy)
+t.ok(plots.ytics(25, 1500) == [20, 50, 100, 200, 500, 1000, 2000]
+     and plots.ytics(20, 300000) == [10, 30, 100, 300, 1000, 3000, 10000, 30000, 100000, 300000]
+     and [plots.tick_label(v) for v in (0.05, 1.0, 1500.0, 1e6)] == ["0.05", "1", "1500", "1000000"],
+     "ticks: 1-2-5 per decade, 1-3 over more than four decades, written without exponents")
+
 if not shutil.which(os.environ.get("GNUPLOT", "gnuplot")):
-    for _ in range(5):
+    for _ in range(10):
         t.skip("gnuplot not installed (Debian: gnuplot-nox)")
 else:
     out = os.path.join(t.tmp, "p")
     rc, so, se = run("report", "-o", out, BEFORE, LAB)
     t.ok(rc == 0 and se == "", "report with plots exits 0", se)
     files = {}
-    for name in ("ns-vs-threads", "ns-vs-vcpus"):
+    for name in NAMES:
         for ext in ("png", "svg"):
             p = os.path.join(out, "%s.%s" % (name, ext))
             files[p] = open(p, "rb").read() if os.path.exists(p) else b""
     pngs = [d for p, d in files.items() if p.endswith(".png")]
-    t.ok(all(d.startswith(b"\x89PNG\r\n\x1a\n") and len(d) > 5000 for d in pngs),
-         "two PNGs, real images of more than 5 kB", [len(d) for d in pngs])
-    svgs = {p: d.decode(errors="replace") for p, d in files.items() if p.endswith(".svg")}
-    thr = svgs.get(os.path.join(out, "ns-vs-threads.svg"), "")
-    vcp = svgs.get(os.path.join(out, "ns-vs-vcpus.svg"), "")
+    t.ok(len(pngs) == 4 and all(d.startswith(b"\x89PNG\r\n\x1a\n") and len(d) > 5000 for d in pngs),
+         "four PNGs, real images of more than 5 kB", [len(d) for d in pngs])
+    svgs = {os.path.basename(p): d.decode(errors="replace") for p, d in files.items() if p.endswith(".svg")}
+    thr, vcp = svgs.get("ns-vs-threads.svg", ""), svgs.get("ns-vs-vcpus.svg", "")
     t.ok("<svg" in thr and "20260101-120000-hv1: hpet" in thr and "20260301-120000-lab: tsc" in thr and "threads" in thr,
          "threads plot: SVG with one line per run and clocksource")
     t.ok("<svg" in vcp and "host on hpet" in vcp and "[EMULATED: tcg]" in vcp and "log scale" in vcp,
          "vCPU plot: SVG, the TCG line labelled EMULATED, log scale")
+    g = blocks(os.path.join(out, "guest-ns-vs-threads.dat"))
+    gsvg = svgs.get("guest-ns-vs-threads.svg", "")
+    want = {"20260101-120000-hv1: host on tsc, 2 vCPU\t(clocksource tsc)": [["1", "28"], ["2", "31"]],
+            "20260101-120000-hv1: host on hpet, 2 vCPU\t(clocksource hpet)": [["1", "187"], ["2", "244"]]}
+    t.ok(all(g.get(k) == v for k, v in want.items()) and "threads in the guest" in gsvg and "[EMULATED: tcg]" in gsvg,
+         "guests over threads: one line per guest (host clocksource, vCPUs), its medians by thread count", g)
     md = read(os.path.join(out, "report.md"))
-    t.ok("](ns-vs-threads.png)" in md and "](ns-vs-vcpus.png)" in md and "(ns-vs-vcpus.svg)" in md,
-         "both plots embedded (PNG) and linked (SVG) in report.md")
+    t.ok(all("](%s.png)" % n in md and "(%s.svg)" % n in md and "(%s.dat)" % n in md for n in NAMES),
+         "every plot embedded (PNG) and linked (SVG, data) in report.md")
+    # Read costs alone (no workloads): the host and the guest at 1 thread.
+    h = blocks(os.path.join(out, "headline.dat"))
+    rows = {r[5]: r for r in h.get("clocksource hpet", [])}
+    t.ok(list(h) == ["clocksource hpet"] and sorted(rows) == ["20260101-120000-hv1 guest 2 vCPU read ns (1 thread)",
+                                                             "20260101-120000-hv1 host read ns (1 thread)"]
+         and rows["20260101-120000-hv1 host read ns (1 thread)"][1:5] == ["60", "1500", "25", "ns"]
+         and rows["20260101-120000-hv1 guest 2 vCPU read ns (1 thread)"][1:4] == ["6.67857", "187", "28"],
+         "headline data without workloads: hpet's read against tsc's, host 1500/25 and guest 187/28; "
+         "emulated runs left out", h)
+    # With workloads: each one's rate against tsc's, from the result files.
+    out = os.path.join(t.tmp, "w")
+    rc, so, se = run("report", "-o", out, WL)
+    h = blocks(os.path.join(out, "headline.dat"))
+    got = {r[5]: float(r[1]) for r in h.get("clocksource hpet", [])}
+    want = {}
+    for where, suffix in (("host", ""), ("guest 2 vCPU", "-2vcpu")):
+        a, b = doc(WL, "host-hpet.json" if not suffix else "guest-hpet%s.json" % suffix), \
+            doc(WL, "host-tsc.json" if not suffix else "guest-tsc%s.json" % suffix)
+        for w in a["workloads"]:
+            bw = next(x for x in b["workloads"] if x["workload"] == w["workload"])
+            want["%s %s %s" % (where, w["workload"], w["rate_unit"])] = w["rate"] / bw["rate"]
+        ra = next(r for r in a["results"] if r.get("clock") == "monotonic" and r["method"] == "vdso" and r["threads"] == 1)
+        rb = next(r for r in b["results"] if r.get("clock") == "monotonic" and r["method"] == "vdso" and r["threads"] == 1)
+        want["%s read ns (1 thread)" % where] = ra["ns_per_call"]["median"] / rb["ns_per_call"]["median"]
+    t.ok(rc == 0 and len(want) == 8 and set(got) == set(want) and all(abs(got[k] / want[k] - 1) < 1e-5 for k in want)
+         and list(got)[:4] == ["host read ns (1 thread)", "host tcp-stream Gbit/s", "host tcp-rr transactions/s",
+                               "host timer wakeups/s"],
+         "headline data with workloads: host and guest read and each workload's rate, as ratios to tsc", (se, got, want))
+    # The kernel's own read, where null rows were measured: (syscall - null) against tsc's.
+    kr = with_null_rows(BEFORE, os.path.join(t.tmp, "kr", os.path.basename(BEFORE)))
+    out = os.path.join(t.tmp, "k")
+    rc, so, se = run("report", "-o", out, kr)
+    rows = {r[5]: r for r in blocks(os.path.join(out, "headline.dat")).get("clocksource hpet", [])}
+    sysc = [next(r["ns_per_call"]["median"] for r in doc(BEFORE, f)["results"]
+                 if r.get("clock") == "monotonic" and r["method"] == "syscall" and r["threads"] == 1)
+            for f in ("host-hpet.json", "host-tsc.json")]
+    k = rows.get("host kernel read ns", [None] * 6)
+    t.ok(rc == 0 and k[2:5] == ["%g" % (sysc[0] - 20), "%g" % (sysc[1] - 20), "ns"]
+         and abs(float(k[1]) / ((sysc[0] - 20) / (sysc[1] - 20)) - 1) < 1e-5,
+         "headline data: the kernel's own read (syscall less null) against tsc's, where null was measured", (se, k, sysc))
+    # Host files alone: one bar, above 1 (gnuplot 5.4 crashed on the empty
+    # set of labels below 1; a headline must draw whatever its bars are).
+    one = os.path.join(t.tmp, "one", os.path.basename(BEFORE))
+    os.makedirs(one)
+    for f in ("host-tsc.json", "host-hpet.json"):
+        shutil.copy(os.path.join(BEFORE, f), one)
+    out = os.path.join(t.tmp, "o")
+    rc, so, se = run("report", "-o", out, one)
+    t.ok(rc == 0 and len(blocks(os.path.join(out, "headline.dat")).get("clocksource hpet", [])) == 1
+         and os.path.getsize(os.path.join(out, "headline.png")) > 5000,
+         "a headline of one bar, above 1, draws", se)
+    out = os.path.join(t.tmp, "l")
+    rc, so, se = run("report", "-o", out, LAB)
+    t.ok(rc == 0 and not os.path.exists(os.path.join(out, "headline.png"))
+         and "No headline picture" in read(os.path.join(out, "report.md")),
+         "no headline picture without a state beside its tsc baseline; the report says so", se)
 
 out = os.path.join(t.tmp, "n")
 rc, so, se = run("report", "-o", out, BEFORE, env={"GNUPLOT": "/nonexistent/gnuplot"})

@@ -28,6 +28,8 @@ for b in rf.BACKENDS:
                      ("kvm-trace-raw", rf.kvm_trace_raw_name), ("kvm-observe-raw", rf.kvm_observe_raw_name)):
         made.append((kind, fn("acpi_pm", 12, b), {"cs": "acpi_pm", "vcpus": 12, "backend": b}))
 made.append(("summary-md", rf.SUMMARY_MD, {}))
+made.append(("tsc-rate", rf.tsc_rate_name("kvm-clock"), {"cs": "kvm-clock"}))
+made += [("crosscheck", rf.crosscheck_name(e), {"ext": e}) for e in ("json", "txt")]
 bad = []
 for kind, name, want in made:
     hits = [k for k, rx in rf.PATTERNS.items() if rx.match(name)]

@@ -13,6 +13,8 @@ AFTER = os.path.join(FX, "20260201-120000-hv1")
 LAB = os.path.join(FX, "20260301-120000-lab")
 # A real TCG guest run of today's PID 1 (its facts in bench.context, not in guest).
 NEW = os.path.join(FX, "20260115-000000-tcg")
+# Workloads (host and 2-vCPU guest, tsc and hpet) and TSC rate checks (tsc: with an RTC, hpet: without).
+WL = os.path.join(FX, "20260220-120000-wl")
 
 
 class Tap:
@@ -68,3 +70,32 @@ def table_row(md, *cells):
         if parts[:len(cells)] == [str(c) for c in cells]:
             return parts
     return None
+
+
+def with_null_rows(src, dest, null_ns=20.0):
+    """Copies run folder src to dest with a null row (median null_ns) beside
+    each syscall thread count of its host files, and the syscall rows'
+    kernel_read_ns as the engine writes it (docs/schema.md); returns dest."""
+    import copy
+    import json
+    shutil.copytree(src, dest)
+    for name in sorted(os.listdir(dest)):
+        if not (name.startswith("host-") and name.endswith(".json")):
+            continue
+        p = os.path.join(dest, name)
+        with open(p) as f:
+            doc = json.load(f)
+        rows = doc["results"]
+        base = next(r for r in rows if r["method"] == "rdtsc")
+        for th in sorted({r["threads"] for r in rows if r["method"] == "syscall"}):
+            r = copy.deepcopy(base)
+            r.update(method="null", threads=th)
+            r["ns_per_call"] = {q: null_ns for q in r["ns_per_call"]}
+            rows.append(r)
+        for r in rows:
+            if r["method"] == "syscall":
+                k = r["ns_per_call"]["median"] - null_ns
+                r.update(null_median_ns=null_ns, kernel_read_ns=None if k < 0 else round(k, 2), kernel_read_negative=k < 0)
+        with open(p, "w") as f:
+            json.dump(doc, f, indent=1)
+    return dest

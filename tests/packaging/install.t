@@ -33,11 +33,12 @@ done < <(sed '/^#/d' packaging/commands)
 ok "${#bad[@]}" "every command of packaging/commands installed as a link into lib/clockbench, with its man page"
 for b in "${bad[@]+"${bad[@]}"}"; do diag "$b"; done
 # Every program of host-scripts/ is a command, but deps (the checkout's
-# apt-get) and runfolder (the commands' own helper).
+# apt-get), runfolder (the commands' own helper) and crosscheck (the
+# checkout's make crosscheck, beside iperf3 and cyclictest).
 unlisted=()
 for f in host-scripts/*; do
 	if [ ! -f "$f" ] || [ ! -x "$f" ]; then continue; fi
-	case "${f##*/}" in deps | runfolder) continue ;; esac
+	case "${f##*/}" in deps | runfolder | crosscheck) continue ;; esac
 	sed '/^#/d' packaging/commands | awk '{print $4}' | grep -qx "$f" || unlisted+=("$f")
 done
 ok "${#unlisted[@]}" "every program of host-scripts/ is a command of packaging/commands"
@@ -47,8 +48,9 @@ ok "$([ -x "$lib/build/clockbench-static" ] && [ -x "$lib/build/guest/init" ] &&
 	[ -x "$lib/guest-init/mkinitramfs.py" ] && [ -f "$lib/host-scripts/cbhost/launcher.py" ] && [ -f "$lib/analysis/cbanalysis/load.py" ]; echo $?)" \
 	"the static engine, the guest's init, its initramfs and builder, the Python packages"
 ok "$([ -f "$dest/usr/share/doc/clockbench/README.md" ] && [ -f "$dest/usr/share/doc/clockbench/docs/harness.md" ] &&
-	[ -f "$dest/usr/share/clockbench/fleet/clockbench.yml" ] && [ -f "$dest/usr/share/clockbench/fleet/clockbench-alerts.yml" ]; echo $?)" \
-	"docs under share/doc/clockbench, the playbook and alert rules under share/clockbench/fleet"
+	[ -f "$dest/usr/share/clockbench/fleet/clockbench.yml" ] && [ -f "$dest/usr/share/clockbench/fleet/clockbench-alerts.yml" ] &&
+	[ -f "$dest/usr/share/clockbench/grafana/clockbench.json" ]; echo $?)" \
+	"docs under share/doc/clockbench, the playbook and alert rules under share/clockbench/fleet, the dashboard under share/clockbench/grafana"
 grep -rlIF "$top" "$dest" >"$tmp/refs"
 ok "$([ ! -s "$tmp/refs" ]; echo $?)" "no installed text file names the checkout ($top)"
 sed 's/^/# /' "$tmp/refs"

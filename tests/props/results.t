@@ -63,7 +63,8 @@ def render_all(ms, d):
     report.build(ms, out, sorted(capacity.PRESET_RATES), 100, 64, [("given", 100.0)], False, lambda m: None)
     compare.render(ms, AFTER, run, AFTER[0].run)
     compare.render(AFTER, ms, AFTER[0].run, run)
-    capacity.render(capacity.states_from(ms, False), sorted(capacity.PRESET_RATES), 100, 64)
+    capacity.render(capacity.states_from(ms, False), sorted(capacity.PRESET_RATES), 100, 64, 0,
+                    capacity.work_from(ms, False))
     for all_clocks in (False, True):
         for line in prom.render(ms, all_clocks).splitlines():
             if not line.startswith("#"):
@@ -109,7 +110,7 @@ def verdict_file(path):
 
 # ---- any bytes, any JSON ----
 
-names = st.sampled_from(["host-tsc.json", "guest-tsc-2vcpu.json", "guest-hpet-1vcpu-libvirt.json"])
+names = st.sampled_from(["host-tsc.json", "guest-tsc-2vcpu.json", "guest-hpet-1vcpu-libvirt.json", "tsc-rate-tsc.json"])
 scalars = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
            | st.sampled_from([0, -1, 1, 2**64, -0.0, 1e308, 5e-324, "", "tsc", "monotonic", "vdso", "clockbench/1"]))
 values = st.recursive(scalars, lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=8), c, max_size=4),
@@ -128,7 +129,8 @@ def any_bytes(name, data):
 keyed = st.fixed_dictionaries({}, optional={
     "schema": st.sampled_from([runfolder.SCHEMA_HOST, runfolder.SCHEMA_GUEST, runfolder.SCHEMA_KVM_TRACE]) | values,
     "context": values, "results": values, "bench": values, "launcher": values, "guest": values,
-    "kvm_trace": values, "probe": values, "checks": values, "changed_during_run": values, "probe_end": values})
+    "kvm_trace": values, "probe": values, "checks": values, "changed_during_run": values, "probe_end": values,
+    "workloads": values})
 
 
 @t.prop("any JSON in a result file: a measurement or one InputError line", names, values | keyed)
@@ -183,8 +185,8 @@ def name_like(kind, draw):
     """A contract file name of kind, with any clocksource word and vCPU count."""
     words = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,12}\Z")
     cs = draw(st.sampled_from(["tsc", "hpet", "kvm-clock", "acpi_pm"]) | words, label="cs")
-    if kind == "host":
-        return "host-%s.json" % cs
+    if kind in ("host", "tsc-rate"):
+        return "%s-%s.json" % (kind, cs)
     vcpus = draw(st.integers(0, 300) | st.sampled_from(["00", "007"]).map(int), label="vcpus")
     lib = draw(st.booleans(), label="libvirt") and "-libvirt" or ""
     return "%s-%s-%dvcpu%s.json" % ("guest" if kind == "guest" else "kvm-trace", cs, vcpus, lib)
@@ -215,14 +217,14 @@ def run_folders(draw):
             log.append("%s byte %d flipped" % (n, i))
         elif how == "rename":
             kind = (runfolder.classify(n) or ("host",))[0]
-            new = name_like(kind if kind in ("host", "guest", "kvm-trace") else "host", draw)
+            new = name_like(kind if kind in ("host", "guest", "kvm-trace", "tsc-rate") else "host", draw)
             files[new], docs[new] = files.pop(n), docs.pop(n)
             log.append("%s renamed %s" % (n, new))
         elif how == "remove" and len(docs) > 1:
             del files[n], docs[n]
             log.append("%s removed" % n)
         elif how == "add":
-            new = name_like(draw(st.sampled_from(["host", "guest", "kvm-trace"]), label="kind"), draw)
+            new = name_like(draw(st.sampled_from(["host", "guest", "kvm-trace", "tsc-rate"]), label="kind"), draw)
             src = draw(st.sampled_from(sorted(DOCS)), label="copy of")
             files[new], docs[new] = FILES[src[0]][src[1]], copy.deepcopy(DOCS[src])
             log.append("%s added, a copy of %s/%s" % (new, src[0], src[1]))
@@ -255,11 +257,18 @@ ZERO_VCPUS = ("guest-tsc-0vcpu.json", {"guest-tsc-0vcpu.json": FILES["20260115-0
 # Line breaks in a file's keys and values, quoted in a message:
 @example(edited("20260101-120000-hv1", "kvm-trace-tsc-2vcpu.json", ("life", "events", "\x1e"), None))  # InputError
 @example(edited("20260101-120000-hv1", "host-tsc.json", ("results", 0, "clocksource"), "a\nb"))  # label_problem
+@example(edited("20260101-120000-hv1", "guest-hpet-2vcpu.json", ("bench", "checks", "warps"), True))  # prom.py
+# Workloads and the TSC rate check (the 20260220-120000-wl fixture), with figures of other types:
+@example(edited("20260220-120000-wl", "host-hpet.json", ("workloads", 1, "latency_us"), {"median": 1}))
+@example(edited("20260220-120000-wl", "guest-tsc-2vcpu.json", ("bench", "workloads", 0, "rate"), 0))
+@example(edited("20260220-120000-wl", "tsc-rate-tsc.json", ("checks", "tsc_rate", "rtc"), {"available": True, "edges": 6}))
+@example(edited("20260220-120000-wl", "tsc-rate-hpet.json", ("checks", "tsc_rate", "adjtimex"), {"available": False}))
 def mutated(changed):
     verdict(folder(changed[1]))
 
 
-contract_names = st.text(max_size=40) | st.builds(
+contract_names = st.text(max_size=40) | st.sampled_from(["crosscheck.json", "crosscheck.txt", "crosscheck.csv",
+                                                         "tsc-rate-tsc.json", "tsc-rate-.json"]) | st.builds(
     "{}{}-{}vcpu{}{}".format,
     st.sampled_from(["guest-", "kvm-trace-", "kvm-observe-", "host-"]),
     st.sampled_from(["tsc", "kvm-clock", "a.b", "-x", ""]),
@@ -280,7 +289,7 @@ def names_round_trip(name):
     kind, f = c
     t.tally(kind)
     maker, nargs = runfolder._NAMERS[kind]
-    args = {0: (), 2: (f.get("cs"), f.get("ext")), 3: (f.get("cs"), f.get("vcpus"), f.get("backend"))}[nargs]
+    args = {0: (), 1: (f.get("cs") or f.get("ext"),), 2: (f.get("cs"), f.get("ext")), 3: (f.get("cs"), f.get("vcpus"), f.get("backend"))}[nargs]
     made = maker(*args)
     assert made == name or (kind.endswith("-raw") and f.get("gz") and made + ".gz" == name), (name, made)
 
