@@ -11,7 +11,10 @@ is missing or empty fails.  Every state is also checked for a harness run
 that succeeded (at most one retry), a guest result, a complete trace of the
 guest's own QEMU with its measuring window, and L1 back on its own
 clocksource after the run.  Mechanism only, never nanoseconds: everything
-in the lab runs under an emulator.
+in the lab runs under an emulator.  A state's L1 figures (its host bench,
+its TSC-rate check) are compared with the tsc state's, the table's first
+state on tsc with the same L1 configuration, as directions or generous
+factors; where that state was not selected, the comparison is skipped.
 Ends with "N passed, N failed"; exit 0 all passed, 1 any failed, 2 usage.
 """
 import glob
@@ -40,6 +43,12 @@ def ok(cond, what, why=""):
     print("%sok %d - %s%s" % ("" if cond else "not ", n, what, "" if cond or not why else " (%s)" % why))
 
 
+def skip(what, why):
+    global n
+    n += 1
+    print("ok %d - %s # SKIP %s" % (n, what, why))
+
+
 def read(path):
     """The text of a file, or None when it is missing; errors as U+FFFD."""
     try:
@@ -62,12 +71,15 @@ def text(path):
 class Evidence:
     """One state's evidence files, each read once: (value, None) or (None, why)."""
 
-    def __init__(self, d, st, boot):
+    def __init__(self, d, st, boot, base=None):
         self.d, self.st = d, st
         self.files = labtable.state_files(st.n)
         self.boot = labtable.boot_files(boot.name)
         self.run = os.path.join(d, self.files["run"])
         self.memo = {}
+        # The tsc state's evidence, for the facts that compare with it:
+        # (Evidence, None), or (None, why there is none).
+        self.base = base
 
     def get(self, key, fn):
         if key not in self.memo:
@@ -100,8 +112,25 @@ class Evidence:
         cs, err = self.cs()
         if err:
             return None, "the state's clocksource is unknown: %s" % err
+        if kind == "host":
+            return runfolder.host_name(cs, "json"), None
+        if kind == "tsc-rate":
+            return runfolder.tsc_rate_name(cs), None
         g = runfolder.guest_name(cs, self.st.l2_vcpus)
         return (g if kind == "guest" else runfolder.partner(g, kind)), None
+
+    def host(self, kind="host"):
+        """L1's own engine document of the state's run: the host bench
+        (host-<cs>.json) or its TSC-rate check (tsc-rate-<cs>.json)."""
+        def fn():
+            name, err = self.name(kind)
+            if err:
+                return None, err
+            try:
+                return load.load_host(os.path.join(self.run, name), kind=kind), None
+            except load.InputError as e:
+                return None, str(e)
+        return self.get(kind, fn)
 
     def guest(self):
         def fn():
@@ -235,6 +264,68 @@ def l1_tsc(ev):
         "yes" if marked else "no", switched[-1], cur), None
 
 
+def kernel_read(ev):
+    """L1's in-kernel clock read, monotonic on 1 thread: the syscall row's
+    median less the null row's, negative where noise made it so."""
+    m, err = ev.host()
+    if err:
+        return None, err
+    r = m.row("monotonic", "syscall", 1)
+    if r is None or r.median is None or r.null_median is None:
+        return None, "%s: no syscall row with a null median (monotonic, 1 thread)" % os.path.basename(m.path)
+    return r.median - r.null_median, None
+
+
+def tcp_stream(ev):
+    m, err = ev.host()
+    if err:
+        return None, err
+    w = m.workload("tcp-stream")
+    return (w.rate, None) if w and w.rate else (None, "%s: no tcp-stream rate" % os.path.basename(m.path))
+
+
+def against_base(reader, floor=None):
+    """A reader of this state's figure over the tsc state's (the base
+    figure raised to floor first, where noise can bring it near 0)."""
+    def fn(ev):
+        base, err = ev.base
+        if err:
+            return None, err
+        mine, err = reader(ev)
+        if err:
+            return None, err
+        theirs, err = reader(base)
+        if err:
+            return None, "the tsc state (%d): %s" % (base.st.n, err)
+        if floor is not None:
+            theirs = max(theirs, floor)
+        return (round(mine / theirs, 2), None) if theirs > 0 else (None, "the tsc state's figure is %s" % theirs)
+    return fn
+
+
+def rtc(ev):
+    """The rate check's answer from L1's RTC, or why there is none."""
+    m, err = ev.host("tsc-rate")
+    if err:
+        return None, err
+    r = m.tsc_rate["rtc"]
+    if not r["available"]:
+        return None, "%s: no answer from the RTC: %s" % (os.path.basename(m.path), r.get("reason"))
+    return r, None
+
+
+def rtc_edges(ev):
+    r, err = rtc(ev)
+    return (r["edges"], None) if r else (None, err)
+
+
+def rtc_ppm_abs(ev):
+    r, err = rtc(ev)
+    if err:
+        return None, err
+    return (round(abs(r["ppm"]), 1), None) if r["ppm"] is not None else (None, "rtc.ppm is null")
+
+
 # Each fact of labtable.FACTS: its reader, its words, its evidence.
 FACTS = {
     "l1_tsc": (l1_tsc, "L1's TSC, by its kernel's log and clocksource", "l1"),
@@ -247,6 +338,13 @@ FACTS = {
     "guest_clocksource": (guest_clocksource, "the guest's clocksource, by its kernel", "console"),
     "sched_clock_stable": (sched_clock_stable, "'sched_clock: Marking stable' from the guest's kernel", "console"),
     "path": (path, "the guest's clock_gettime path, by its probe", "guest"),
+    # A base under 1 ns (noise can take syscall less null there) counts as 1 ns.
+    "l1_kernel_read_vs_tsc": (against_base(kernel_read, 1.0), "the kernel's own clock read on L1 (syscall less "
+                              "null, monotonic, 1 thread), as a multiple of the tsc state's", "host+base"),
+    "l1_tcp_stream_vs_tsc": (against_base(tcp_stream), "tcp-stream's rate on L1, as a fraction of the tsc state's",
+                             "host+base"),
+    "l1_rtc_edges": (rtc_edges, "RTC update interrupts timed by the rate check on L1", "tsc-rate"),
+    "l1_rtc_ppm_abs": (rtc_ppm_abs, "the TSC's rate on L1 against the RTC, |ppm| from the kernel's", "tsc-rate"),
 }
 
 
@@ -254,15 +352,31 @@ def evidence(ev, kind):
     """The files a kind of fact is read from, for the TAP line."""
     if kind == "l1":
         return "%s, %s" % (ev.boot["dmesg"], ev.boot["facts"])
-    return ev.name({"trace": "kvm-trace-raw", "console": "console", "guest": "guest"}[kind])[0] or "?"
+    if kind == "host+base":
+        base, _ = ev.base
+        mine = ev.name("host")[0] or "?"
+        return mine if base is None else "%s, %s/%s" % (mine, base.files["run"], base.name("host")[0] or "?")
+    return ev.name({"trace": "kvm-trace-raw", "console": "console", "guest": "guest",
+                    "tsc-rate": "tsc-rate"}[kind])[0] or "?"
 
 
 def holds(got, op, want):
     if op == "=":
         return got == want
-    if not isinstance(got, int) or isinstance(got, bool):
+    if not isinstance(got, (int, float)) or isinstance(got, bool):
         return False
     return got >= want if op == ">=" else got < want
+
+
+def tsc_state(d, st, boot, selected, table):
+    """(Evidence of the tsc state for st, None), (None, why), or None when
+    the tsc state was not selected (its comparisons are skipped)."""
+    base = next((s for s in table if s.clocksource == "tsc" and s.l1 == st.l1), None)
+    if base is None:
+        return None, "no state on tsc with L1's configuration in lab/states.cfg"
+    if base.n not in {s.n for s in selected}:
+        return None
+    return Evidence(d, base, labtable.boot_of(selected, base.n)), None
 
 
 def harness_ran(d, st):
@@ -320,8 +434,8 @@ def diagnose(ev, d, st):
         print("#   " + line[:300])
 
 
-def state(d, st, boot):
-    ev = Evidence(d, st, boot)
+def state(d, st, boot, selected, table):
+    ev = Evidence(d, st, boot, tsc_state(d, st, boot, selected, table))
     own, own_err = ev.l1_clocksource()
     for k in range(1, st.attempts):
         kept = labtable.state_files(st.n, k)
@@ -359,6 +473,9 @@ def state(d, st, boot):
        % (st.n, secs, raw), err or w.get("reason"))
     for fact, op, want in st.expect:
         reader, words, kind = FACTS[fact]
+        if kind == "host+base" and ev.base is None:
+            skip("state %d: %s %s %s" % (st.n, words, op, want), "the tsc state was not run in this lab")
+            continue
         got, err = reader(ev)
         ok(err is None and holds(got, op, want), "state %d: %s %s %s [%s]" % (st.n, words, op, want, evidence(ev, kind)),
            err or "got %s" % (got,))
@@ -386,7 +503,7 @@ def main(argv):
         return 1
     for boot in labtable.boots(sel):
         for st in boot.states:
-            state(d, st, boot)
+            state(d, st, boot, sel, table)
     print("1..%d" % n)
     print("%d passed, %d failed" % (n - failed, failed))
     return 1 if failed else 0

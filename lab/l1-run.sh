@@ -36,11 +36,16 @@ kernel=$(find /boot -maxdepth 1 -name "vmlinuz-$(uname -r)" | head -n1)
 
 # The inner guest (L2): small and quick; what is asserted is the mechanism,
 # so the engine runs the monotonic clock only, briefly, on L1 (the host
-# bench) and in the guest alike (CLOCKS, METHODS, DURATION serve both).
+# bench) and in the guest alike (CLOCKS, METHODS, DURATION, WORKLOADS serve
+# both): null beside syscall gives the kernel's own clock read, and each
+# workload runs for DURATION (0.2 s, not the 0.05 s the cost cells need:
+# state 2 compares tcp-stream's rate with state 1's, and a longer run
+# steadies it).  TSC_RATE_SECONDS: the host bench's TSC-rate check against
+# L1's RTC (L1 only; 5 s, its minimum, per state).
 # A guest run takes 36-40 s here (boot included); 120 s ends a stalled boot
 # soon enough to try again within L1's own limit.
 export KERNEL=$kernel ACCEL=kvm MACHINE=q35 MEM=256 TIMEOUT=${LAB_L2_TIMEOUT:-120}
-export CLOCKS=monotonic METHODS=vdso,syscall DURATION=0.05 GUEST=1
+export CLOCKS=monotonic METHODS=vdso,syscall,null DURATION=0.2 WORKLOADS=all TSC_RATE_SECONDS=5 GUEST=1
 
 # keep_guest_work DIR: a failed guest run leaves its console and QEMU log in
 # L1's scratch space (the launcher's work folder); copies them to DIR, where

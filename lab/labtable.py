@@ -30,8 +30,9 @@ from cbanalysis import runfolder  # noqa: E402
 
 KEYS = ("label", "l1_vcpus", "l1_mem", "l1_machine", "l1_append", "clocksource", "l2_vcpus", "pin", "cpu",
         "l2_append", "attempts", "expect")
-# The facts a state may expect: the values each takes (int: a count, with
-# >= or <; str: any plain word).  lab/assert.py reads each from its evidence.
+# The facts a state may expect: the values each takes (int: a count or a
+# measure, with >= or < and a whole number; str: any plain word).
+# lab/assert.py reads each from its evidence.
 FACTS = {
     "l1_tsc": ("stable", "unstable"),
     "master_clock": ("on", "off"),
@@ -42,6 +43,10 @@ FACTS = {
     "guest_clocksource": str,
     "sched_clock_stable": ("yes", "no"),
     "path": ("user", "syscall"),
+    "l1_kernel_read_vs_tsc": int,
+    "l1_tcp_stream_vs_tsc": int,
+    "l1_rtc_edges": int,
+    "l1_rtc_ppm_abs": int,
 }
 CURRENT = "current"  # clocksource: L1's own, whatever its kernel chose
 EXPECT_RE = re.compile(r"^([a-z0-9_]+)\s*(>=|<|=)\s*(\S+)$")

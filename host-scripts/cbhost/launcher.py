@@ -123,7 +123,8 @@ def parser():
     opt("TIMEOUT", "300", "seconds for the whole guest run")
     opt("APPEND", "", "more kernel parameters, e.g. tsc=unstable")
     for name, what in (("THREADS", "[1-VCPUS]"), ("DURATION", "[0.5]"), ("CLOCKS", "[all]"),
-                       ("METHODS", "[all]"), ("CHECK", "[all]"), ("CPUS", "[-]")):
+                       ("METHODS", "[all]"), ("WORKLOADS", "(tcp-stream,tcp-rr,timer, all) [none]"),
+                       ("CHECK", "[all]"), ("CPUS", "[-]")):
         opt(name, None, "for the engine in the guest " + what)
     opt("COST", "1", "0|1: the engine's cost estimate")
     opt("OBSERVE", "1", "1: with --trace under TCG, boot a short KVM VM to observe KVM's clock")
@@ -177,7 +178,7 @@ def settings(argv):
         raise Usage("DURATION=%s: expected seconds such as 0.5" % a.DURATION)
     a.params = [("cost", a.COST)]
     for name, key in (("THREADS", "threads"), ("DURATION", "duration"), ("CLOCKS", "clock"),
-                      ("METHODS", "method"), ("CHECK", "check"), ("CPUS", "cpus")):
+                      ("METHODS", "method"), ("WORKLOADS", "workload"), ("CHECK", "check"), ("CPUS", "cpus")):
         v = getattr(a, name)
         if v is None:
             continue

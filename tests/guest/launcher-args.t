@@ -46,6 +46,8 @@ expect 2 'TIMEOUT=0: expected an integer from 1' "TIMEOUT=0" TIMEOUT=0
 expect 2 'DURATION=1s: expected seconds' "DURATION=1s" DURATION=1s
 expect 2 'THREADS=1;reboot: expected a list' "THREADS with a shell metacharacter" 'THREADS=1;reboot'
 expect 2 'CLOCKS=mono tonic: expected a list' "CLOCKS with a space" 'CLOCKS=mono tonic'
+expect 2 'WORKLOADS=tcp-stream;reboot: expected a list' "WORKLOADS with a shell metacharacter" 'WORKLOADS=tcp-stream;reboot'
+expect 2 'WORKLOADS=tcp stream: expected a list' "WORKLOADS with a space" 'WORKLOADS=tcp stream'
 expect 2 'CPU=host invtsc: expected a QEMU CPU model' "CPU with a space" 'CPU=host invtsc'
 expect 2 'CPU=host,\+invtsc: the host model needs KVM; under TCG use max' "CPU=host with ACCEL=tcg" 'CPU=host,+invtsc'
 expect 2 'HPET=off: microvm has no HPET' "HPET with microvm" MACHINE=microvm HPET=off
@@ -103,6 +105,26 @@ rc=$?
 ok "$([ "$rc" -eq 0 ] && [ "$(cat "$tmp/stdout")" = tcg ] &&
 	grep -q "^bench-guest: warning: no $tmp/kvm; falling back to TCG: every figure of this run is EMULATED$" "$tmp/stderr"; echo $?)" \
 	"ACCEL=auto without /dev/kvm: TCG, with the warning (exit $rc)"
+
+# WORKLOADS reaches the guest's kernel command line as clockbench.workload=
+# (its /init passes it to the engine as --workload); unset, no parameter
+# (the engine's default, none).  A stand-in QEMU records its arguments.
+printf '#!/bin/sh\nprintf "%%s\\n" "$@" >>"%s"\nexit 1\n' "$tmp/qemu-argv" >"$tmp/fake-qemu"
+chmod +x "$tmp/fake-qemu"
+for w in tcp-stream,timer -; do
+	rm -f "$tmp/qemu-argv"
+	set_w=()
+	[ "$w" = - ] || set_w=(WORKLOADS="$w")
+	env -u WORKLOADS "${set_w[@]+"${set_w[@]}"}" KERNEL="$fake" INITRAMFS="$fake" QEMU="$tmp/fake-qemu" ACCEL=tcg VCPUS=1 \
+		"$launch" --results "$tmp/results" --run-id wl >/dev/null 2>&1
+	append=$(grep -A1 -x -- -append "$tmp/qemu-argv" | tail -n1)
+	if [ "$w" = - ]; then
+		ok "$([ -n "$append" ] && [[ $append != *clockbench.workload* ]]; echo $?)" "no WORKLOADS: no clockbench.workload= ($append)"
+	else
+		ok "$([[ " $append " == *" clockbench.workload=$w "* ]]; echo $?)" "WORKLOADS=$w: clockbench.workload=$w on the guest's command line ($append)"
+	fi
+done
+rm -rf "$tmp/results"
 
 # A run folder is never reused, and an existing result never overwritten:
 # both are refused before anything boots, and left as they were.

@@ -56,11 +56,18 @@ ok "$([ "$rc" -eq 130 ] && [ "$(cur)" = hpet ] && [ ! -e "$CB_STATE_DIR/clocksou
 	"one SIGINT in the first step: exit $rc (want 130), hpet back, no state, $(wc -l <"$tmp/engine.log") of 3 steps started"
 
 if [ ! -x bench/clockbench ]; then
-	for _ in 1 2 3 4 5 6; do skip "bench/clockbench not built"; done
+	for _ in $(seq 10); do skip "bench/clockbench not built"; done
 	done_testing
 	exit
 fi
-GUEST=0 DURATION=0.02 THREADS=1 host-scripts/compare "$tmp/results" r2 >"$tmp/out" 2>"$tmp/err"
+# The real engine, behind a stand-in that records each command line.
+cat >"$tmp/rec-engine" <<EOF2
+#!/bin/sh
+echo "\$*" >>"$tmp/argv.log"
+exec "$PWD/bench/clockbench" "\$@"
+EOF2
+chmod +x "$tmp/rec-engine"
+CLOCKBENCH=$tmp/rec-engine GUEST=0 DURATION=0.02 THREADS=1 host-scripts/compare "$tmp/results" r2 >"$tmp/out" 2>"$tmp/err"
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ "$(cur)" = hpet ] && [ ! -e "$CB_STATE_DIR/clocksource.state" ]; echo $?)" \
 	"a host-only compare over tsc, hpet, acpi_pm ends with the original (hpet) back (exit $rc)"
@@ -72,6 +79,52 @@ report=$(sed -n 's/^report: //p' "$tmp/out")
 ok "$([ "$report" = "$REPORT_OUT/report.md" ] && [ -s "$report" ]; echo $?)" "it ends with the report and says where: ${report:-no 'report:' line}"
 GUEST=0 DURATION=0.02 THREADS=1 host-scripts/compare "$tmp/results" r2 2>"$tmp/err"
 ok "$([ $? -eq 1 ] && grep -q 'exists' "$tmp/err"; echo $?)" "an existing run folder is never reused"
+
+# compare's defaults reach the engine: every workload, and a 5 s TSC-rate
+# check of its own into tsc-rate-<cs>.json (the run-folder contract's name).
+n_all=$(grep -c -- '--workload all ' "$tmp/argv.log")
+n_rate=$(grep -c -- '--no-cost --check tsc-rate --duration 5 --format json --output .*/r2/tsc-rate-[a-z_]*\.json' "$tmp/argv.log")
+ok "$([ "$n_all" -eq 3 ] && [ "$n_rate" -eq 3 ] && [ "$(wc -l <"$tmp/argv.log")" -eq 6 ]; echo $?)" \
+	"compare: WORKLOADS=all and TSC_RATE_SECONDS=5 by default: $n_all cost runs with --workload all, $n_rate rate checks of 3"
+why=$(cd "$tmp/results/r2" && for c in tsc hpet acpi_pm; do
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); r = d["checks"]["tsc_rate"]
+assert d["schema"] == "clockbench/1" and r["seconds"] >= 5 and r["clocksource"] == sys.argv[2], (d["schema"], r)' \
+		"tsc-rate-$c.json" "$c" 2>&1 | tail -n1
+done)
+ok "$([ -z "$why" ]; echo $?)" "tsc-rate-tsc.json, -hpet.json, -acpi_pm.json: engine documents with the rate check, each on its clocksource${why:+: $why}"
+
+# bench-host alone: no workload and no rate check unless asked; WORKLOADS
+# and TSC_RATE_SECONDS as given; a rate check too short is refused at once.
+: >"$tmp/argv.log"
+CLOCKBENCH=$tmp/rec-engine DURATION=0.02 THREADS=1 CLOCKS=monotonic METHODS=vdso host-scripts/bench-host "$tmp/results" r6 >/dev/null 2>&1
+rc=$?
+ok "$([ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/argv.log")" -eq 1 ] && grep -q -- '--workload none ' "$tmp/argv.log" &&
+	[ -z "$(find "$tmp/results/r6" -name 'tsc-rate-*')" ]; echo $?)" "bench-host alone: --workload none, no rate check (exit $rc)"
+: >"$tmp/argv.log"
+CLOCKBENCH=$tmp/rec-engine DURATION=0.02 THREADS=1 CLOCKS=monotonic METHODS=vdso WORKLOADS=tcp-stream TSC_RATE_SECONDS=0 \
+	host-scripts/bench-host "$tmp/results" r7 >/dev/null 2>&1
+rc=$?
+ok "$([ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/argv.log")" -eq 1 ] && grep -q -- '--workload tcp-stream ' "$tmp/argv.log" &&
+	python3 -c 'import json, sys; assert [r["workload"] for r in json.load(open(sys.argv[1]))["workloads"]] == ["tcp-stream"]' \
+		"$tmp/results/r7/host-hpet.json"; echo $?)" "bench-host: WORKLOADS=tcp-stream gives one tcp-stream row; TSC_RATE_SECONDS=0 no check (exit $rc)"
+: >"$tmp/argv.log"
+TSC_RATE_SECONDS=3 CLOCKBENCH=$tmp/rec-engine host-scripts/bench-host "$tmp/results" r8 >/dev/null 2>"$tmp/err"
+rc=$?
+ok "$([ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q 'TSC_RATE_SECONDS=3: expected 0 (no rate check) or seconds, at least 5' "$tmp/err" &&
+	[ ! -s "$tmp/argv.log" ] && [ ! -e "$tmp/results/r8" ]; echo $?)" "bench-host: TSC_RATE_SECONDS=3 refused before measuring (exit $rc): $(cat "$tmp/err")"
+# A rate check that fails fails the step, in one line, the cost results kept.
+cat >"$tmp/norate-engine" <<EOF2
+#!/bin/sh
+case "\$*" in *tsc-rate*) echo "clockbench: tsc-rate: broken on purpose" >&2; exit 1 ;; esac
+exec "$PWD/bench/clockbench" "\$@"
+EOF2
+chmod +x "$tmp/norate-engine"
+CLOCKBENCH=$tmp/norate-engine DURATION=0.02 THREADS=1 CLOCKS=monotonic METHODS=vdso TSC_RATE_SECONDS=5 \
+	host-scripts/bench-host "$tmp/results" r9 >/dev/null 2>"$tmp/err"
+rc=$?
+ok "$([ "$rc" -eq 1 ] && grep -q '^clockbench: \[hpet\] TSC-rate check failed (engine exit 1); the cost results are kept in' "$tmp/err" &&
+	[ -s "$tmp/results/r9/host-hpet.json" ] && [ ! -e "$tmp/results/r9/tsc-rate-hpet.json" ]; echo $?)" \
+	"bench-host: a failed rate check fails it (exit $rc), said in one line, the cost files kept"
 
 # A step whose measurement is not what its file is named after fails: the
 # engine here runs on acpi_pm although the step switched to tsc.  The report

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """lab-assert.t: the lab's table (lab/states.cfg, lab/labtable.py) and its
 assertions (lab/assert.py) on a recorded lab folder, tests/harness/fixtures/lab:
-states 1 and 3 of the lab of 2026-11-29 in the run-folder layout (the guest
-result, its kvm-trace-*.json and raw trace, the guest's console with its
-kernel's lines; state 3's raw trace a small stand-in with its counts).
+states 1 and 3 of the lab of 2026-11-29 and state 2 of 2026-11-30 in the
+run-folder layout (the guest result, its kvm-trace-*.json and raw trace, the
+guest's console with its kernel's lines; state 3's raw trace a small
+stand-in with its counts); L1's host bench and TSC-rate check of state 1
+come from a later lab, state 2's are hand-made from them (its README.md
+says which and how).
 Each evidence file is deleted, then emptied, in turn: exactly the
 assertions that read it fail."""
 import json
@@ -24,7 +27,7 @@ FX = os.path.join(ROOT, "tests", "harness", "fixtures", "lab")
 t = Tap()
 
 
-def lab(folder, states="1,3"):
+def lab(folder, states="1,2,3"):
     """(exit status, TAP text, {(state, key): passed}) of assert.py."""
     p = subprocess.run([sys.executable, os.path.join(ROOT, "lab", "assert.py"), folder, states],
                        capture_output=True, text=True)
@@ -42,7 +45,9 @@ KEYS = [("harness run succeeded", "run"), ("a guest result", "result"), ("traced
         ("over QEMU's life", "tsc_offset_writes"), ("while the guest measured", "window_tsc_offset_writes"),
         ("guest's clocksource", "guest_clocksource"), ("Marking stable", "sched_clock_stable"),
         ("clock_gettime path", "path"), ("after the failed attempt", "failed_restore"),
-        ("after the run", "restore")]
+        ("after the run", "restore"), ("kernel's own clock read", "l1_kernel_read_vs_tsc"),
+        ("tcp-stream's rate", "l1_tcp_stream_vs_tsc"), ("RTC update interrupts", "l1_rtc_edges"),
+        ("against the RTC, |ppm|", "l1_rtc_ppm_abs")]
 
 
 def key(desc):
@@ -62,7 +67,7 @@ def failing(seen):
 
 rc, out, seen = lab(FX)
 t.ok(rc == 0 and seen and all(seen.values()) and out.rstrip().endswith("%d passed, 0 failed" % len(seen)),
-     "the recorded states 1 and 3 pass (%d assertions)" % len(seen), out)
+     "the recorded states 1, 2 and 3 pass (%d assertions)" % len(seen), out)
 every3 = {k for k in seen if k[0] == 3}
 t.ok({k for s, k in every3} == {"run", "result", "subject", "complete", "window", "restore"}
      | {f for f, _, _ in next(s for s in labtable.load() if s.n == 3).expect},
@@ -73,6 +78,8 @@ t.ok({k for s, k in every3} == {"run", "result", "subject", "complete", "window"
 S3_TRACE = {"complete", "window", "master_clock", "hostclock", "stable_bit", "tsc_offset_writes",
             "window_tsc_offset_writes"}
 S3_RESULT = {"result", "subject", "path"} | S3_TRACE
+L1_HOST = {"l1_kernel_read_vs_tsc", "l1_tcp_stream_vs_tsc"}
+L1_RATE = {"l1_rtc_edges", "l1_rtc_ppm_abs"}
 EVIDENCE = [
     ("state-3/guest-hpet-2vcpu.json", 3, S3_RESULT),
     # The loader refuses a guest result whose trace file is unreadable.
@@ -85,8 +92,14 @@ EVIDENCE = [
     ("state-3.clocksource-after", 3, {"restore"}),
     ("state-1/kvm-trace-tsc-1vcpu.txt", 1, {"complete", "window", "master_clock", "hostclock", "stable_bit"}),
     ("state-1/guest-tsc-1vcpu.console.log", 1, {"guest_clocksource", "sched_clock_stable"}),
-    ("l1-1.dmesg.txt", 1, {"l1_tsc"}),
-    ("l1-1.facts.txt", 1, {"l1_tsc", "restore"}),
+    ("l1-1-2.dmesg.txt", 1, {"l1_tsc"}),
+    # State 2 runs on hpet by the table: L1's facts name only its own
+    # clocksource, to be back on after the run.
+    ("l1-1-2.facts.txt", 1, {"l1_tsc", "restore", (2, "restore")}),
+    # L1's figures in state 2, against state 1's (the tsc state).
+    ("state-2/host-hpet.json", 2, L1_HOST),
+    ("state-1/host-tsc.json", 2, L1_HOST),
+    ("state-2/tsc-rate-hpet.json", 2, L1_RATE),
 ]
 for name, s, wants in EVIDENCE:
     for how, want in zip(("deleted", "empty"), wants if isinstance(wants, tuple) else (wants, wants)):
@@ -97,14 +110,106 @@ for name, s, wants in EVIDENCE:
             open(os.path.join(d, name), "w").close()
         rc, out, seen2 = lab(d)
         got = failing(seen2)
-        t.ok(rc == 1 and got == {(s, k) for k in want},
+        want = {k if isinstance(k, tuple) else (s, k) for k in want}
+        t.ok(rc == 1 and got == want,
              "%s %s: exactly its %d assertions fail" % (name, how, len(want)),
              "exit %d; failing %s; expected %s" % (rc, sorted(got), sorted(want)))
 d = copy()
 os.unlink(os.path.join(d, "progress.log"))
 rc, out, seen2 = lab(d)
-t.ok(rc == 1 and failing(seen2) == {(1, "run"), (3, "run")}, "no progress log: no state is known to have run",
+t.ok(rc == 1 and failing(seen2) == {(1, "run"), (2, "run"), (3, "run")}, "no progress log: no state is known to have run",
      sorted(failing(seen2)))
+
+
+# L1's figures in state 2 (hpet) against state 1's (tsc): each assertion
+# fails when its direction or bound does not hold.
+def edit_json(d, name, fn):
+    p = os.path.join(d, name)
+    with open(p) as f:
+        doc = json.load(f)
+    fn(doc)
+    with open(p, "w") as f:
+        json.dump(doc, f)
+
+
+def row(doc, method):
+    return next(r for r in doc["results"] if r["method"] == method and r["clock"] == "monotonic" and r["threads"] == 1)
+
+
+def wl(doc, name):
+    return next(w for w in doc["workloads"] if w["workload"] == name)
+
+
+with open(os.path.join(FX, "state-1", "host-tsc.json")) as f:
+    tsc_doc = json.load(f)
+
+
+def as_tsc_state(doc):
+    """state 2's syscall row and tcp-stream as state 1's: no slower read, no
+    slower stream."""
+    for m in ("syscall",):
+        r = row(doc, m)
+        r.update({k: v for k, v in row(tsc_doc, m).items() if k != "clocksource"})
+    w = wl(doc, "tcp-stream")
+    w.update({k: v for k, v in wl(tsc_doc, "tcp-stream").items() if k != "clocksource"})
+
+
+def faster_stream(doc):
+    w = wl(doc, "tcp-stream")
+    w.update({k: v for k, v in wl(tsc_doc, "tcp-stream").items() if k not in ("clocksource", "bytes", "rate")})
+    w["bytes"] = wl(tsc_doc, "tcp-stream")["bytes"] * 2
+    w["rate"] = round(w["bytes"] * 8 / w["seconds"] / 1e9, 3)
+
+
+def no_rtc(doc):
+    doc["checks"]["tsc_rate"]["rtc"].update({"available": False, "reason": "no /dev/rtc0 on this machine", "edges": None,
+                                             "tsc_hz": None, "ppm": None, "jitter_us": None})
+
+
+def ppm(v):
+    def fn(doc):
+        tr = doc["checks"]["tsc_rate"]
+        ref = (tr["kernel_tsc_khz"] or tr["engine_tsc_khz"]) * 1000
+        tr["rtc"].update({"ppm": v, "tsc_hz": round(ref * (1 + v * 1e-6), 1)})
+    return fn
+
+
+def few_edges(doc):
+    doc["checks"]["tsc_rate"]["rtc"]["edges"] = 3
+
+
+def negative_tsc_read(doc):
+    """noise: state 1's syscall median below its null median."""
+    r = row(doc, "syscall")
+    r["ns_per_call"] = {k: (v - r["ns_per_call"]["median"] + r["null_median_ns"] - 5 if v is not None else None)
+                        for k, v in r["ns_per_call"].items()}
+    r["kernel_read_ns"], r["kernel_read_negative"] = None, True
+
+
+for what, name, fn, want in (
+        ("state 2's syscall row and tcp-stream as state 1's", "state-2/host-hpet.json", as_tsc_state,
+         {(2, "l1_kernel_read_vs_tsc"), (2, "l1_tcp_stream_vs_tsc")}),
+        ("tcp-stream twice as fast on hpet", "state-2/host-hpet.json", faster_stream, {(2, "l1_tcp_stream_vs_tsc")}),
+        ("no RTC in L1", "state-2/tsc-rate-hpet.json", no_rtc, {(2, "l1_rtc_edges"), (2, "l1_rtc_ppm_abs")}),
+        ("the TSC 12000 ppm fast against the RTC", "state-2/tsc-rate-hpet.json", ppm(12000.0), {(2, "l1_rtc_ppm_abs")}),
+        ("the TSC 12000 ppm slow", "state-2/tsc-rate-hpet.json", ppm(-12000.0), {(2, "l1_rtc_ppm_abs")}),
+        ("3 RTC edges", "state-2/tsc-rate-hpet.json", few_edges, {(2, "l1_rtc_edges")}),
+        ("state 1's kernel read negative (noise): counted as 1 ns", "state-1/host-tsc.json", negative_tsc_read, set())):
+    d = copy()
+    edit_json(d, name, fn)
+    rc, out, seen2 = lab(d, "1,2")
+    t.ok(rc == (1 if want else 0) and failing(seen2) == want, "%s: %s" % (what, "exactly %s fail" % ", ".join(
+        sorted(k for _, k in want)) if want else "all pass"), out)
+    if what == "no RTC in L1":
+        t.ok("no answer from the RTC: no /dev/rtc0 on this machine" in out, "the RTC's absence is said, with the reason",
+             out)
+# State 2 without state 1: its comparisons are skipped, said so.
+d = copy()
+for ext in ("dmesg", "facts"):
+    shutil.copy(os.path.join(d, "l1-1-2.%s.txt" % ext), os.path.join(d, "l1-2.%s.txt" % ext))
+rc, out, seen2 = lab(d, "2")
+t.ok(rc == 0 and len(re.findall(r"^ok \d+ - state 2: .*tsc state's .* # SKIP the tsc state was not run", out, re.M)) == 2,
+     "state 2 alone: its two comparisons with the tsc state are skipped, saying why", out)
 
 # The TSC-unstable verdict is the kernel's reaction, never the boot
 # parameter the lab set: without the marking line, with a last switch to
