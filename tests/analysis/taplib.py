@@ -1,4 +1,5 @@
 """taplib.py: TAP output and helpers for the analysis tests (imported, not run)."""
+import json
 import os
 import shutil
 import subprocess
@@ -99,3 +100,20 @@ def with_null_rows(src, dest, null_ns=20.0):
         with open(p, "w") as f:
             json.dump(doc, f, indent=1)
     return dest
+
+
+def edited_copy(tmp, name, src, edits=None):
+    """A copy of run folder src as tmp/name, edits {file name: fn(doc)}
+    applied to its JSON files (fn None: the file left out)."""
+    d = os.path.join(tmp, name)
+    shutil.copytree(src, d)
+    for fn, e in (edits or {}).items():
+        p = os.path.join(d, fn)
+        if e is None:
+            os.unlink(p)
+            continue
+        doc = json.loads(read(p))
+        e(doc)
+        with open(p, "w") as f:
+            json.dump(doc, f)
+    return d

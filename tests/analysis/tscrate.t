@@ -9,7 +9,7 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import ROOT, WL, Tap, read, run, table_row  # noqa: E402
+from taplib import edited_copy, ROOT, WL, Tap, read, run, table_row  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 from cbanalysis import load, runfolder as rf  # noqa: E402
@@ -18,15 +18,7 @@ t = Tap()
 
 
 def folder(name, edits=None, src=WL):
-    d = os.path.join(t.tmp, name)
-    shutil.copytree(src, d)
-    for fn, e in (edits or {}).items():
-        p = os.path.join(d, fn)
-        doc = json.loads(read(p))
-        e(doc)
-        with open(p, "w") as f:
-            json.dump(doc, f)
-    return d
+    return edited_copy(t.tmp, name, src, edits)
 
 
 def tr(doc):

@@ -9,7 +9,7 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import BEFORE, ROOT, WL, Tap, read, run, table_row  # noqa: E402
+from taplib import edited_copy, BEFORE, ROOT, WL, Tap, read, run, table_row  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 from cbanalysis import load  # noqa: E402
@@ -18,19 +18,7 @@ t = Tap()
 
 
 def folder(name, edits=None, src=WL):
-    """A copy of run folder src in tmp, edits {file name: fn(doc)} applied (fn None: the file left out)."""
-    d = os.path.join(t.tmp, name)
-    shutil.copytree(src, d)
-    for fn, e in (edits or {}).items():
-        p = os.path.join(d, fn)
-        if e is None:
-            os.unlink(p)
-            continue
-        doc = json.loads(read(p))
-        e(doc)
-        with open(p, "w") as f:
-            json.dump(doc, f)
-    return d
+    return edited_copy(t.tmp, name, src, edits)
 
 
 def report(d):
