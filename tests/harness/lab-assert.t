@@ -4,9 +4,8 @@ assertions (lab/assert.py) on a recorded lab folder, tests/harness/fixtures/lab:
 states 1 and 3 of the lab of 2026-11-29 and state 2 of 2026-11-30 in the
 run-folder layout (the guest result, its kvm-trace-*.json and raw trace, the
 guest's console with its kernel's lines; state 3's raw trace a small
-stand-in with its counts); L1's host bench and TSC-rate check of state 1
-come from a later lab, state 2's are hand-made from them (its README.md
-says which and how).
+stand-in with its counts); L1's host bench and TSC-rate check of states 1
+and 2 come from a later lab (its README.md says which).
 Each evidence file is deleted, then emptied, in turn: exactly the
 assertions that read it fail."""
 import json
