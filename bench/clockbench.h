@@ -34,7 +34,7 @@ extern const int cb_nclocks;
  * instruction inlined into the loop (the floor of kernel entry and exit);
  * rdtsc, rdtscp: baselines without a clock; null: getppid() through a call
  * shaped like syscall's (kernel entry and exit, no clock: what a syscall
- * row less the null row of its thread count leaves is the kernel's own
+ * row less null batches timed beside it leaves is the kernel's own
  * clocksource read, kernel_read_ns). */
 enum cb_method { CB_VDSO, CB_SYSCALL, CB_SYSCALL_INLINE, CB_RDTSC, CB_RDTSCP, CB_NULL, CB_NMETHODS };
 extern const char *const cb_method_names[CB_NMETHODS];
@@ -214,9 +214,11 @@ struct cb_stats {               /* one cell: clock x method x threads */
 	double calls_per_sec_thread, calls_per_sec_total;
 	double overhead_ns;         /* mean over threads of their own overhead, per call */
 	struct cb_cpu_overhead *ovh; /* one per thread (malloc'd; freed by the caller) */
-	/* syscall rows: the null row's median at the same thread count (NaN if
-	 * none), and this median less it (NaN if either is unknown, or if it
-	 * went negative: then kernel_read_negative is set) */
+	/* syscall rows, where null is among the methods: the median of null
+	 * batches timed in the same threads, interleaved batch for batch with
+	 * this row's (NaN without null), and this median less it (NaN if
+	 * either is unknown, or if it went negative: then kernel_read_negative
+	 * is set) */
 	double null_ns, kernel_read_ns;
 	int kernel_read_negative;
 	int path;                   /* enum cb_path of the probe, for the table */
@@ -231,9 +233,6 @@ void cb_stats_fill(struct cb_stats *s, const struct cb_tally *t, unsigned batch,
  * null_ns, or NaN where either is NaN or the difference is negative (then
  * *negative is set).  Never clamped to 0. */
 double cb_kernel_read(double syscall_ns, double null_ns, int *negative);
-/* Fills null_ns, kernel_read_ns and kernel_read_negative of every syscall
- * row from the null row of the same thread count. */
-void cb_fill_kernel_read(struct cb_stats *cells, int n);
 
 /* Calls per batch that keeps a batch near 2.5 us for this clock and method. */
 unsigned cb_auto_batch(int clock, enum cb_method m, double tsc_per_ns);

@@ -279,26 +279,11 @@ double cb_kernel_read(double syscall_ns, double null_ns, int *negative)
 	return d < 0 ? NAN : d;
 }
 
-void cb_fill_kernel_read(struct cb_stats *cells, int n)
-{
-	int i, k;
-
-	for (i = 0; i < n; i++) {
-		struct cb_stats *s = &cells[i];
-		if (s->method != CB_SYSCALL)
-			continue;
-		s->null_ns = NAN;
-		for (k = 0; k < n; k++)
-			if (cells[k].method == CB_NULL && cells[k].threads == s->threads)
-				s->null_ns = cells[k].ns[CB_Q_MEDIAN];
-		s->kernel_read_ns = cb_kernel_read(s->ns[CB_Q_MEDIAN], s->null_ns, &s->kernel_read_negative);
-	}
-}
-
 struct worker {
 	pthread_t tid;
 	int cpu;
 	batch_fn fn;
+	batch_fn pair;                  /* batches interleaved with fn's (null beside syscall), or NULL */
 	clockid_t clk;
 	unsigned batch;
 	uint64_t duration_ticks;
@@ -307,17 +292,21 @@ struct worker {
 	double overhead;                /* cycles per empty batch on this CPU */
 	uint64_t first, last;           /* TSC at start and end of its batches */
 	struct cb_tally tally;          /* this thread only */
+	struct cb_tally pair_tally;     /* the pair's batches */
 } __attribute__((aligned(64)));
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	uint64_t end, deadline, ovt;
-	int i;
+	int i, first = 0;
 
 	w->err = cb_pin(w->cpu);
-	for (i = 0; i < 64 && !w->err; i++)          /* warm caches and the vDSO page */
+	for (i = 0; i < 64 && !w->err; i++) {        /* warm caches and the vDSO page */
 		w->fn(w->clk, w->batch, &end);
+		if (w->pair)
+			w->pair(w->clk, w->batch, &end);
+	}
 	/* This CPU's loop overhead, with the net histogram as scratch. */
 	for (i = 0; i < 5000 && !w->err; i++)
 		cb_hist_add(&w->tally.net, cb_batch_empty(w->clk, w->batch, &end));
@@ -329,7 +318,14 @@ static void *worker_main(void *arg)
 	w->first = cb_rdtsc();
 	deadline = w->first + w->duration_ticks;
 	do {
+		/* With a pair, its batch goes before and after fn's in turn
+		 * (pair fn, fn pair, pair fn...): both see the same moments of
+		 * the machine, and neither always follows the other. */
+		if (w->pair && (first ^= 1))
+			cb_tally_add(&w->pair_tally, w->pair(w->clk, w->batch, &end), ovt);
 		cb_tally_add(&w->tally, w->fn(w->clk, w->batch, &end), ovt);
+		if (w->pair && !first)
+			cb_tally_add(&w->pair_tally, w->pair(w->clk, w->batch, &end), ovt);
 	} while (end < deadline);
 	w->last = end;
 	return NULL;
@@ -339,16 +335,22 @@ int cb_measure_cell(const struct cb_opts *o, int clock, enum cb_method m, int th
 		    unsigned batch, double tsc_per_ns, struct cb_stats *s)
 {
 	struct worker *w;
-	struct cb_tally *all;
+	struct cb_tally *all, *pall;
 	struct cb_gate gate;
 	double cps = 0, ovsum = 0;
 	int i, started = 0, rc = -1;
+	/* A syscall row's kernel read needs a null call measured beside it:
+	 * timed in the same threads, batch for batch, so that a machine whose
+	 * kernel entry costs one thing now and another a second later (seen
+	 * here: 190 or 255 ns) gives both medians the same mix. */
+	int paired = m == CB_SYSCALL && (o->methods & (1u << CB_NULL));
 
 	w = aligned_alloc(64, sizeof *w * (size_t)threads);
 	all = malloc(sizeof *all);
+	pall = malloc(sizeof *pall);
 	memset(s, 0, sizeof *s);
 	s->ovh = calloc((size_t)threads, sizeof *s->ovh);
-	if (!w || !all || !s->ovh) {
+	if (!w || !all || !pall || !s->ovh) {
 		cb_warn("malloc: %s", strerror(errno));
 		goto fail;
 	}
@@ -357,11 +359,13 @@ int cb_measure_cell(const struct cb_opts *o, int clock, enum cb_method m, int th
 		memset(&w[i], 0, sizeof w[i]);
 		w[i].cpu = o->cpus[i];
 		w[i].fn = batch_of(m);
+		w[i].pair = paired ? cb_batch_null : NULL;
 		w[i].clk = clock_of(clock);
 		w[i].batch = batch;
 		w[i].duration_ticks = (uint64_t)(o->duration * 1e9 * tsc_per_ns);
 		w[i].gate = &gate;
 		cb_tally_init(&w[i].tally);
+		cb_tally_init(&w[i].pair_tally);
 	}
 	for (i = 0; i < threads; i++) {
 		int e = pthread_create(&w[i].tid, NULL, worker_main, &w[i]);
@@ -378,13 +382,17 @@ int cb_measure_cell(const struct cb_opts *o, int clock, enum cb_method m, int th
 		goto fail;
 
 	cb_tally_init(all);
+	cb_tally_init(pall);
 	for (i = 0; i < threads; i++) {
 		uint64_t calls = w[i].tally.raw.count * batch;
 		double secs = (double)(w[i].last - w[i].first) / tsc_per_ns / 1e9;
+		/* the rate over this method's own batches, the pair's left out */
+		double busy = paired ? (double)w[i].tally.raw.sum / tsc_per_ns / 1e9 : secs;
 		if (w[i].err)
 			goto fail;
 		cb_tally_merge(all, &w[i].tally);
-		cps += (double)calls / secs;
+		cb_tally_merge(pall, &w[i].pair_tally);
+		cps += (double)calls / busy;
 		if (secs > s->seconds)
 			s->seconds = secs;
 		s->ovh[i].cpu = w[i].cpu;
@@ -402,6 +410,14 @@ int cb_measure_cell(const struct cb_opts *o, int clock, enum cb_method m, int th
 	s->overhead_ns = ovsum / threads;
 	s->calls_per_sec_total = cps;
 	s->calls_per_sec_thread = cps / threads;
+	s->null_ns = NAN;
+	if (paired) {
+		struct cb_stats ns;
+		memset(&ns, 0, sizeof ns);
+		cb_stats_fill(&ns, pall, batch, tsc_per_ns);
+		s->null_ns = ns.ns[CB_Q_MEDIAN];
+	}
+	s->kernel_read_ns = cb_kernel_read(s->ns[CB_Q_MEDIAN], s->null_ns, &s->kernel_read_negative);
 	rc = 0;
 	goto out;
 fail:
@@ -410,5 +426,6 @@ fail:
 out:
 	free(w);
 	free(all);
+	free(pall);
 	return rc;
 }

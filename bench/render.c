@@ -413,7 +413,7 @@ static void kernel_read_table(FILE *f, const struct cb_report *r)
 		if (s->method != CB_SYSCALL)
 			continue;
 		if (!head++)
-			fprintf(f, "\nthe kernel's own clock read: the syscall median less the null median (same threads)\n"
+			fprintf(f, "\nthe kernel's own clock read: the syscall median less the median of null batches timed between its own\n"
 				"%-16s %3s %9s %9s %9s\n", "clock", "thr", "syscall", "null", "kernel");
 		fprintf(f, "%-16s %3d", cb_clocks[s->clock].name, s->threads);
 		if (s->below_overhead & (1u << CB_Q_MEDIAN))

@@ -90,7 +90,6 @@ static int measure(struct cb_report *r, const struct cb_opts *o, double tpn)
 			}
 		}
 	}
-	cb_fill_kernel_read(r->cells, r->ncells);
 	return 0;
 }
 

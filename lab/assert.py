@@ -266,7 +266,7 @@ def l1_tsc(ev):
 
 def kernel_read(ev):
     """L1's in-kernel clock read, monotonic on 1 thread: the syscall row's
-    median less the null row's, negative where noise made it so."""
+    median less its null median, negative where noise made it so."""
     m, err = ev.host()
     if err:
         return None, err

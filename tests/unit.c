@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -254,12 +255,14 @@ static void overhead_tests(void)
 	   "each thread's batches less its own overhead: 40 per call on both");
 }
 
-/* kernel_read_ns: a syscall median less the null median of its thread
- * count; never clamped, null (NaN) where unknown or negative. */
+/* kernel_read_ns: a syscall median less the median of null batches timed
+ * beside it; never clamped, null (NaN) where unknown or negative. */
 static void kernel_read_tests(void)
 {
-	static struct cb_stats c[6];
-	int neg = -1, i;
+	static struct cb_opts o;
+	struct cb_stats s;
+	int neg = -1, rc;
+	double tpn;
 
 	ok(cb_kernel_read(100, 60, &neg) == 40 && !neg, "kernel read: 100 less 60 is 40");
 	ok(cb_kernel_read(60, 60, &neg) == 0 && !neg, "kernel read: equal medians give 0, not negative");
@@ -267,31 +270,29 @@ static void kernel_read_tests(void)
 	ok(isnan(cb_kernel_read(100, NAN, &neg)) && !neg && isnan(cb_kernel_read(NAN, 60, &neg)) && !neg,
 	   "kernel read: an unknown median gives null, not named negative");
 
-	memset(c, 0, sizeof c);
-	/* syscall monotonic 1 and 2 threads, syscall realtime 1, vdso 1, null 1, null 3 */
-	c[0] = (struct cb_stats){ .clock = 1, .method = CB_SYSCALL, .threads = 1 };
-	c[1] = (struct cb_stats){ .clock = 1, .method = CB_SYSCALL, .threads = 2 };
-	c[2] = (struct cb_stats){ .clock = 0, .method = CB_SYSCALL, .threads = 1 };
-	c[3] = (struct cb_stats){ .clock = 1, .method = CB_VDSO, .threads = 1 };
-	c[4] = (struct cb_stats){ .clock = -1, .method = CB_NULL, .threads = 1 };
-	c[5] = (struct cb_stats){ .clock = -1, .method = CB_NULL, .threads = 3 };
-	c[0].ns[CB_Q_MEDIAN] = 300;
-	c[1].ns[CB_Q_MEDIAN] = 310;
-	c[2].ns[CB_Q_MEDIAN] = 200;
-	c[3].ns[CB_Q_MEDIAN] = 25;
-	c[4].ns[CB_Q_MEDIAN] = 250;
-	c[5].ns[CB_Q_MEDIAN] = 1;
-	for (i = 0; i < 6; i++)
-		c[i].kernel_read_ns = c[i].null_ns = -7;
-	cb_fill_kernel_read(c, 6);
-	ok(c[0].null_ns == 250 && c[0].kernel_read_ns == 50 && !c[0].kernel_read_negative,
-	   "syscall row less the null row of the same thread count");
-	ok(isnan(c[1].null_ns) && isnan(c[1].kernel_read_ns) && !c[1].kernel_read_negative,
-	   "no null row at that thread count: null, whatever other counts measured");
-	ok(c[2].null_ns == 250 && isnan(c[2].kernel_read_ns) && c[2].kernel_read_negative,
-	   "per clock: a syscall median below the null median is null and named");
-	ok(c[3].kernel_read_ns == -7 && c[4].kernel_read_ns == -7 && c[5].null_ns == -7,
-	   "only syscall rows carry it");
+	/* Measured: the null batches are timed in the syscall row's own
+	 * threads, between its batches, only where null is asked for. */
+	memset(&o, 0, sizeof o);
+	o.cpus[0] = sched_getcpu() < 0 ? 0 : sched_getcpu();
+	o.ncpus = 1;
+	o.duration = 0.05;
+	o.methods = 1u << CB_SYSCALL | 1u << CB_NULL;
+	tpn = cb_tsc_calibrate(50);
+	rc = cb_measure_cell(&o, 1, CB_SYSCALL, 1, 64, tpn, &s);
+	ok(rc == 0 && s.null_ns > 0 && s.null_ns == s.null_ns && s.calls == s.batches * 64 &&
+	   (s.kernel_read_negative ? isnan(s.kernel_read_ns) && s.ns[CB_Q_MEDIAN] < s.null_ns
+				   : s.kernel_read_ns == s.ns[CB_Q_MEDIAN] - s.null_ns),
+	   "a syscall cell with null asked for times null batches beside its own: its median less theirs");
+	free(s.ovh);
+	o.methods = 1u << CB_SYSCALL;
+	rc = cb_measure_cell(&o, 1, CB_SYSCALL, 1, 64, tpn, &s);
+	ok(rc == 0 && isnan(s.null_ns) && isnan(s.kernel_read_ns) && !s.kernel_read_negative,
+	   "without null: no null median and no kernel read, not named negative");
+	free(s.ovh);
+	o.methods = 1u << CB_VDSO | 1u << CB_NULL;
+	rc = cb_measure_cell(&o, 1, CB_VDSO, 1, 64, tpn, &s);
+	ok(rc == 0 && isnan(s.null_ns) && isnan(s.kernel_read_ns), "only syscall rows carry it");
+	free(s.ovh);
 }
 
 /* Readers for the probe's positive controls. */

@@ -28,8 +28,8 @@ class Row:
     older files); raw: the quantiles before the overhead was subtracted
     (None in older files); below: the quantiles whose subtraction went
     negative (null in ns).  A syscall row's kernel_read: its median less
-    null_median, the null method's median at the same thread count (None
-    when unknown: no null row, an older file, or kernel_read_negative, the
+    null_median, the median of null calls timed beside it (None when
+    unknown: null not measured, an older file, or kernel_read_negative, the
     subtraction having gone negative)."""
 
     __slots__ = ("clock", "method", "threads", "path", "ns", "cps_total", "clocksource", "raw", "below",

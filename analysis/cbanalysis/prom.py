@@ -12,7 +12,7 @@ from .util import write_atomic
 HELP = {
     "node_clockbench_clock_read_median_seconds": "Seconds per clock read measured by clockbench: median over timed batches.",
     "node_clockbench_clock_read_p99_seconds": "Seconds per clock read measured by clockbench: 99th percentile over timed batches.",
-    "node_clockbench_kernel_clock_read_seconds": "Seconds the kernel spends per clocksource read: the syscall method's median less the null syscall's (getppid), same thread count.",
+    "node_clockbench_kernel_clock_read_seconds": "Seconds the kernel spends per clocksource read: the syscall method's median less the null syscall's (getppid) timed beside it.",
     "node_clockbench_clock_read_user_space": "1 if the clock read was answered in user space (vDSO), 0 if it made a syscall (seccomp probe).",
     "node_clockbench_guest_stable_bit": "1 if the guest's pvclock had PVCLOCK_TSC_STABLE_BIT (host trace, else the guest's kernel log).",
     "node_clockbench_guest_master_clock": "1 if KVM's master clock was on for the guest at the end of the run (host trace).",

@@ -145,7 +145,7 @@ def kernel_read_cell(r):
     if r.kernel_read_negative:
         return "n/a (below the null call)"
     if r.null_median is None:
-        return "n/a (no null row)"
+        return "n/a (null not measured)"
     return "n/a (median below loop overhead)"
 
 
@@ -155,8 +155,9 @@ def kernel_read_section(ms, multi):
     out = ["## The kernel's own clock read, ns", "",
            "What `clock_gettime` costs inside the kernel beyond a null system call: the clocksource read that "
            "every in-kernel timestamp pays, with the timekeeping arithmetic and copy-out around it. It is the "
-           "`syscall` method's median (`clock_gettime(CLOCK_MONOTONIC)` as a system call) less the `null` method's "
-           "median (`getppid`, called the same way, no clock) at the same thread count; a subtraction that goes "
+           "`syscall` method's median (`clock_gettime(CLOCK_MONOTONIC)` as a system call) less the median of `null` "
+           "batches (`getppid`, called the same way, no clock) timed between its own in the same threads (older "
+           "files: the `null` row's at the same thread count); a subtraction that goes "
            "negative is `n/a`, never 0. `x tsc` divides by the same row measured with the host on `tsc`.", ""]
     pre = ["run"] if multi else []
     rows, without = [], []

@@ -85,8 +85,8 @@ t.ok(table_row(sec, "host", "tsc", "1") == ["host", "tsc", "1", "250.00", "220.0
      "host on tsc: 250 - 220 = 30.00, 260 - 230 = 30.00", [table_row(sec, "host", "tsc", n) for n in "12"])
 t.ok(table_row(sec, "host", "hpet", "1") == ["host", "hpet", "1", "1450.00", "230.00", "1220.00", "40.67"],
      "host on hpet: 1450 - 230 = 1220.00, x tsc 1220/30 = 40.67", table_row(sec, "host", "hpet", "1"))
-t.ok(table_row(sec, "host", "hpet", "2") == ["host", "hpet", "2", "1850.00", "n/a", "n/a (no null row)", "n/a"],
-     "no null row at that thread count: n/a, said why", table_row(sec, "host", "hpet", "2"))
+t.ok(table_row(sec, "host", "hpet", "2") == ["host", "hpet", "2", "1850.00", "n/a", "n/a (null not measured)", "n/a"],
+     "null not measured beside that row: n/a, said why", table_row(sec, "host", "hpet", "2"))
 g = table_row(sec, "guest 2 vCPU", "tsc", "1")
 t.ok(g == ["guest 2 vCPU", "tsc", "1", "400.00", "410.00", "n/a (below the null call)", "n/a"],
      "a negative subtraction: n/a and named, never 0", g)
