@@ -16,9 +16,10 @@ COMMANDS := packaging/commands
 MAN_BUILD := $(BUILD)/man
 DEB_BUILD := $(BUILD)/deb
 
-# What goes under $(LIBDIR), by its checkout path: programs, then data.
-LIB_PROGRAMS := bench/clockbench $(addprefix host-scripts/,bench-guest bench-host compare clocksource crosscheck host-check kvm-trace runfolder) \
-	analysis/clockbench-report guest-init/mkinitramfs.py $(BUILD)/clockbench-static $(GUEST_BUILD)/init
+# What goes under $(LIBDIR), by its checkout path: programs (every command's
+# source, from packaging/commands, and the helpers they run), then data.
+LIB_PROGRAMS := $(shell sed '/^\#/d' $(COMMANDS) | awk '{print $$4}') host-scripts/runfolder \
+	guest-init/mkinitramfs.py $(BUILD)/clockbench-static $(GUEST_BUILD)/init
 LIB_DATA := host-scripts/lib/clocksource.sh $(wildcard host-scripts/cbhost/*.py) $(wildcard analysis/cbanalysis/*.py) \
 	guest-init/exit-codes.h $(GUEST_BUILD)/initramfs.cpio
 DOCS := README.md $(wildcard docs/*.md)
