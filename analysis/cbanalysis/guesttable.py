@@ -46,7 +46,19 @@ def text(m, path=None):
     w = [max(len(c[i]) for c in cells) for i in range(len(hdr))]
     for c in cells:
         out.append("  ".join(c[i].ljust(w[i]) if i in (0, 1, 3) else c[i].rjust(w[i]) for i in range(len(hdr))).rstrip())
-    if not m.rows:
+    for w in m.workloads:
+        lat = "" if w.latency_us is None else "; latency median %s us, p99 %s us" % (
+            fmt(w.latency("median")), fmt(w.latency("p99")))
+        out.append("workload %s: %s %s on CPUs %s%s" % (w.workload, fmt(w.rate, 3), w.rate_unit,
+                                                        ",".join(str(c) for c in w.cpus), lat))
+    t = m.tsc_rate
+    if t:
+        rtc = t["rtc"]
+        out.append("TSC rate over %s s: RTC %s; CLOCK_MONOTONIC %s ppm; NTP correction %s ppm" % (
+            fmt(t["seconds"]),
+            "%s ppm from %s edges" % (fmt(rtc["ppm"], 3), rtc["edges"]) if rtc["available"] else "none (%s)" % rtc["reason"],
+            fmt(t["monotonic"]["ppm"], 3), fmt(t["adjtimex"]["freq_ppm"], 3)))
+    if not m.rows and not m.workloads and not t:
         out.append("(no result rows)")
     if m.emulated:
         out.append("EMULATED: accel tcg; timings are QEMU's emulator, not a hypervisor's. Compare paths and facts, "

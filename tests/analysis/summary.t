@@ -7,7 +7,7 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import AFTER, BEFORE, LAB, Tap, read, run, table_row  # noqa: E402
+from taplib import AFTER, BEFORE, LAB, WL, Tap, read, run, table_row  # noqa: E402
 
 t = Tap()
 
@@ -85,4 +85,23 @@ t.ok(lines[-1].startswith("EMULATED: accel tcg") and "accel tcg (EMULATED: TCG f
      "table: a TCG guest marked EMULATED", lines[-1:])
 rc, so, se = run("table", os.path.join(BEFORE, "host-tsc.json"))
 t.ok(rc == 1 and len(se.splitlines()) == 1 and "not a guest result" in se, "table of a host file: exit 1, one line", se)
+# Workloads and the TSC rate in the launcher's table, where the guest ran them.
+g = copy(WL, "wlg")
+p = os.path.join(g, "guest-hpet-2vcpu.json")
+doc = json.loads(read(p))
+bench = doc.get("bench") or doc
+tr = json.loads(read(os.path.join(WL, "tsc-rate-tsc.json")))["checks"]["tsc_rate"]
+bench["checks"]["tsc_rate"] = tr
+with open(p, "w") as f:
+    json.dump(doc, f)
+rc, so, se = run("table", p)
+wls = [ln for ln in so.splitlines() if ln.startswith("workload ")]
+want = [w for w in bench["workloads"]]
+t.ok(rc == 0 and len(wls) == len(want) == 3
+     and all(ln.startswith("workload %s: %.3f %s on CPUs %s" % (w["workload"], w["rate"], w["rate_unit"],
+                                                                ",".join(map(str, w["cpus"])))) for ln, w in zip(wls, want))
+     and ("latency median" in wls[1]) and ("latency" not in wls[0]) and "(no result rows)" not in so,
+     "the launcher's table: one line per workload, rate and unit, latency where there is one", so + se)
+t.ok(("TSC rate over %.1f s: RTC %.3f ppm from %d edges" % (tr["seconds"], tr["rtc"]["ppm"], tr["rtc"]["edges"])) in so,
+     "the launcher's table: the TSC rate, the RTC's ppm and edges", so)
 t.done()
