@@ -27,7 +27,7 @@ RESULTS := results
 # Expanded when a recipe runs, after `make deps` has installed python3.
 RUN_ID ?= $(shell ./host-scripts/runfolder run-id)
 
-.PHONY: all deps check bench bench-host bench-self compare crosscheck host-check lab clean help
+.PHONY: all deps deps-lab deps-crosscheck deps-dev deps-integrations check bench bench-host bench-self compare crosscheck host-check lab clean help
 all: bench/clockbench $(BUILD)/clockbench-static
 
 bench/clockbench: $(HOST_OBJS) $(BUILD)/host/main.o
@@ -64,8 +64,18 @@ $(BUILD)/clockbench-static: $(MUSL_ENGINE_OBJS) $(BUILD)/musl/main.o
 -include tests/torture/torture.mk
 -include packaging/packaging.mk
 
+# What each job needs, and no more (host-scripts/deps --help has the lists):
+# a benchmark never installs a monitoring server or a virtualization daemon.
 deps:
-	$(Q)./host-scripts/deps
+	$(Q)./host-scripts/deps bench
+deps-lab:
+	$(Q)./host-scripts/deps lab
+deps-crosscheck:
+	$(Q)./host-scripts/deps crosscheck
+deps-dev:
+	$(Q)./host-scripts/deps dev
+deps-integrations:
+	$(Q)./host-scripts/deps integrations
 
 $(BUILD)/test-unit: tests/unit.c tests/tap.h $(HOST_OBJS) $(ENGINE_HDRS)
 	@echo "  LD      $@"
@@ -95,7 +105,7 @@ $(SAN_BUILD)/test-guest-unit: tests/guest/unit.c tests/tap.h $(filter-out guest-
 	@echo "  LD SAN  $@"
 	$(Q)$(CC) $(PROJECT_CFLAGS) -Ibench -Iguest-init $(CFLAGS) $(SAN_FLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
-check: deps
+check: deps-dev
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test-unit $(BUILD)/test-guest-unit $(if $(filter 1,$(SANITIZE)),$(SAN_BINS))
 	$(Q)CB_SANITIZE="$(SANITIZE)" ./tests/run
 
@@ -115,13 +125,13 @@ compare: deps
 bench: compare
 
 # The emulated hypervisor: every host clock state, end to end (root).
-lab: deps
+lab: deps-lab
 	$(Q)$(MAKE) --no-print-directory all guest-initramfs
 	$(Q)./lab/run-lab "$(RESULTS)" "$(RUN_ID)-lab"
 
 # The engine's workloads beside iperf3 and cyclictest on this host, side by
 # side in one run (a benchmark that prints figures, not a test).
-crosscheck: deps
+crosscheck: deps-crosscheck
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./host-scripts/crosscheck "$(RESULTS)" "$(RUN_ID)-crosscheck"
 
@@ -138,7 +148,9 @@ clean:
 
 help:
 	@echo "make              build bench/clockbench (gcc) and $(BUILD)/clockbench-static (musl)"
-	@echo "make deps         install the Debian packages the project needs (root), or print the command"
+	@echo "make deps         install the Debian packages make bench needs (root), or print the command;"
+	@echo "                  deps-dev (make check, deb, fuzz), deps-lab, deps-crosscheck; deps-integrations"
+	@echo "                  (prometheus, ansible, libvirt: only when asked)"
 	@echo "make check        run the tests (TAP; no root needed); SANITIZE=1 adds the engine and C tests under ASan+UBSan"
 	@echo "make bench-host   measure this host on its current clocksource into $(RESULTS)/<run-id>/"
 	@echo "make compare      flip the host clocksource (tsc first, then the others), bench host and guest under"

@@ -32,7 +32,7 @@ DASHBOARDS := analysis/grafana/clockbench.json
 # (links in $(MAN_BUILD)/bin), 80 columns wide; the date is
 # SOURCE_DATE_EPOCH's where set (a package build).
 $(MAN_BUILD)/.stamp: $(COMMANDS) packaging/man.h2m $(filter-out $(BUILD)/%,$(LIB_PROGRAMS)) $(filter %.py,$(LIB_DATA))
-	$(Q)command -v help2man >/dev/null || { echo "clockbench: help2man not found: run 'make deps' (Debian: apt-get install help2man)" >&2; exit 1; }
+	$(Q)command -v help2man >/dev/null || { echo "clockbench: help2man not found: run 'make deps-dev' (Debian: apt-get install help2man)" >&2; exit 1; }
 	$(Q)rm -rf $(MAN_BUILD) && mkdir -p $(MAN_BUILD)/bin
 	$(Q)sed '/^#/d' $(COMMANDS) | while read -r name dir sec src what; do \
 		echo "  MAN     $(MAN_BUILD)/$$name.$$sec"; \
@@ -79,7 +79,7 @@ uninstall:
 # sources under $(DEB_BUILD)/ (dh_clean would empty this build/), which also
 # receives the .deb.
 deb:
-	$(Q)command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null || { echo "clockbench: dpkg-buildpackage or dh not found: run 'make deps' (Debian: apt-get install dpkg-dev debhelper)" >&2; exit 1; }
+	$(Q)command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null || { echo "clockbench: dpkg-buildpackage or dh not found: run 'make deps-dev' (Debian: apt-get install dpkg-dev debhelper)" >&2; exit 1; }
 	$(Q)rm -rf $(DEB_BUILD) && mkdir -p $(DEB_BUILD)/src
 	$(Q)tar -c --exclude-vcs --exclude=./$(BUILD) --exclude=./results --exclude=./bench/clockbench \
 		--exclude=__pycache__ --exclude=.hypothesis . | tar -x -C $(DEB_BUILD)/src
