@@ -74,6 +74,8 @@ struct cb_opts {
 	enum cb_format format;
 	const char *output;       /* NULL = stdout */
 	const char *json_out, *csv_out;
+	int force;                /* --force: replace existing output files */
+	int dry_run;              /* --dry-run: check everything, measure nothing */
 	int quiet;
 	int argc;
 	char **argv;
@@ -443,17 +445,27 @@ struct cb_report {
 void cb_report_changes(struct cb_report *r);
 void cb_render(FILE *f, const struct cb_report *r, enum cb_format fmt);
 
-/* Atomic output: cb_out_open() creates a temporary file beside path (so a
- * bad path fails before any measuring); cb_out_commit() writes, fsyncs and
- * renames it into place; cb_out_abort() removes it. */
-struct cb_out {
-	const char *path;
-	char tmp[4096];
-	int fd;
-};
-int cb_out_open(struct cb_out *out, const char *path);
-int cb_out_commit(struct cb_out *out, const char *data, size_t len);
-void cb_out_abort(struct cb_out *out);
+/* Output files (bench/output.c).  cb_outputs_check(): every target of
+ * --output, --json, --csv can be created (no folder, no existing file
+ * unless --force, not one file twice); -1 if so, else the exit status
+ * after one line; creates nothing.  cb_outputs_open(): a temporary
+ * NAME.tmp.XXXXXX beside each, removed on SIGINT, SIGTERM and SIGHUP.
+ * cb_outputs_write(i, ...): the i-th given (in the order --output, --json,
+ * --csv) written and synced.  cb_outputs_place(): all put in place or
+ * none (link(2), which refuses a name that appeared meanwhile; rename(2)
+ * with force).  Each returns 0, or -1 after one line with every
+ * temporary removed. */
+int cb_outputs_check(const struct cb_opts *o);
+int cb_outputs_open(const struct cb_opts *o);
+int cb_outputs_write(int i, const char *data, size_t len);
+int cb_outputs_place(int force);
+void cb_outputs_abort(void);
+
+/* 1 in the host build (bench/main.c): refuse to measure on a clocksource
+ * the kernel has not settled on (tsc-early, jiffies, refined-jiffies). */
+extern int cb_refuse_unsettled;
+/* The clocksource in cs is one the kernel uses only until it settles. */
+int cb_clocksource_unsettled(const char *cs);
 
 /* ---- json ---- */
 

@@ -71,14 +71,22 @@ static const char usage[] =
 "      --no-cost        skip the cost cells (probe, workloads and checks only)\n"
 "      --probe          only the path check: vDSO or syscall, per clock\n"
 "  -f, --format FMT     text, json or csv for stdout or --output (default: text)\n"
-"  -o, --output FILE    write there instead of stdout (atomically)\n"
-"      --json FILE      also write the JSON report to FILE (atomically)\n"
-"      --csv FILE       also write the CSV rows to FILE (atomically)\n"
+"  -o, --output FILE    write there instead of stdout\n"
+"      --json FILE      also write the JSON report to FILE\n"
+"      --csv FILE       also write the CSV rows to FILE\n"
+"                       (each output is checked before measuring and must\n"
+"                       not exist; all of a run's files appear together, or\n"
+"                       none does)\n"
+"      --force          replace output files that exist\n"
+"      --dry-run        check every option and output as a run would, then\n"
+"                       exit 0 without measuring or creating anything\n"
 "  -q, --quiet          no progress on stderr\n"
 "  -h, --help           this text\n"
 "  -V, --version        the version\n"
 "\n"
-"Exit status: 0 done, 1 run-time failure, 2 usage error.\n"
+"Exit status: 0 done, 1 run-time failure (also: an output that cannot be\n"
+"written, or a clocksource the kernel has not settled on: tsc-early,\n"
+"jiffies, refined-jiffies), 2 usage error (also: one file given twice).\n"
 "The JSON schema is described in docs/schema.md.\n";
 
 static int bad(const char *opt, const char *val, const char *why)
@@ -231,6 +239,8 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "json", required_argument, NULL, 'J' },
 		{ "csv", required_argument, NULL, 'S' },
+		{ "force", no_argument, NULL, 'F' },
+		{ "dry-run", no_argument, NULL, 'D' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -336,6 +346,8 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 		case 'o': o->output = optarg; break;
 		case 'J': o->json_out = optarg; break;
 		case 'S': o->csv_out = optarg; break;
+		case 'F': o->force = 1; break;
+		case 'D': o->dry_run = 1; break;
 		case 'q': o->quiet = 1; break;
 		case 'T': cb_clocksource_file = optarg; break;
 		case 'E': o->test_rtc_device = optarg; break;

@@ -7,8 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Renders the report in fmt and writes it to out (atomically) or stdout. */
-static int emit(const struct cb_report *r, enum cb_format fmt, struct cb_out *out)
+/* Renders the report in fmt to output i (see cb_outputs_write), or to
+ * stdout if i < 0. */
+static int emit(const struct cb_report *r, enum cb_format fmt, int i)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -25,8 +26,8 @@ static int emit(const struct cb_report *r, enum cb_format fmt, struct cb_out *ou
 		free(buf);
 		return -1;
 	}
-	if (out) {
-		rc = cb_out_commit(out, buf, len);
+	if (i >= 0) {
+		rc = cb_outputs_write(i, buf, len);
 	} else {
 		rc = fwrite(buf, 1, len, stdout) == len && fflush(stdout) == 0 ? 0 : -1;
 		if (rc < 0)
@@ -34,6 +35,13 @@ static int emit(const struct cb_report *r, enum cb_format fmt, struct cb_out *ou
 	}
 	free(buf);
 	return rc;
+}
+
+int cb_refuse_unsettled;
+
+int cb_clocksource_unsettled(const char *cs)
+{
+	return !strcmp(cs, "tsc-early") || !strcmp(cs, "jiffies") || !strcmp(cs, "refined-jiffies");
 }
 
 /* Runs every cost cell in the order clock, method, threads; reads the
@@ -201,34 +209,36 @@ int clockbench_main(int argc, char **argv)
 {
 	static struct cb_opts o;
 	static struct cb_report r;
-	struct cb_out outs[3];
-	const char *paths[3];
 	enum cb_format fmts[3];
 	cpu_set_t saved;
-	int rc, i, failed = 0;
+	int rc, i, n = 0, failed = 0;
 	double tpn;
+	char cs[64];
 
 	rc = cb_parse_opts(&o, argc, argv);
 	if (rc >= 0)
 		return rc;
+	/* Every output is checked, and created as a temporary, before any
+	 * measuring: a bad path fails in a second, not after the run. */
+	if ((rc = cb_outputs_check(&o)) >= 0)
+		return rc;
+	if (o.dry_run)
+		return CB_EXIT_OK;
+	if (cb_refuse_unsettled && cb_current_clocksource(cs, sizeof cs) == 0 && cb_clocksource_unsettled(cs)) {
+		cb_warn("clocksource '%s': the kernel has not settled on its clocksource yet (it leaves %s "
+			"once calibrated); not measuring", cs, cs);
+		return CB_EXIT_FAIL;
+	}
 	memset(&r, 0, sizeof r);
 	r.opts = &o;
-
-	/* Every output file is created (as a temporary) before any measuring,
-	 * so a bad path fails in a second, not after the run. */
-	paths[0] = o.output, fmts[0] = o.format;
-	paths[1] = o.json_out, fmts[1] = CB_JSON;
-	paths[2] = o.csv_out, fmts[2] = CB_CSV;
-	for (i = 0; i < 3; i++) {
-		if (!paths[i])
-			continue;
-		if (cb_out_open(&outs[i], paths[i]) < 0) {
-			while (i-- > 0)
-				if (paths[i])
-					cb_out_abort(&outs[i]);
-			return CB_EXIT_FAIL;
-		}
-	}
+	if (o.output)
+		fmts[n++] = o.format;
+	if (o.json_out)
+		fmts[n++] = CB_JSON;
+	if (o.csv_out)
+		fmts[n++] = CB_CSV;
+	if (cb_outputs_open(&o) < 0)
+		return CB_EXIT_FAIL;
 
 	cb_iso_time(r.ctx.start, sizeof r.ctx.start);
 	cb_context_collect(&r.ctx);
@@ -264,15 +274,15 @@ int clockbench_main(int argc, char **argv)
 	cb_iso_time(r.ctx.end, sizeof r.ctx.end);
 
 done:
-	for (i = 0; i < 3; i++) {
-		if (!paths[i])
-			continue;
-		if (failed)
-			cb_out_abort(&outs[i]);
-		else if (emit(&r, fmts[i], &outs[i]) < 0)
+	/* Every file written first, then all put in place: together or none. */
+	for (i = 0; !failed && i < n; i++)
+		if (emit(&r, fmts[i], i) < 0)
 			failed = 1;
-	}
-	if (!failed && !o.output && emit(&r, o.format, NULL) < 0)
+	if (failed)
+		cb_outputs_abort();
+	else if (n && cb_outputs_place(o.force) < 0)
+		failed = 1;
+	if (!failed && !o.output && emit(&r, o.format, -1) < 0)
 		failed = 1;
 	for (i = 0; i < r.ncells; i++)
 		free(r.cells[i].ovh);

@@ -166,10 +166,11 @@ ok $? "a clocksource change during the run: context start/end, rows marked, chan
 grep -q '^!!! CHANGED DURING THE RUN (clocksource)' "$tmp/flip.txt" && grep -q 'CHANGED DURING THE RUN' "$tmp/flip.err"
 ok $? "the text report and stderr say so loudly"
 
-# An existing output is replaced whole, never appended to or half-written.
+# With --force an existing output is replaced whole, never appended to or
+# half-written.
 printf 'old contents that must go\n' >"$tmp/replace.csv"
 bench/clockbench --clock monotonic --method rdtsc --threads 1 --duration 0.05 --quiet \
-	--format csv --output "$tmp/replace.csv"
-ok "$(head -1 "$tmp/replace.csv" | grep -q '^clock,method,threads' && ! grep -q old "$tmp/replace.csv"; echo $?)" "--output replaces a file atomically"
+	--format csv --output "$tmp/replace.csv" --force
+ok "$(head -1 "$tmp/replace.csv" | grep -q '^clock,method,threads' && ! grep -q old "$tmp/replace.csv"; echo $?)" "--output --force replaces a file atomically"
 ok "$([ -z "$(find "$tmp" -name '*.tmp.*')" ]; echo $?)" "no temporary files left behind"
 done_testing
