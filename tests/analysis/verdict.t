@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""verdict.t: the screen make bench ends with (analysis/cbanalysis/verdict.py):
+a first line on the host's state, one line per fallback measured with its
+cost in CPU cores per million reads a second, the fallbacks this host does
+not offer named with the figure to plan with, and tables that fit 100
+columns with emulated rows said to be so."""
+import copy
+import os
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from taplib import BEFORE, LAB, NEW, ROOT, WL, Tap  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+from cbanalysis import load, summary, verdict  # noqa: E402
+
+t = Tap()
+
+
+def rows_and_available(run_dir):
+    ms = load.load_run(run_dir)
+    avail = next((m.available_clocksources for m in ms if m.kind == "host"), None)
+    return summary.rows_of(ms), avail
+
+
+rows, avail = rows_and_available(BEFORE)
+v = verdict.lines(rows, avail, now="tsc")
+t.ok(v[0] == "This host is on tsc: healthy. On tsc, guests get the stable bit (master clock on).",
+     "on tsc: healthy, and the stable bit from the tsc row's KVM trace", v[0])
+t.ok(any(l.startswith("A fallback to hpet: 1500 ns a host read against 25 on tsc (x60.00), "
+                      "1.48 CPU cores more per million reads a second; guests do not get the stable bit "
+                      "(master clock off)") for l in v),
+     "the hpet fallback: its host read, (1500 - 25) ns x 1e6/s = 1.48 cores, and the guests' loss", "\n".join(v))
+v = verdict.lines(rows, avail, now="hpet")
+t.ok(v[0].startswith("This host is on hpet, not tsc: DEGRADED"), "on hpet: degraded, first", v[0])
+v = verdict.lines(rows, avail, now=None)
+t.ok(v[0].startswith("This run did not record the host's own clocksource.") and not any("healthy" in l for l in v),
+     "the host's own clocksource not given: not guessed", "\n".join(v))
+
+# A host that offers neither fallback: said so, with the figure to plan with.
+v = verdict.lines(rows, ["tsc", "kvm-clock"], now="tsc")
+miss = [l for l in v if l.startswith("This host offers no ")]
+t.ok(len(miss) == 2 and "hpet: a fallback to it was not measured here; plan with 561 to 1,542 ns" in miss[0]
+     and "acpi_pm" in miss[1], "no hpet, no acpi_pm offered: not measured, the published figure to plan with", "\n".join(v))
+v = verdict.lines(rows, avail, now="tsc")
+t.ok(not any(l.startswith("This host offers no hpet") for l in v) and "hpet" in avail,
+     "hpet offered (and measured): no 'not measured' line for it", "\n".join(v))
+
+# No KVM trace: unknown, not "not set".
+norows = copy.deepcopy(rows)
+for r in norows:
+    r["stable_bit"] = r["master_clock"] = None
+v = verdict.lines(norows, avail, now="tsc")
+t.ok("whether guests get the stable bit is not known" in v[0] and "do not get" not in " ".join(v),
+     "no KVM trace: the stable bit is not known, never 'not set'", "\n".join(v))
+
+# Every line fits 100 columns, on every fixture and a real run folder.
+real = os.path.join(ROOT, "results", "20261130-174842-vm")
+for d in (BEFORE, WL, LAB, NEW, real):
+    if not os.path.isdir(d):
+        t.skip("%s: not in this checkout" % d)
+        continue
+    r, a = rows_and_available(d)
+    s = verdict.screen(r, a, now="tsc")
+    w = max(len(l) for l in s.splitlines())
+    t.ok(w <= 100 and ("Host:" in s) == any(m.kind == "host" for m in load.load_run(d)), "%s: %d lines, the widest %d columns" % (os.path.basename(d), len(s.splitlines()), w), s)
+
+# Emulated guests are said to be so; workloads in their own table.
+r, a = rows_and_available(WL)
+s = verdict.screen(r, a, now="tsc")
+t.ok("Workloads: rate" in s and "tcp-stream" in s.split("Workloads:")[1] and "tcp-stream" not in s.split("Workloads:")[0],
+     "workloads in a table of their own", s)
+if os.path.isdir(real):
+    r, a = rows_and_available(real)
+    s = verdict.screen(r, a, now="tsc")
+    guests = s.split("Guests:")[1].split("Workloads:")[0]
+    body = guests.split("-----\n", 1)[1].split("\n\n")[0].splitlines()
+    t.ok("an emulator's timings, not a hypervisor's cost" in " ".join(guests.split()) and len(body) == 2 and all(
+        l.rstrip().endswith("TCG") for l in body),
+        "a TCG guest: the title says so and every row's accel is TCG", guests)
+else:
+    t.skip("no recorded TCG run folder")
+t.done()
