@@ -3,6 +3,15 @@
 Every picture colours a clocksource the same way (colour()), draws on log
 scales with 1-2-5 ticks, and leaves the data it drew beside it (NAME.dat,
 tab-separated, one block per series) for a reader to check or re-plot.
+
+No string of a result is gnuplot code: every name from a result (run ids,
+clocksources, backends, labels of series and bars) reaches gnuplot only in
+the data file (_field() makes each one a single field of one row; gnuplot
+reads titles with columnheader and tick labels with xticlabels, and never
+evaluates data), and the script holds only the project's own text, which
+enters it at one place, _str(), with every byte outside a small safe set
+written as an octal escape (so not even a file path can bring a backquote,
+quote, @ or newline into the script).
 """
 import math
 import os
@@ -39,9 +48,29 @@ def available():
     return shutil.which(GNUPLOT) is not None
 
 
-def _q(s):
-    """A gnuplot double-quoted string."""
-    return '"' + str(s).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 ,.:=+-_/()[]#%")
+
+
+def _str(s):
+    """The one way a string enters a gnuplot script: a double-quoted string
+    of safe bytes only, every other byte (quotes, backslash, backquote, $,
+    @, ;, line breaks, non-ASCII) written as an octal escape, which gnuplot
+    decodes after it has looked for backquotes and macros."""
+    b = os.fsencode(s) if isinstance(s, (str, bytes)) else str(s).encode()
+    return '"' + "".join(chr(c) if c in _SAFE else "\\%03o" % c for c in b) + '"'
+
+
+_BREAKS = dict.fromkeys(list(range(0x20)) + [0x7f] + list(range(0x80, 0xa0)) + [0x2028, 0x2029], " ")
+_BREAKS[ord('"')] = "'"  # a double quote would open a quoted field
+
+
+def _field(s):
+    """A string as one field of a tab-separated data file gnuplot reads:
+    no tab, line break or other control character (they would split it or
+    its row), no double quote (gnuplot would read a quoted field), lone
+    surrogates replaced; never empty."""
+    v = str(s).translate(_BREAKS).encode("utf-8", "replace").decode("utf-8")
+    return v if v.strip() else "-"
 
 
 class Series:
@@ -148,32 +177,33 @@ def headline_bars(measurements, multi_run, baseline):
     (the state on a tsc host): the CLOCK_MONOTONIC vdso read at the lowest
     thread count, the kernel's own read (syscall less null) there, and each
     workload's rate. Returns (groups, bars): groups the x labels in order,
-    bars [(group index, clocksource, figure, tsc figure, unit)]."""
+    bars [(group index, clocksource, figure, tsc figure, unit)]; a group's
+    label is a tuple of lines (run, where, what)."""
     found = {}
     for m in measurements:
         b = baseline(m)
         if m.kind not in ("host", "guest") or m.emulated or b is None or b is m:
             continue
         where = "host" if m.kind == "host" else m.where
-        pre = "%s\n" % m.run if multi_run else ""
+        pre = (m.run,) if multi_run else ()
         r = _first_read(m)
         br = b.row(r.clock, r.method, r.threads) if r else None
         items = []
         if r and br and br.median:
-            items.append(((0,), "read ns\n(%d thread%s)" % (r.threads, "" if r.threads == 1 else "s"),
+            items.append(((0,), ("read ns", "(%d thread%s)" % (r.threads, "" if r.threads == 1 else "s")),
                           r.median, br.median, "ns"))
             kr = m.row(r.clock, "syscall", r.threads)
             kb = b.row(r.clock, "syscall", r.threads)
             if kr and kb and kr.kernel_read and kb.kernel_read:
-                items.append(((1,), "kernel read ns", kr.kernel_read, kb.kernel_read, "ns"))
+                items.append(((1,), ("kernel read ns",), kr.kernel_read, kb.kernel_read, "ns"))
         for w in m.workloads:
             bw = [x for x in b.workloads if x.workload == w.workload and not x.after_change]
             if w.after_change or not bw or not w.rate or not bw[0].rate:
                 continue
-            items.append(((2, WORKLOADS.index(w.workload)), "%s\n%s" % (w.workload, w.rate_unit), w.rate, bw[0].rate, w.rate_unit))
+            items.append(((2, WORKLOADS.index(w.workload)), (w.workload, w.rate_unit), w.rate, bw[0].rate, w.rate_unit))
         for order, what, v, bv, unit in items:
             gkey = (m.run, m.kind != "host", m.vcpus or 0, m.backend or "", order)
-            found.setdefault(gkey, ("%s%s\n%s" % (pre, where, what), []))[1].append((m.host_cs, v, bv, unit))
+            found.setdefault(gkey, (pre + (where,) + what, []))[1].append((m.host_cs, v, bv, unit))
     groups, bars = [], []
     for gkey in sorted(found):
         label, vals = found[gkey]
@@ -226,23 +256,44 @@ def tick_label(v):
     return ("%.6f" % v).rstrip("0").rstrip(".")
 
 
+LABEL_LINES = 4  # a bar group's label: run (several runs), where, what (up to two lines)
+
+
+def _lines(label):
+    """A bar group's label lines, at most LABEL_LINES (the rest joined into the last)."""
+    parts = [p for p in label if str(p)] or ["-"]
+    if len(parts) > LABEL_LINES:
+        parts = parts[:LABEL_LINES - 1] + [" ".join(map(str, parts[LABEL_LINES - 1:]))]
+    return parts
+
+
 def data(chart):
     """The chart's data file: a header, then one block per series (lines)
     or per clocksource (bars), blocks apart by two empty lines (gnuplot's
-    `index`); tab-separated."""
-    out = ["# clockbench: %s" % chart.title.replace("\n", " ")]
+    `index`), each opening with a comment naming it and a row of column
+    headers (x, then the series' label or the clocksource: gnuplot's
+    columnheader(2), the key's title); the bars add a last block, the
+    groups' label lines (the x axis's labels).  Tab-separated; every
+    string through _field()."""
+    out = ["# clockbench: %s" % _field(chart.title)]
     if chart.series:
         out.append("# x\tmedian_ns")
         for s in chart.series:
-            out += ["", "", "# %s\t(clocksource %s)" % (s.label, s.cs)]
+            out += ["", "", "# %s\t(clocksource %s)" % (_field(s.label), _field(s.cs)), "x\t%s" % _field(s.label)]
             out += ["%g\t%.6g" % (x, y) for x, y in s.pts]
         return "\n".join(out) + "\n"
     out.append("# ratio = figure / tsc_figure; x = the bar's place: group + offset")
     out.append("# x\tratio\tfigure\ttsc_figure\tunit\tgroup")
     for cs in _bar_css(chart):
-        out += ["", "", "# clocksource %s" % cs]
-        out += ["%.4f\t%.6g\t%.6g\t%.6g\t%s\t%s" % (x, v / bv, v, bv, unit, chart.groups[g].replace("\n", " "))
+        out += ["", "", "# clocksource %s" % _field(cs), "x\t%s\tfigure\ttsc_figure\tunit\tgroup" % _field(cs)]
+        out += ["%.4f\t%.6g\t%.6g\t%.6g\t%s\t%s" % (x, v / bv, v, bv, _field(unit),
+                                                 _field(" ".join(map(str, _lines(chart.groups[g])))))
                 for c, x, (g, _, v, bv, unit) in _bar_places(chart) if c == cs]
+    out += ["", "", "# groups: x, then the label's lines (- for none)", "x" + "".join("\tline%d" % (i + 1) for i in range(LABEL_LINES))]
+    for i, g in enumerate(chart.groups):
+        ls = [_field(x) for x in _lines(g)]
+        # "-" for no line: gnuplot 5.4 reads an empty last field as stale text.
+        out.append("%d\t%s" % (i, "\t".join(ls + ["-"] * (LABEL_LINES - len(ls)))))
     return "\n".join(out) + "\n"
 
 
@@ -269,46 +320,52 @@ def _range(vals):
 
 
 def script(chart, fmt, out, datafile):
-    """The gnuplot script drawing chart from datafile into out (fmt png or svg)."""
+    """The gnuplot script drawing chart from datafile into out (fmt png or
+    svg).  It holds no string of a result: those are in datafile (titles
+    by columnheader, the bars' tick labels by xticlabels); the rest, the
+    project's text and the two paths, through _str()."""
     width = max(960, 160 * len(chart.groups))  # room for each group's label
     lines = []
     if fmt == "png":
         lines.append("set terminal pngcairo size %d,640 noenhanced font ',10'" % width)
     else:
         lines.append("set terminal svg size %d,640 dynamic noenhanced font 'sans,11'" % width)
-    lines += ["set output %s" % _q(out), "set title %s" % _q(chart.title),
-              "set ylabel %s" % _q(chart.ylabel), "set datafile separator \"\\t\"",
+    df = _str(datafile)
+    lines += ["set output %s" % _str(out), "set title %s" % _str(chart.title),
+              "set ylabel %s" % _str(chart.ylabel), "set datafile separator \"\\t\"",
               "set logscale y 10", "set grid ytics", "set key tmargin center horizontal maxcols 3"]
     plots = []
     if chart.series:
         xs = sorted({x for s in chart.series for x, _ in s.pts})
         yt, lo, hi = _range([y for s in chart.series for _, y in s.pts])
-        lines += ["set xlabel %s" % _q(chart.xlabel), "set logscale x 2", "set grid xtics",
+        lines += ["set xlabel %s" % _str(chart.xlabel), "set logscale x 2", "set grid xtics",
                   "set xrange [%g:%g]" % (xs[0] / 1.5, xs[-1] * 1.5),
                   "set xtics (%s)" % ", ".join("'%d' %d" % (x, x) for x in xs)]
         for i, s in enumerate(chart.series):
-            style = "linespoints lw 2 pt %d ps 1.2 lc rgb %s" % (POINTS[s.variant % len(POINTS)], _q(colour(s.cs)))
-            plots.append("%s index %d using 1:2 with %s%s title %s"
-                         % (_q(datafile), i, style, " dt 2" if s.emulated else "", _q(s.label)))
+            style = "linespoints lw 2 pt %d ps 1.2 lc rgb %s" % (POINTS[s.variant % len(POINTS)], _str(colour(s.cs)))
+            plots.append("%s index %d using 1:2 with %s%s title columnheader(2)"
+                         % (df, i, style, " dt 2" if s.emulated else ""))
     else:
         r = [b[2] / b[3] for b in chart.bars] + [1.0]
         yt, lo, hi = _range([min(r) / 1.6, max(r) * 1.6])  # room for the labels; 1.0 never an edge
         css = _bar_css(chart)
         w = min(0.8 / len(css), 0.3)
         lines += ["set xrange [-0.6:%g]" % (len(chart.groups) - 0.4), "set style fill solid 0.85 border -1",
-                  "set xtics (%s) nomirror" % ", ".join("%s %d" % (_q(g), i) for i, g in enumerate(chart.groups)),
-                  "set bmargin 6"]
+                  "set xtics nomirror", "set bmargin 6",
+                  "nl(c) = strcol(c) eq \"-\" ? \"\" : \"\\n\".strcol(c)"]
         for i, cs in enumerate(css):
-            plots.append("%s index %d using 1:2:($1-%g):($1+%g):(1):2 with boxxyerror lc rgb %s title %s"
-                         % (_q(datafile), i, w / 2, w / 2, _q(colour(cs)), _q(cs)))
+            plots.append("%s index %d using 1:2:($1-%g):($1+%g):(1):2 with boxxyerror lc rgb %s title columnheader(2)"
+                         % (df, i, w / 2, w / 2, _str(colour(cs))))
             ratios = [b[2] / b[3] for b in chart.bars if b[1] == cs]
             # A label beyond the bar's end, up or down; only where some bar
             # is labelled (gnuplot 5.4 crashes on a labels plot of no point).
             for cond, off, some in ((">=", 0.8, max(ratios) >= 1), ("<", -0.8, min(ratios) < 1)):
                 if some:
                     plots.append("%s index %d using 1:($2%s1?$2:1/0):(sprintf('x%%.2g', $2)) with labels "
-                                 "offset 0,char %g font ',9' notitle" % (_q(datafile), i, cond, off))
-        plots.append("1 with lines lw 2 dt 2 lc rgb %s title 'tsc = 1.0'" % _q(colour("tsc")))
+                                 "offset 0,char %g font ',9' notitle" % (df, i, cond, off))
+        plots.append("%s index %d using 1:(NaN):xticlabels(strcol(2)%s) notitle"
+                     % (df, len(css), "".join(".nl(%d)" % (c + 3) for c in range(LABEL_LINES - 1))))
+        plots.append("1 with lines lw 2 dt 2 lc rgb %s title 'tsc = 1.0'" % _str(colour("tsc")))
     lines += ["set ytics (%s)" % ", ".join("'%s' %g" % (tick_label(t), t) for t in yt),
               "set yrange [%g:%g]" % (lo, hi)]
     lines.append("plot " + ", ".join(plots))
@@ -317,29 +374,28 @@ def script(chart, fmt, out, datafile):
 
 
 def plot(chart, base):
-    """Writes base.dat, then base.png and base.svg from it (each to a
-    temporary name, then renamed). Returns the three paths."""
+    """Writes base.dat, then base.png and base.svg from it: gnuplot writes
+    each into a private folder beside them (runfolder.Private), whence it is
+    renamed into place, its mode set on its descriptor; no name another user
+    can change is written, chmodded or followed. Returns the three paths."""
+    from . import runfolder
     datafile = base + ".dat"
     write_atomic(datafile, data(chart))
     outs = [datafile]
-    for fmt in ("png", "svg"):
-        final = "%s.%s" % (base, fmt)
-        d = os.path.dirname(os.path.abspath(final))
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(final) + ".", suffix=".tmp", dir=d)
-        os.close(fd)
-        try:
-            try:
-                p = subprocess.run([GNUPLOT], input=script(chart, fmt, tmp, datafile),
-                                   capture_output=True, text=True, timeout=60)
-            except (OSError, subprocess.SubprocessError) as e:
-                raise InputError(final, "%s: %s" % (GNUPLOT, e))
-            errs = [ln for ln in p.stderr.splitlines() if ln.strip()]
-            if p.returncode != 0 or os.path.getsize(tmp) == 0:
-                raise InputError(final, "%s failed: %s" % (GNUPLOT, errs[-1] if errs else "exit %d" % p.returncode))
-            os.chmod(tmp, 0o644)
-            os.rename(tmp, final)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        outs.append(final)
+    try:
+        with runfolder.Private(os.path.dirname(base) or ".") as priv:
+            for fmt in ("png", "svg"):
+                final, tmp = "%s.%s" % (base, fmt), "plot." + fmt
+                try:
+                    p = subprocess.run([GNUPLOT], input=script(chart, fmt, priv.inside(tmp), datafile),
+                                       capture_output=True, text=True, timeout=60)
+                except (OSError, subprocess.SubprocessError) as e:
+                    raise InputError(final, "%s: %s" % (GNUPLOT, e))
+                errs = [ln for ln in p.stderr.splitlines() if ln.strip()]
+                if p.returncode != 0 or not os.path.lexists(priv.inside(tmp)) or priv.adopt(tmp) == 0:
+                    raise InputError(final, "%s failed: %s" % (GNUPLOT, errs[-1] if errs else "exit %d" % p.returncode))
+                priv.place(tmp, os.path.basename(final), replace=True)
+                outs.append(final)
+    except runfolder.RunFolderError as e:
+        raise InputError(None, str(e))
     return outs

@@ -21,13 +21,16 @@ t = Tap()
 
 
 def blocks(path):
-    """A plot's data file: {block's comment line: [[fields]]}; blocks follow the header, two empty lines apart."""
+    """A plot's data file: {block's comment line: [[fields]]}; blocks follow the header, two empty lines apart,
+    each with a row of column headers (x, then the title) after its comment; the bars' tick labels left out."""
     out = {}
     if not os.path.exists(path):
         return out
     for chunk in read(path).split("\n\n\n")[1:]:
         lines = chunk.strip("\n").splitlines()
-        out[lines[0][2:]] = [ln.split("\t") for ln in lines[1:]]
+        if not lines[0].startswith("# groups:"):
+            assert lines[1].startswith("x\t"), lines[:2]
+            out[lines[0][2:]] = [ln.split("\t") for ln in lines[2:]]
     return out
 
 
@@ -69,8 +72,12 @@ for name, text, chart in sc:
         if len(found) != len(chart.series):
             bad.append("%s: %d of %d series coloured" % (name, len(found), len(chart.series)))
     else:
-        pairs = re.findall(r'with boxxyerror lc rgb "(#[0-9a-f]{6})" title "([^"]+)"', plot)
-        pairs = [(cs, c) for c, cs in pairs] + re.findall(r'()lc rgb "(#[0-9a-f]{6})" title .tsc = 1.0.', plot)
+        # A bar block's title is its column header (columnheader(2)): block i is the i-th clocksource.
+        found = re.findall(r'index (\d+) using [^,]* with boxxyerror lc rgb "(#[0-9a-f]{6})" title columnheader\(2\)', plot)
+        css = plots._bar_css(chart)
+        if len(found) != len(css):
+            bad.append("%s: %d of %d clocksources' bars coloured" % (name, len(found), len(css)))
+        pairs = [(css[int(i)], c) for i, c in found] + re.findall(r'()lc rgb "(#[0-9a-f]{6})" title .tsc = 1.0.', plot)
         pairs = [(cs or "tsc", c) for cs, c in pairs]
     for cs, c in pairs:
         used.setdefault(cs, set()).add(c)

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""hostile.t: result folders with hostile strings (backquotes, system(), $(...), newlines, ;, quotes) in every
+name that reaches a plot or the Prometheus textfile: no command runs, the plots are drawn, the textfile passes
+promtool and holds no metric of the attacker's; two run folders of one name are both reported."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import BEFORE, NEW, ROOT, TOOL, WL, Tap, read  # noqa: E402
+
+t = Tap()
+tmp = t.tmp
+
+
+def hostile(mark):
+    """The hostile strings, each creating a marker named mark-<n> if run by gnuplot or a shell.
+    mark is absolute (strings in files) or relative to the tool's cwd (folder names: no '/')."""
+    return ["tsc`touch %s-bq`" % mark,
+            'hpet system("touch %s-sys")' % mark,
+            "x$(touch %s-dollar)" % mark,
+            'a\nsystem("touch %s-nl")\n`touch %s-nl2`\n' % (mark, mark),
+            'x"; system("touch %s-semi"); print "\\' % mark,
+            "y'; `touch %s-sq`; '\t#@x" % mark]
+
+
+def tool(*args, cwd=tmp):
+    e = dict(os.environ)
+    e.pop("CLOCKBENCH_DEBUG", None)
+    p = subprocess.run([sys.executable, TOOL] + list(args), capture_output=True, text=True, env=e, cwd=cwd)
+    return p.returncode, p.stdout, p.stderr
+
+
+def edit(path, fn):
+    with open(path) as f:
+        d = json.load(f)
+    fn(d)
+    with open(path, "w") as f:
+        json.dump(d, f)
+
+
+def poison(d, s):
+    """Every string of the run folder d that reaches a plot, label or comment, made s
+    (the clocksources of the hpet files; tsc stays the baseline)."""
+    for n in sorted(os.listdir(d)):
+        p = os.path.join(d, n)
+        if n.startswith("host-") or n.startswith("tsc-rate-"):
+            def f(doc, hp=("hpet" in n)):
+                c = doc["context"]
+                c.update(hostname=s, kernel=s, cpu_model=s, clockbench_version=s)
+                if hp:
+                    c["clocksource"] = s
+            edit(p, f)
+        elif n.startswith("guest-"):
+            def f(doc, hp=("hpet" in n)):
+                la = doc["launcher"]
+                la["backend"] = s
+                la["qemu_version"] = s
+                if hp:
+                    la["host"]["clocksource"] = s
+                doc["bench"]["context"].update(hostname=s, kernel=s, cpu_model=s, clocksource=s, clocksource_end=s)
+            edit(p, f)
+
+
+markers = os.path.join(tmp, "PWNED")
+folders = []
+for i, s in enumerate(hostile(markers)):
+    run = "2026%04d-%s" % (i, hostile("PWNED-run")[i])  # the run id: the folder's name
+    d = os.path.join(tmp, "in", str(i), run)
+    shutil.copytree(WL if i % 2 else BEFORE, d)
+    poison(d, s)
+    folders.append(d)
+
+have_gp = shutil.which(os.environ.get("GNUPLOT", "gnuplot"))
+if not have_gp:
+    for _ in range(3):
+        t.skip("gnuplot not installed (Debian: gnuplot-nox; make deps installs it)")
+else:
+    out = os.path.join(tmp, "report")
+    rc, so, se = tool("report", "-o", out, *folders)
+    pwned = glob.glob(os.path.join(tmp, "PWNED*")) + glob.glob(os.path.join(ROOT, "PWNED*"))
+    t.ok(not pwned, "no command of a result ran while plotting (backquotes, system(), $(), newlines, ;)", pwned)
+    made = [n for n in ("headline", "ns-vs-threads", "ns-vs-vcpus", "guest-ns-vs-threads")
+            if all(os.path.getsize(os.path.join(out, n + e)) > 2000 if os.path.exists(os.path.join(out, n + e)) else 0
+                   for e in (".png", ".svg"))]
+    t.ok(rc == 0 and len(made) == 4, "the report and its four plots are made from the hostile results", (rc, se, made))
+    # One run (a key of two lines fits): its names are text in the pictures.
+    rc, so, se = tool("report", "-o", out + "1", folders[0])
+    svg = {n: read(os.path.join(out + "1", n + ".svg")) if os.path.exists(os.path.join(out + "1", n + ".svg")) else ""
+           for n in ("ns-vs-threads", "headline")}
+    s0 = hostile(markers)[0]
+    t.ok(rc == 0 and "<text>%s</text>" % s0 in svg["ns-vs-threads"] and "<text>%s</text>" % s0 in svg["headline"]
+         and "<text>guest 2 vCPU (%s)</text>" % s0 in svg["headline"] and not glob.glob(os.path.join(tmp, "PWNED*")),
+         "the hostile names are text in the pictures: the key, the bars' tick labels", (rc, se))
+
+# Every plot script of the hostile runs: the project's text only (none of a result's bytes, no backquote).
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+from cbanalysis import load, plots, report  # noqa: E402
+ms = [m for d in folders for m in load.load_run(d)]
+allowed = set(map(chr, plots._SAFE)) | set("\n\\\"'?$<>!*")  # _str()'s bytes, and the script's own
+bad = []
+for name, chart, _ in plots.charts(ms, True, lambda m: report.baseline(m, ms)):
+    if chart is not None:
+        for fmt in ("png", "svg"):
+            text = plots.script(chart, fmt, os.path.join(tmp, "o`x$(y)\n"), os.path.join(tmp, 'd"@z;.dat'))
+            bad += ["%s: %r" % (name, c) for c in set(text) - allowed]
+            bad += ["%s: %s" % (name, w) for w in ("`", "touch", "PWNED", "@") if w in text]
+t.ok(not bad, "plot scripts of hostile runs hold no byte of a result (paths octal-escaped, names in the data)", bad[:10])
+
+# ---- the Prometheus textfile ----
+evil = os.path.join(tmp, "prom", "run\nnode_evil 1\n#")
+shutil.copytree(NEW, evil)  # a TCG guest: left out, its path said in a comment
+nl = os.path.join(tmp, "prom2", "20260102-000000-nl")
+os.makedirs(nl)
+shutil.copy(os.path.join(BEFORE, "host-tsc.json"), os.path.join(nl, "host-tsc.json\n"))
+shutil.copy(os.path.join(NEW, "guest-tsc-1vcpu.json"), os.path.join(nl, "guest-tsc-1vcpu.json\nnode_evil 1"))
+shutil.copy(os.path.join(BEFORE, "host-hpet.json"), nl)
+edit(os.path.join(nl, "host-hpet.json"), lambda d: d["context"].update(
+    clocksource='hpet"\\\nnode_evil{a="b"} 1\n', kernel="k\r\n# TYPE node_evil counter\nnode_evil 2", cpu_model="\\"))
+files = []
+for i, d in enumerate([evil, nl] + folders[:2]):
+    f = os.path.join(tmp, "t%d.prom" % i)
+    rc, so, se = tool("prom", d, "-o", f)
+    files.append((d, f, rc, se))
+t.ok(all(rc == 0 for _, _, rc, _ in files), "prom writes a textfile from each hostile folder", [(rc, se) for _, _, rc, se in files])
+texts = [read(f) if os.path.exists(f) else "" for _, f, _, _ in files]
+bad = [ln for x in texts for ln in x.splitlines() if ln.startswith("node_evil") or ln.startswith("# TYPE node_evil")]
+t.ok(all(texts) and not bad, "no line of the attacker's in any textfile (folder names, file names, context strings)", bad)
+if not shutil.which("promtool"):
+    t.skip("promtool not installed (Debian: prometheus)")
+else:
+    res = []
+    for x in texts:
+        p = subprocess.run(["promtool", "check", "metrics"], input=x, capture_output=True, text=True)
+        res.append((p.returncode, (p.stdout + p.stderr)[-300:]))
+    t.ok(all(x for x in texts) and all(rc == 0 for rc, _ in res), "promtool check metrics passes on every textfile", res)
+
+# ---- two run folders of one name (two fleet hosts, one short name) ----
+a = os.path.join(tmp, "fleet", "hv1.dc1", "20260101-120000-hv1")
+b = os.path.join(tmp, "fleet", "hv1.dc2", "20260101-120000-hv1")
+shutil.copytree(BEFORE, a)
+shutil.copytree(BEFORE, b)
+edit(os.path.join(b, "host-hpet.json"), lambda d: d["results"][0]["ns_per_call"].update(median=1234.5))
+out = os.path.join(tmp, "fleet-report")
+rc, so, se = tool("report", "--no-plots", "-o", out, a, b)
+md = read(os.path.join(out, "report.md")) if os.path.exists(os.path.join(out, "report.md")) else ""
+t.ok(rc == 0 and "hv1.dc1/20260101-120000-hv1" in md and "hv1.dc2/20260101-120000-hv1" in md
+     and len(se.splitlines()) == 1 and "hv1.dc1" in se and "hv1.dc2" in se,
+     "two run folders of one name: both reported, told apart by their parent folders, said in one line", (rc, se))
+rc, so, se = tool("report", "--no-plots", "-o", out + "2", a, a)
+t.ok(rc == 0 and len(se.splitlines()) == 1 and "once" in se, "one run folder given twice: read once, said in one line",
+     (rc, se))
+t.done()
