@@ -15,6 +15,7 @@ quote, @ or newline into the script).
 """
 import math
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -60,6 +61,7 @@ def _str(s):
     return '"' + "".join(chr(c) if c in _SAFE else "\\%03o" % c for c in b) + '"'
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _BREAKS = dict.fromkeys(list(range(0x20)) + [0x7f] + list(range(0x80, 0xa0)) + [0x2028, 0x2029], " ")
 _BREAKS[ord('"')] = "'"  # a double quote would open a quoted field
 
@@ -69,7 +71,7 @@ def _field(s):
     no tab, line break or other control character (they would split it or
     its row), no double quote (gnuplot would read a quoted field), lone
     surrogates replaced; never empty."""
-    v = str(s).translate(_BREAKS).encode("utf-8", "replace").decode("utf-8")
+    v = _SURROGATE.sub("\ufffd", str(s).translate(_BREAKS))
     return v if v.strip() else "-"
 
 

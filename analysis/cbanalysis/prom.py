@@ -5,6 +5,7 @@ Names sit beside node_time_clocksource_*: node_clockbench_*, base units
 out: their timings are not a hypervisor's.
 """
 import datetime
+import re
 
 from .load import trace_facts
 from .util import write_atomic
@@ -37,8 +38,20 @@ HELP = {
 }
 
 
+# Characters a textfile line cannot hold as they are: control characters
+# other than the line feed (escaped below), and the Unicode line breaks.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_DROP = dict.fromkeys([c for c in range(0x20) if c != 0x0a] + [0x7f] + list(range(0x80, 0xa0)) + [0x2028, 0x2029],
+                      "\ufffd")
+
+
 def esc(v):
-    return str(v).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    """Any string as a label value or comment text of the exposition format:
+    backslash, double quote and line feed escaped (the format's three
+    escapes), other control characters and lone surrogates replaced by
+    U+FFFD, so that it stays within its line and its quotes."""
+    s = _SURROGATE.sub("\ufffd", str(v).translate(_DROP))
+    return s.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
 def fmt_value(v):
@@ -72,7 +85,7 @@ class Families:
         self.samples[name].append((labels, value))
 
     def text(self, comments):
-        out = ["# clockbench: %s" % c for c in comments]
+        out = ["# clockbench: %s" % esc(c) for c in comments]
         for name in self.order:
             out.append("# HELP %s %s" % (name, HELP[name]))
             out.append("# TYPE %s gauge" % name)
