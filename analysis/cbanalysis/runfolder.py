@@ -30,9 +30,12 @@ SCHEMA_KVM_TRACE = "clockbench-kvm-trace/1"
 SCHEMA_SUMMARY = "clockbench-compare/2"
 
 # A run id and a clocksource name become parts of paths: plain words only.
+# Every pattern here is anchored with \A..\Z and matched with fullmatch:
+# `$` would also match before a final newline, which bash's $(...) then
+# strips ("abe\n" is not "abe").
 WORD = r"[A-Za-z0-9][A-Za-z0-9._-]*"
-RUN_ID_RE = re.compile(r"^%s$" % WORD)
-CS_RE = re.compile(r"^%s$" % WORD)
+RUN_ID_RE = re.compile(r"\A%s\Z" % WORD)
+CS_RE = re.compile(r"\A%s\Z" % WORD)
 BACKENDS = ("qemu", "libvirt")
 
 # The guest part of a name: <clocksource>-<N>vcpu[-libvirt].  A guest result,
@@ -43,16 +46,16 @@ _GUEST = r"(?P<cs>%s)-(?P<vcpus>[1-9][0-9]*)vcpu(?:-(?P<backend>libvirt))?" % WO
 # Every file name of the contract: kind -> pattern.  The order matters only
 # for readability; the patterns do not overlap.
 PATTERNS = {
-    "host": re.compile(r"^host-(?P<cs>%s)\.(?P<ext>json|csv|txt)$" % WORD),
-    "guest": re.compile(r"^guest-%s\.json$" % _GUEST),
-    "console": re.compile(r"^guest-%s\.console\.log$" % _GUEST),
-    "kvm-trace": re.compile(r"^kvm-trace-%s\.json$" % _GUEST),
-    "kvm-trace-raw": re.compile(r"^kvm-trace-%s\.txt(?P<gz>\.gz)?$" % _GUEST),
-    "kvm-observe-raw": re.compile(r"^kvm-observe-%s\.txt(?P<gz>\.gz)?$" % _GUEST),
-    "tsc-rate": re.compile(r"^tsc-rate-(?P<cs>%s)\.json$" % WORD),
-    "crosscheck": re.compile(r"^crosscheck\.(?P<ext>json|txt)$"),
-    "summary-md": re.compile(r"^summary\.md$"),
-    "summary-json": re.compile(r"^summary\.json$"),
+    "host": re.compile(r"\Ahost-(?P<cs>%s)\.(?P<ext>json|csv|txt)\Z" % WORD),
+    "guest": re.compile(r"\Aguest-%s\.json\Z" % _GUEST),
+    "console": re.compile(r"\Aguest-%s\.console\.log\Z" % _GUEST),
+    "kvm-trace": re.compile(r"\Akvm-trace-%s\.json\Z" % _GUEST),
+    "kvm-trace-raw": re.compile(r"\Akvm-trace-%s\.txt(?P<gz>\.gz)?\Z" % _GUEST),
+    "kvm-observe-raw": re.compile(r"\Akvm-observe-%s\.txt(?P<gz>\.gz)?\Z" % _GUEST),
+    "tsc-rate": re.compile(r"\Atsc-rate-(?P<cs>%s)\.json\Z" % WORD),
+    "crosscheck": re.compile(r"\Acrosscheck\.(?P<ext>json|txt)\Z"),
+    "summary-md": re.compile(r"\Asummary\.md\Z"),
+    "summary-json": re.compile(r"\Asummary\.json\Z"),
 }
 
 
@@ -85,14 +88,14 @@ def new_run_id(now=None, host=None):
 
 
 def check_run_id(run_id):
-    if not isinstance(run_id, str) or not RUN_ID_RE.match(run_id):
-        raise ValueError("run id %r: letters, digits and . _ - only, not starting with . _ or -" % (run_id,))
+    if not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id):
+        raise ValueError("run id %s: letters, digits and . _ - only, not starting with . _ or -" % show(repr(run_id)))
     return run_id
 
 
 def check_cs(cs):
-    if not isinstance(cs, str) or not CS_RE.match(cs):
-        raise ValueError("clocksource name %r cannot be part of a file name" % (cs,))
+    if not isinstance(cs, str) or not CS_RE.fullmatch(cs):
+        raise ValueError("clocksource name %s cannot be part of a file name" % show(repr(cs)))
     return cs
 
 
@@ -169,7 +172,7 @@ def classify(name):
     """(kind, fields) for a file name of the contract, else None.  fields:
     cs, vcpus (int), backend ('qemu' or 'libvirt'), ext, gz where they apply."""
     for kind, rx in PATTERNS.items():
-        m = rx.match(name)
+        m = rx.fullmatch(name)
         if m:
             f = {k: v for k, v in m.groupdict().items()}
             if "vcpus" in f:
@@ -229,37 +232,209 @@ def kept_raw(run_dir, name):
     return None
 
 
-def write_file(path, data, mode=0o644, replace=False):
-    """Writes data (bytes or str) to path through a temporary file beside
-    it, fsynced: a reader sees the whole file or none.  Without replace the
-    file is hard-linked into place, which fails if path exists; with it,
-    renamed over the old one (reports and other outputs outside results/)."""
-    if isinstance(data, str):
-        data = data.encode()
-    d = os.path.dirname(os.path.abspath(path))
+def show(s, limit=80):
+    """s for a one-line message: control characters escaped, cut to limit."""
+    s = str(s)
+    s = "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+    return s if len(s) <= limit else s[:limit] + "..."
+
+
+def check_text(s, what):
+    """s, unless it holds a control character (a newline, an escape...):
+    no name a user or a result supplies may carry one into a path, a message
+    or a file.  ValueError (usage) otherwise."""
+    if not isinstance(s, str) or any(ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 for c in s):
+        raise ValueError("%s %s: a control character in it" % (what, show(s)))
+    return s
+
+
+def _group_others(gid):
+    """The names of the users in group gid (as a supplementary or primary
+    group) other than the writer and root; None when gid names no group."""
+    import grp
+    import pwd
     try:
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
-    except OSError as e:
-        raise RunFolderError("%s: cannot create a file there: %s" % (d, e.strerror))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        if replace:
-            os.rename(tmp, path)
-        else:
-            os.link(tmp, path)
-    except FileExistsError:
-        raise RunFolderError("%s exists: results are never overwritten; choose another RUN_ID" % path)
-    except OSError as e:
-        raise RunFolderError("%s: write: %s" % (path, e.strerror))
-    finally:
+        g = grp.getgrgid(gid)
+    except KeyError:
+        return None
+    names = set(g.gr_mem) | {p.pw_name for p in pwd.getpwall() if p.pw_gid == gid}
+    for uid in (os.geteuid(), 0):
         try:
-            os.unlink(tmp)
-        except OSError:
+            names.discard(pwd.getpwuid(uid).pw_name)
+        except KeyError:
             pass
+    return sorted(names)
+
+
+def check_folder(path, fd=None):
+    """Refuses (RunFolderError) an output folder that a user other than the
+    writer (or root) can write to, unless it is sticky and the writer's: in
+    such a folder that user could swap a name for a symlink while it is
+    written.  Also refuses a path with a control character.  fd, when given,
+    is the folder open (its fstat is what is judged).  The one check of
+    every writer (write_file, Private: reports, plots, summary, textfile)."""
+    try:
+        check_text(path, "output folder")
+    except ValueError as e:
+        raise RunFolderError(str(e))
+    try:
+        st = os.fstat(fd) if fd is not None else os.stat(path)
+    except OSError as e:
+        raise RunFolderError("%s: stat: %s" % (show(path), e.strerror))
+    me = os.geteuid()
+    mode = st.st_mode & 0o7777
+    why = None
+    if st.st_mode & 0o1000 and st.st_uid == me:
+        return
+    if st.st_uid not in (me, 0):
+        why = "owned by uid %d, who can make it writable" % st.st_uid
+    elif mode & 0o002:
+        why = "writable by every user" + (", sticky but not yours" if st.st_mode & 0o1000 else "")
+    elif mode & 0o020:
+        others = _group_others(st.st_gid)
+        if others is None:
+            why = "writable by gid %d, which names no group" % st.st_gid
+        elif others:
+            why = "writable by group %d (%s)" % (st.st_gid, show(", ".join(others), 40))
+    if why:
+        raise RunFolderError("%s: a folder other users can write to (mode %04o, %s): refusing to write in it; "
+                             "use a folder only you can write to" % (show(path), mode, why))
+
+
+class Private:
+    """A private folder (tempfile.mkdtemp: 0700, the writer's) inside the
+    destination folder dest, where files are made and then put in place in
+    dest by name, relative to dest's open descriptor: link(2) (never
+    replacing) or rename(2) (replacing).  Nobody else can enter it, so no
+    name a file is made or chmodded under can be swapped for a symlink; the
+    final name is never followed (link and rename act on the name itself).
+    Use as a context manager: the folder and what is left in it go at exit."""
+
+    def __init__(self, dest):
+        self.dest = dest or "."
+        self.placed = []
+        self.pfd = None
+        try:
+            self.dfd = os.open(self.dest, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as e:
+            raise RunFolderError("%s: open: %s" % (show(self.dest), e.strerror))
+        try:
+            check_folder(self.dest, self.dfd)
+            try:
+                self.path = tempfile.mkdtemp(prefix=".clockbench.", suffix=".tmp", dir=self.dest)
+            except OSError as e:
+                raise RunFolderError("%s: cannot create a file there: %s" % (show(self.dest), e.strerror))
+            self.name = os.path.basename(self.path)
+            # The folder made is the one in the folder checked, and private.
+            self.pfd = os.open(self.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                               dir_fd=self.dfd)
+            st = os.fstat(self.pfd)
+            if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+                raise RunFolderError("%s: the private folder is not private" % show(self.path))
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def inside(self, name):
+        """The path of name in the private folder (for a program that writes
+        a file by name, as gnuplot does; then adopt(name))."""
+        return os.path.join(self.path, name)
+
+    def create(self, name, data, mode=0o644):
+        """Makes name in the private folder with data (bytes or str),
+        fsynced, mode set on the descriptor."""
+        if isinstance(data, str):
+            data = data.encode()
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=self.pfd)
+        except OSError as e:
+            raise RunFolderError("%s: cannot create a file there: %s" % (show(self.dest), e.strerror))
+        self._finish(fd, name, data, mode)
+
+    def adopt(self, name, mode=0o644):
+        """Takes a file another program made in the private folder: fsync,
+        mode set on the descriptor.  Returns its size."""
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=self.pfd)
+        except OSError as e:
+            raise RunFolderError("%s: %s" % (show(self.inside(name)), e.strerror))
+        return self._finish(fd, name, None, mode)
+
+    def _finish(self, fd, name, data, mode):
+        try:
+            if data is not None:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            os.fsync(fd)
+            os.fchmod(fd, mode)
+            return os.fstat(fd).st_size
+        except OSError as e:
+            raise RunFolderError("%s: write: %s" % (show(os.path.join(self.dest, name)), e.strerror))
+        finally:
+            os.close(fd)
+
+    def place(self, name, final, replace=False):
+        """Puts private name in place as dest/final: link(2), failing if
+        final exists (a symlink there included), or with replace rename(2)
+        over it."""
+        check_text(final, "file name")
+        where = os.path.join(self.dest, final)
+        try:
+            if replace:
+                os.rename(name, final, src_dir_fd=self.pfd, dst_dir_fd=self.dfd)
+            else:
+                os.link(name, final, src_dir_fd=self.pfd, dst_dir_fd=self.dfd, follow_symlinks=False)
+            os.fsync(self.dfd)
+        except FileExistsError:
+            raise RunFolderError("%s exists: results are never overwritten; choose another RUN_ID" % show(where))
+        except OSError as e:
+            raise RunFolderError("%s: write: %s" % (show(where), e.strerror))
+        self.placed.append(final)
+        return where
+
+    def unplace(self, final):
+        """Removes a file this placed (the first of a pair whose second
+        could not be placed)."""
+        os.unlink(final, dir_fd=self.dfd)
+        self.placed.remove(final)
+
+    def close(self):
+        if self.pfd is not None:
+            for n in os.listdir(self.pfd):
+                try:
+                    os.unlink(n, dir_fd=self.pfd)
+                except OSError:
+                    pass
+            os.close(self.pfd)
+            self.pfd = None
+            try:
+                os.rmdir(self.name, dir_fd=self.dfd)
+            except OSError:
+                pass
+        if getattr(self, "dfd", None) is not None:
+            os.close(self.dfd)
+            self.dfd = None
+
+
+def write_file(path, data, mode=0o644, replace=False):
+    """Writes data (bytes or str) to path through a private folder beside
+    it (Private), fsynced: a reader sees the whole file or none, and no name
+    another user can change is followed.  Without replace the file is
+    hard-linked into place, which fails if path exists; with it, renamed
+    over the old one (reports and other outputs outside results/).  The
+    folder must pass check_folder."""
+    with Private(os.path.dirname(path) or ".") as p:
+        tmp = "f.tmp"
+        p.create(tmp, data, mode)
+        p.place(tmp, os.path.basename(path), replace)
 
 
 def write_once(path, data, mode=0o644):
@@ -286,18 +461,20 @@ def main(argv):
             print(new_run_id())
             return 0
         if cmd == "new" and len(args) in (1, 2):
-            print(make_run(args[0], args[1] if len(args) == 2 else None))
+            # Checked as given: the caller's $(...) would strip a final newline.
+            check_text(args[0], "results folder")
+            print(make_run(args[0], check_run_id(args[1]) if len(args) == 2 else None))
             return 0
         if cmd == "path" and len(args) >= 2:
-            run_dir, kind, rest = args[0], args[1], args[2:]
+            run_dir, kind, rest = check_text(args[0], "run folder"), args[1], args[2:]
             if kind not in _NAMERS:
-                return usage("unknown kind %r" % kind)
+                return usage("unknown kind %s" % show(kind))
             namer, n = _NAMERS[kind]
             if len(rest) not in (n, n - 1 if n == 3 else n):
                 return usage("%s takes %d arguments" % (kind, n))
             if n == 3:
-                if not rest[1].isdigit():
-                    return usage("vCPU count %r: expected a positive integer" % rest[1])
+                if not re.fullmatch(r"[0-9]+", rest[1]):
+                    return usage("vCPU count %s: expected a positive integer" % show(rest[1]))
                 rest = [rest[0], int(rest[1])] + rest[2:]
             print(free_path(run_dir, namer(*rest)))
             return 0
@@ -312,7 +489,7 @@ def main(argv):
     except RunFolderError as e:
         print("%s: %s" % (prog, e), file=sys.stderr)
         return 1
-    return usage("unknown command or arguments: %s" % " ".join(argv[1:]))
+    return usage("unknown command or arguments: %s" % show(" ".join(argv[1:])))
 
 
 if __name__ == "__main__":

@@ -164,18 +164,37 @@ def render(run, rows):
 
 
 def write(run_dir):
-    """Writes run_dir's summary.md and summary.json, once each (a second
-    summary of the same folder fails before writing); returns the table."""
+    """Writes run_dir's summary.md and summary.json, together or not at all,
+    once each (a second summary of the same folder fails before writing);
+    returns the table.  Both are made in a private folder, then linked into
+    place; if the second cannot be, the first is removed again."""
     ms = load_run(run_dir)
     run = os.path.basename(os.path.abspath(run_dir))
     text, doc = render(run, rows_of(ms))
-    md, js = (os.path.join(run_dir, n) for n in (runfolder.SUMMARY_MD, runfolder.SUMMARY_JSON))
-    for p in (md, js):
+    names = (runfolder.SUMMARY_MD, runfolder.SUMMARY_JSON)
+    for n in names:
+        p = os.path.join(run_dir, n)
         if os.path.lexists(p):
             raise InputError(p, "exists: a run folder's summary is written once, never replaced")
     try:
-        runfolder.write_once(md, text)
-        runfolder.write_once(js, json.dumps(doc, indent=1) + "\n")
+        with runfolder.Private(run_dir) as priv:
+            for n, data in zip(names, (text, json.dumps(doc, indent=1) + "\n")):
+                priv.create(n, data)
+            try:
+                for n in names:
+                    priv.place(n, n)
+            except runfolder.RunFolderError as e:
+                raise InputError(None, "%s; %s" % (e, _take_back(priv)))
     except runfolder.RunFolderError as e:
-        raise InputError(None, str(e))
+        raise InputError(None, "%s; nothing kept" % e)
     return text
+
+
+def _take_back(priv):
+    """Removes what priv placed; says what is kept."""
+    for n in list(priv.placed):
+        try:
+            priv.unplace(n)
+        except OSError as e:
+            return "%s kept without its partner (cannot remove it: %s)" % (n, e.strerror)
+    return "nothing kept (summary.md and summary.json are written together)"

@@ -89,4 +89,80 @@ t.ok(rc == 1 and "never reused" in err, "and refuses to reuse it (exit %d)" % rc
 rc, out, err = cli("check-name", "kvm-clock")
 rc2, _, _ = cli("check-name", "a b")
 t.ok(rc == 0 and rc2 == 2, "check-name accepts kvm-clock and refuses a name with a space")
+
+# Whole strings only: `$` matched before a final newline, and bash's $(...)
+# strips it, so "abe\n" made a folder abe\n and then wrote into abe.
+refused = []
+for fn, arg in ((rf.check_run_id, "abe\n"), (rf.check_cs, "tsc\n"), (rf.check_run_id, "a\x1bb"),
+                (rf.check_cs, "kvm\x7fclock")):
+    try:
+        fn(arg)
+    except ValueError as e:
+        refused.append(str(e).count("\n") == 0)
+t.ok(refused == [True] * 4, "a run id or clocksource name with a final newline or a control character is refused, one line",
+     refused)
+t.ok(all(rf.classify(n) is None for n in ("host-tsc.json\n", "summary.md\n", "guest-tsc-2vcpu.json\n")),
+     "a file name with a final newline is not a result file")
+rc, out, err = cli("new", t.tmp, "abe\n")
+t.ok(rc == 2 and len(err.splitlines()) == 1 and not os.path.lexists(os.path.join(t.tmp, "abe\n"))
+     and not os.path.lexists(os.path.join(t.tmp, "abe")), "runfolder new RESULTS $'abe\\n': exit 2, one line, nothing made (exit %d)" % rc, err)
+rc, out, err = cli("new", os.path.join(t.tmp, "res\n"), "r9")
+t.ok(rc == 2 and len(err.splitlines()) == 1 and not os.path.lexists(os.path.join(t.tmp, "res\n")),
+     "runfolder new $'res\\n' RUN_ID: exit 2, one line, nothing made (exit %d)" % rc, err)
+rc, out, err = cli("path", d + "\n", "host", "tsc", "json")
+rc2, _, _ = cli("path", d, "guest", "tsc", "\u00b2")
+t.ok(rc == 2 and rc2 == 2 and len(err.splitlines()) == 1, "runfolder path: a run folder with a newline, a vCPU count '\u00b2': usage (exit %d, %d)" % (rc, rc2), err)
+
+# bench-host as the user calls it: the check is on the argument as given.
+cs = os.path.join(t.tmp, "cs")
+os.mkdir(cs)
+for n, v in (("current_clocksource", "tsc\n"), ("available_clocksource", "tsc hpet\n")):
+    with open(os.path.join(cs, n), "w") as f:
+        f.write(v)
+env = dict(os.environ, CB_CS_DIR=cs, CLOCKBENCH="/bin/true", TSC_RATE_SECONDS="0")
+for args, desc in (([os.path.join(t.tmp, "bh"), "abe\n"], "RESULTS $'abe\\n'"),
+                   ([os.path.join(t.tmp, "bh\n"), "r1"], "$'RESULTS\\n' r1"),
+                   (["--run-dir", d, "--clocksource", "tsc\n"], "--clocksource $'tsc\\n'")):
+    p = subprocess.run([os.path.join(ROOT, "host-scripts", "bench-host")] + args, capture_output=True, text=True, env=env)
+    made = sorted(n for n in os.listdir(t.tmp) if n.startswith("bh")) + sorted(set(os.listdir(d)) - {"host-tsc.json"})
+    t.ok(p.returncode == 2 and len(p.stderr.splitlines()) == 1 and not made,
+         "bench-host %s: exit 2, one line, nothing created (exit %d)" % (desc, p.returncode), p.stderr + repr(made))
+
+# The output folder check shared by every writer (report, plots, summary,
+# textfile): refused when another user can write to it, unless sticky and ours.
+def refused_in(mode, uid=None, gid=None):
+    f = os.path.join(t.tmp, "mode%04o-%s-%s" % (mode, uid, gid))
+    os.mkdir(f)
+    os.chmod(f, mode)
+    if uid is not None or gid is not None:
+        os.chown(f, -1 if uid is None else uid, -1 if gid is None else gid)
+    try:
+        rf.write_file(os.path.join(f, "x.md"), "x\n", replace=True)
+        return None if os.listdir(f) == ["x.md"] else "left %r" % os.listdir(f)
+    except rf.RunFolderError as e:
+        return str(e) if os.listdir(f) == [] else "left %r" % os.listdir(f)
+
+
+me = os.geteuid()
+t.ok(refused_in(0o755) is None and refused_in(0o700) is None, "a folder of ours, 0755 or 0700: written")
+why = refused_in(0o777)
+t.ok(why and "refusing" in why and "0777" in why and "\n" not in why, "0777, ours: refused, one line, nothing written (%s)" % why)
+t.ok(refused_in(0o1777) is None, "1777, ours (sticky: nobody can rename or remove our names): written")
+if me == 0:
+    why = refused_in(0o1777, uid=65534)
+    t.ok(why and "refusing" in why, "1777, not ours (a /tmp of another's): refused (%s)" % why)
+    why = refused_in(0o755, uid=65534)
+    t.ok(why and "refusing" in why, "0755 owned by another user (who can chmod it): refused (%s)" % why)
+    why = refused_in(0o775, gid=65534)
+    t.ok(why and "refusing" in why and "nobody" in why, "0775 with a group that has another member: refused (%s)" % why)
+    t.ok(refused_in(0o775, gid=0) is None, "0775 with root's group (root its only member): written")
+else:
+    why = None
+    try:
+        rf.check_folder("/tmp")
+    except rf.RunFolderError as e:
+        why = str(e)
+    t.ok(why and "refusing" in why, "/tmp (1777, not ours): refused (%s)" % why)
+    for _ in range(3):
+        t.skip("chown to another user needs root")
 t.done()

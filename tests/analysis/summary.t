@@ -104,4 +104,77 @@ t.ok(rc == 0 and len(wls) == len(want) == 3
      "the launcher's table: one line per workload, rate and unit, latency where there is one", so + se)
 t.ok(("TSC rate over %.1f s: RTC %.3f ppm from %d edges" % (tr["seconds"], tr["rtc"]["ppm"], tr["rtc"]["edges"])) in so,
      "the launcher's table: the TSC rate, the RTC's ppm and edges", so)
+
+# A nearly full disk: summary.md and summary.json appear together or not at
+# all, and a retry once there is room succeeds.  A 64 KiB tmpfs in a mount
+# namespace of its own (gone with it), filled to one free page: room for
+# summary.md, not for summary.json.
+import subprocess  # noqa: E402
+FULL = r"""
+set -u
+mnt=$1 src=$2 tool=$3 out=$4 py=$5
+mount -t tmpfs -o size=64k,mode=0755 tmpfs "$mnt" || exit 3
+cp -r "$src" "$mnt/r" || exit 4
+i=0
+while head -c 4096 /dev/zero >"$mnt/fill$i" 2>/dev/null; do i=$((i + 1)); done
+rm -f "$mnt/fill$i" "$mnt/fill0"
+"$py" "$tool" summary "$mnt/r" >/dev/null 2>"$out/err1"
+echo "$?"
+ls -A "$mnt/r" | grep -v -e '^host-' -e '^guest-' -e '^kvm-trace-' | tr '\n' ' '; echo
+rm -f "$mnt/fill1" "$mnt/fill2"
+"$py" "$tool" summary "$mnt/r" >/dev/null 2>"$out/err2"
+echo "$?"
+ls -A "$mnt/r" | grep -v -e '^host-' -e '^guest-' -e '^kvm-trace-' | tr '\n' ' '; echo
+"""
+mnt = os.path.join(t.tmp, "mnt")
+os.mkdir(mnt)
+from taplib import TOOL  # noqa: E402
+ns = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-rm"]
+try:
+    p = subprocess.run(ns + ["sh", "-c", FULL, "full", mnt, BEFORE, TOOL, t.tmp, sys.executable],
+                       capture_output=True, text=True, timeout=120)
+    got = p.stdout.splitlines()
+except (OSError, subprocess.SubprocessError) as e:
+    p, got = None, [str(e)]
+if p is None or p.returncode in (3, 4) or len(got) != 4:
+    why = "cannot mount a small tmpfs here (%s)" % " ".join(((p and p.stderr) or " ".join(got)).split())[:80]
+    t.skip(why)
+    t.skip(why)
+else:
+    err1 = read(os.path.join(t.tmp, "err1"))
+    t.ok(got[0] == "1" and got[1].split() == [] and len(err1.splitlines()) == 1 and "nothing kept" in err1,
+         "a disk with room for summary.md only: exit 1, one line saying nothing was kept, no summary.md alone, "
+         "no temporary file", got + [err1])
+    print("# " + err1.strip())
+    t.ok(got[2] == "0" and got[3].split() == ["summary.json", "summary.md"],
+         "with room again, the retry writes both", got + [read(os.path.join(t.tmp, "err2"))])
+
+# The second placement fails (summary.json put in place by another writer
+# meanwhile): the first is taken back, and the line says what was kept.
+sys.path.insert(0, os.path.join(os.path.dirname(TOOL)))
+from cbanalysis import runfolder, summary  # noqa: E402
+from cbanalysis.util import InputError  # noqa: E402
+d2 = copy(BEFORE, "race")
+real_place = runfolder.Private.place
+
+
+def racing_place(self, name, final, replace=False):
+    if final == runfolder.SUMMARY_JSON:
+        with open(os.path.join(d2, final), "w") as f:
+            f.write("another's\n")
+    return real_place(self, name, final, replace)
+
+
+runfolder.Private.place = racing_place
+try:
+    summary.write(d2)
+    msg = "written"
+except InputError as e:
+    msg = str(e)
+finally:
+    runfolder.Private.place = real_place
+t.ok("nothing kept" in msg and not os.path.lexists(os.path.join(d2, "summary.md"))
+     and read(os.path.join(d2, "summary.json")) == "another's\n"
+     and not [n for n in os.listdir(d2) if n.startswith(".")],
+     "summary.json placed by another meanwhile: summary.md taken back, theirs untouched, one line (%s)" % msg)
 t.done()
