@@ -11,6 +11,7 @@ import errno
 import gzip
 import os
 import re
+import stat
 import subprocess
 import zlib
 
@@ -22,20 +23,50 @@ PREFIX = "clockbench-"
 PVCLOCK_TSC_STABLE_BIT = 0x1
 STATS = "# clockbench-kvm-trace stats:"
 
-# The numbers read as numbers have at most 20 digits (an unsigned long): a
-# longer one is not tracefs's, and would pass int()'s digit limit or make an
-# infinite float.
-LINE = re.compile(
-    r"^\s*(?P<comm>.+?)-(?P<tid>\d+)\s+(?:\(\s*(?P<tgid>\d{1,20}|-+)\)\s+)?\[(?P<cpu>\d+)\]\s+"
-    r"(?:\S+\s+)?(?P<ts>\d{1,20}\.\d{1,20}):\s+(?P<event>\w+):\s+(?P<msg>.*)$")
-MASTER = re.compile(r"masterclock (\d+) hostclock (\S+) offsetmatched (\d+)")
-PVCLOCK = re.compile(r"vcpu_id (\d+), pvclock \{.*flags 0x([0-9a-fA-F]+)")
-TRACK = re.compile(r"vcpu_id (\d+) masterclock (\d+) offsetmatched (\d+) nr_online (\d+) hostclock (\S+)")
-OFFSET = re.compile(r"vcpu=(\d+) prev=(\d+) next=(\d+)")
+# Every pattern is linear: anchored or led by a literal, no unbounded
+# repetition followed by anything that can make it give back what it took
+# (`\{.*flags` was quadratic in a line of repeated prefixes), ASCII digits
+# only (str.isdigit and \d take "²" or "٣").  The numbers read as numbers
+# have at most 20 digits (an unsigned long): a longer one is not tracefs's,
+# and would pass int()'s digit limit or make an infinite float.
+NUM = re.compile(r"[0-9]{1,20}")
+HEAD = re.compile(r"-([0-9]{1,10}) +(?:\( *([0-9]{1,20}|-{1,20})\) +)?\[([0-9]{1,10})\] ")
+TAIL = re.compile(r" *(?:[^ ]{1,32} +)?([0-9]{1,20}\.[0-9]{1,20}): ([A-Za-z0-9_]{1,64}): +")
+MASTER = re.compile(r"masterclock ([0-9]{1,20}) hostclock ([^ ]{1,64}) offsetmatched ([0-9]{1,20})")
+PVCLOCK = re.compile(r"vcpu_id ([0-9]{1,10}), pvclock \{")
+FLAGS = " flags 0x"
+HEX = re.compile(r"[0-9a-fA-F]+")  # nothing after it: it gives nothing back
+TRACK = re.compile(r"vcpu_id ([0-9]{1,10}) masterclock ([0-9]{1,20}) offsetmatched ([0-9]{1,20}) "
+                   r"nr_online ([0-9]{1,10}) hostclock ([^ ]{1,64})")
+OFFSET = re.compile(r"vcpu=([0-9]{1,10}) prev=([0-9]{1,20}) next=([0-9]{1,20})")
 MARK = re.compile(r"clockbench-window-(start|end)\b")
-HEADER = re.compile(r"^#\s*entries-in-buffer/entries-written:\s*(\d{1,20})/(\d{1,20})")
-LOST = re.compile(r"\[LOST (\d{1,20}) EVENTS\]")
-KV = re.compile(r"\b(\w+)=(\d{1,20})(?!\d)")  # \b: a word is tried from its start only (linear)
+HEADER = re.compile(r"#[ \t]*entries-in-buffer/entries-written:[ \t]*([0-9]{1,20})/([0-9]{1,20})")
+LOST = re.compile(r"\[LOST ([0-9]{1,20}) EVENTS\]")
+KV = re.compile(r"\b([A-Za-z0-9_]{1,64})=([0-9]{1,20})(?![0-9])", re.ASCII)  # \b: a word from its start only
+
+# Bounds on a raw trace (docs/harness.md).  Its lines are at most 222
+# characters (results/*/kvm-*.txt); a longer one than MAX_LINE, newline
+# included, is skipped and counted (completeness.skipped_lines).  The
+# largest ring buffer start() sets up, 256 MiB, is some 900 MiB as text (a
+# pvclock update: 56 bytes of ring, 200 of text): a trace may hold MAX_TRACE
+# bytes, decompressed, and read_lines() refuses a longer one (a gzip bomb).
+MAX_LINE = 4096
+MAX_TRACE = 1 << 30
+LONG = "#" * (MAX_LINE + 1)  # what read_lines() yields for a line it skipped
+# The raw trace records every VM on the host (other users' QEMU processes,
+# by pid and thread name): readable by its owner and group only.
+RAW_MODE = 0o640
+
+
+def cut(v, n=80):
+    """A value quoted in an error: one line, at most n characters."""
+    v = str(v)[:n * 4].replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+    return v if len(v) <= n else v[:n] + "..."
+
+
+def number(text):
+    """text as a whole number when it is 1-20 ASCII digits, else None."""
+    return int(text) if isinstance(text, str) and NUM.fullmatch(text) else None
 
 
 class Unavailable(Exception):
@@ -51,7 +82,12 @@ def tracefs():
 
 
 def instance(ident):
-    return os.path.join(tracefs(), "instances", PREFIX + str(int(ident)))
+    """The folder of instance IDENT (a process id: ASCII digits, TraceError
+    otherwise)."""
+    pid = number(str(ident))
+    if pid is None:
+        raise TraceError("instance id %s: expected a process id" % cut(ident))
+    return os.path.join(tracefs(), "instances", PREFIX + str(pid))
 
 
 def buffer_kb(ncpus=None):
@@ -135,8 +171,8 @@ def _stats(inst):
     except (OSError, IndexError):
         pass
     try:
-        cpus = sorted((d for d in os.listdir(os.path.join(inst, "per_cpu")) if d.startswith("cpu")),
-                      key=lambda d: int(d[3:]))
+        cpus = sorted((d for d in os.listdir(os.path.join(inst, "per_cpu"))
+                       if d.startswith("cpu") and number(d[3:]) is not None), key=lambda d: number(d[3:]))
     except OSError:
         cpus = []
     for d in cpus:
@@ -145,7 +181,7 @@ def _stats(inst):
             with open(os.path.join(inst, "per_cpu", d, "stats")) as f:
                 for line in f:
                     k, _, v = line.partition(":")
-                    if v.strip().isdigit():
+                    if number(v.strip()) is not None:
                         fields[k.strip().replace(" ", "_")] = v.strip()
         except OSError:
             continue
@@ -156,7 +192,9 @@ def _stats(inst):
 
 def stop(ident, out_path):
     """Stops instance IDENT, writes its ring-buffer stats and its trace
-    text to out_path, and removes it (also when the write fails)."""
+    text to out_path, a new file of mode RAW_MODE (never one that exists,
+    nor through a symlink), and removes the instance (also when the write
+    fails)."""
     inst = instance(ident)
     if not os.path.isdir(inst):
         raise TraceError("no instance %s" % inst)
@@ -164,15 +202,18 @@ def stop(ident, out_path):
         try:
             _put(os.path.join(inst, "tracing_on"), "0")
             head = _stats(inst)
-            with open(os.path.join(inst, "trace"), "rb") as src, open(out_path, "wb") as dst:
-                dst.write(head.encode())
-                while True:
-                    block = src.read(1 << 20)
-                    if not block:
-                        break
-                    dst.write(block)
+            with open(os.path.join(inst, "trace"), "rb") as src:
+                fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, RAW_MODE)
+                with os.fdopen(fd, "wb") as dst:
+                    os.fchmod(fd, RAW_MODE)  # whatever the umask: the descriptor, never the name
+                    dst.write(head.encode())
+                    while True:
+                        block = src.read(1 << 20)
+                        if not block:
+                            break
+                        dst.write(block)
         except OSError as e:
-            raise TraceError("%s: %s" % (e.filename or out_path, e.strerror))
+            raise TraceError("%s: %s" % (cut(e.filename or out_path), e.strerror))
     finally:
         if not _remove(inst):
             raise TraceError("rmdir %s: cannot remove it" % inst)
@@ -187,11 +228,11 @@ def clean():
     except OSError:
         return gone
     for n in names:
-        pid = n[len(PREFIX):]
-        if not n.startswith(PREFIX) or not pid.isdigit():
+        pid = number(n[len(PREFIX):])
+        if not n.startswith(PREFIX) or pid is None:
             continue
         try:
-            os.kill(int(pid), 0)
+            os.kill(pid, 0)
             continue
         except ProcessLookupError:
             pass
@@ -203,138 +244,223 @@ def clean():
 
 
 def read_lines(path):
-    """The lines of a raw trace (plain or .gz); OSError as open's (a
-    corrupt .gz too), EOFError for a cut one."""
-    if path.endswith(".gz"):
-        try:
-            with gzip.open(path, "rt", errors="replace") as f:
-                return f.readlines()
-        except zlib.error as e:
-            raise OSError(errno.EIO, "corrupt gzip data: %s" % e, path)
-    with open(path, errors="replace") as f:
-        return f.readlines()
+    """The lines of a raw trace (plain or .gz, a regular file), read once
+    now to check it and streamed again on each pass over them: a line over
+    MAX_LINE bytes comes as LONG, the rest of it unread.  OSError as open's
+    (EFBIG past MAX_TRACE bytes decompressed, EIO for a corrupt .gz, EINVAL
+    for a FIFO or device), EOFError for a cut .gz."""
+    lines = Lines(path)
+    for _ in lines:
+        pass
+    return lines
 
 
-def _counts(lines, tgid):
-    """COUNTS of docs/run-folder.md for the KVM events in lines, keeping
-    tgid's only (all when None)."""
-    c = {"events": dict.fromkeys(EVENTS, 0),
-         "master_clock": {"last": None, "on_updates": 0, "off_updates": 0, "transitions": 0,
-                          "hostclock": None, "offset_matched": None},
-         "stable_bit": {"with": 0, "without": 0, "all": None, "per_vcpu": {}},
-         "pvclock_updates": 0, "pvclock_updates_per_vcpu": {},
-         "tsc_offset_writes": 0, "tsc_offset_writes_per_vcpu": {}}
-    mc, sb = c["master_clock"], c["stable_bit"]
-    track_host = None
-    for line in lines:
-        if line.startswith("#"):
-            continue
-        m = LINE.match(line)
-        if not m or m.group("event") not in c["events"]:
-            continue
-        if tgid is not None and m.group("tgid") != str(tgid):
-            continue
-        ev, msg = m.group("event"), m.group("msg")
+class Lines:
+    """The lines of a trace file, streamed: each iteration reads it anew."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __iter__(self):
+        fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as raw:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", self.path)
+            if not self.path.endswith(".gz"):
+                yield from _split(raw, self.path)
+                return
+            try:
+                with gzip.GzipFile(fileobj=raw, mode="rb") as f:
+                    yield from _split(f, self.path)
+            except zlib.error as e:
+                raise OSError(errno.EIO, "corrupt gzip data: %s" % e, self.path)
+
+
+def _split(f, path):
+    """The lines of binary stream f as text (bad UTF-8 replaced), LONG for
+    each over MAX_LINE bytes; OSError(EFBIG) past MAX_TRACE bytes."""
+    total = 0
+    while True:
+        b = f.readline(MAX_LINE + 1)
+        if not b:
+            return
+        total += len(b)
+        long = len(b) > MAX_LINE
+        while long and not b.endswith(b"\n") and total <= MAX_TRACE:
+            b = f.readline(1 << 16)
+            if not b:
+                break
+            total += len(b)
+        if total > MAX_TRACE:
+            raise OSError(errno.EFBIG, "over %d MiB of trace text%s: refused" % (
+                MAX_TRACE >> 20, " (decompressed)" if path.endswith(".gz") else ""), path)
+        yield LONG if long else b.decode("utf-8", "replace")
+
+
+def fields(line):
+    """(tgid or None, ts, event, msg) of a trace event line, or None: in
+    time linear in the line (the thread name before "-TID" may hold spaces
+    and dashes, "CPU 0/KVM-8164"; the tgid column is there with
+    record-tgid)."""
+    if len(line) > MAX_LINE:
+        return None
+    h = HEAD.search(line)
+    if not h:
+        return None
+    m = TAIL.match(line, h.end())
+    if not m:
+        return None
+    tgid = h.group(2)
+    return (tgid if tgid and tgid[0] != "-" else None), m.group(1), m.group(2), line[m.end():].rstrip("\n")
+
+
+class Counts:
+    """COUNTS of docs/run-folder.md, an event at a time."""
+
+    def __init__(self):
+        self.c = {"events": dict.fromkeys(EVENTS, 0),
+                  "master_clock": {"last": None, "on_updates": 0, "off_updates": 0, "transitions": 0,
+                                   "hostclock": None, "offset_matched": None},
+                  "stable_bit": {"with": 0, "without": 0, "all": None, "per_vcpu": {}},
+                  "pvclock_updates": 0, "pvclock_updates_per_vcpu": {},
+                  "tsc_offset_writes": 0, "tsc_offset_writes_per_vcpu": {}}
+        self.track_host = None
+
+    def add(self, ev, msg):
+        """Counts event ev (one of EVENTS) whose message is msg, when the
+        message reads as that event's."""
+        c = self.c
+        mc, sb = c["master_clock"], c["stable_bit"]
         if ev == "kvm_update_master_clock" and (x := MASTER.search(msg)):
             on = x.group(1) == "1"
             if mc["last"] is not None and on != mc["last"]:
                 mc["transitions"] += 1
             mc["on_updates" if on else "off_updates"] += 1
             mc["last"], mc["hostclock"], mc["offset_matched"] = on, x.group(2), x.group(3) == "1"
-        elif ev == "kvm_pvclock_update" and (x := PVCLOCK.search(msg)):
-            v, key = x.group(1), "with" if int(x.group(2), 16) & PVCLOCK_TSC_STABLE_BIT else "without"
+        elif ev == "kvm_pvclock_update" and (x := PVCLOCK.search(msg)) \
+                and (f := msg.rfind(FLAGS, x.end())) >= 0 and (h := HEX.match(msg, f + len(FLAGS))):
+            # The last " flags 0x" of the line, as `\{.*flags` found it; its
+            # last hex digit carries the bit.
+            v, key = x.group(1), "with" if int(h.group()[-1], 16) & PVCLOCK_TSC_STABLE_BIT else "without"
             sb[key] += 1
             sb["per_vcpu"].setdefault(v, {"with": 0, "without": 0})[key] += 1
             c["pvclock_updates"] += 1
             c["pvclock_updates_per_vcpu"][v] = c["pvclock_updates_per_vcpu"].get(v, 0) + 1
         elif ev == "kvm_track_tsc" and (x := TRACK.search(msg)):
-            track_host = x.group(5)
+            self.track_host = x.group(5)
         elif ev == "kvm_write_tsc_offset" and (x := OFFSET.search(msg)):
             v = x.group(1)
             c["tsc_offset_writes"] += 1
             c["tsc_offset_writes_per_vcpu"][v] = c["tsc_offset_writes_per_vcpu"].get(v, 0) + 1
         else:
-            continue
+            return
         c["events"][ev] += 1
-    if mc["hostclock"] is None:
-        mc["hostclock"] = track_host
-    # Every update of every vCPU must have carried the bit, not the last one.
-    sb["all"] = None if sb["with"] + sb["without"] == 0 else sb["without"] == 0
-    return c
+
+    def done(self):
+        c = self.c
+        if c["master_clock"]["hostclock"] is None:
+            c["master_clock"]["hostclock"] = self.track_host
+        sb = c["stable_bit"]
+        # Every update of every vCPU must have carried the bit, not the last one.
+        sb["all"] = None if sb["with"] + sb["without"] == 0 else sb["without"] == 0
+        return c
 
 
-def _window(lines, tgid):
-    """COUNTS between the launcher's markers (the first end marker and the
-    start just before it), with available, reason and seconds."""
-    start = end = None
-    for i, line in enumerate(lines):
-        m = LINE.match(line)
-        if not m or m.group("event") != "tracing_mark_write":
-            continue
-        x = MARK.search(m.group("msg"))
-        if x and x.group(1) == "start":
-            start = (i, float(m.group("ts")))
-        elif x and x.group(1) == "end" and start is not None:
-            end = (i, float(m.group("ts")))
-            break
-    if start is None or end is None:
-        return {"available": False, "reason": "no %s marker in the trace" % ("start" if start is None else "end"),
-                "seconds": None}
-    w = _counts(lines[start[0] + 1:end[0]], tgid)
-    w.update(available=True, reason=None, seconds=round(end[1] - start[1], 6))
-    return w
-
-
-def _completeness(lines):
+class Completeness:
     """(complete, completeness) from the trace header's entries-in-buffer/
-    entries-written, stop()'s per-CPU stats and [LOST N EVENTS] lines.
-    complete is None when the trace carries no header to tell."""
-    in_buf = written = None
-    per_cpu, extra, lost_lines, size = {}, 0, 0, None
-    for line in lines:
+    entries-written, stop()'s per-CPU stats, [LOST N EVENTS] lines and the
+    lines skipped as too long; complete is None when the trace carries no
+    header to tell (and no line was skipped)."""
+
+    def __init__(self):
+        self.in_buf = self.written = self.size = None
+        self.per_cpu, self.extra, self.lost_lines, self.skipped = {}, 0, 0, 0
+
+    def add(self, line):
         if line.startswith(STATS):
             f = dict(KV.findall(line))
             if "buffer_size_kb" in f:
-                size = int(f["buffer_size_kb"])
+                self.size = int(f["buffer_size_kb"])
             if "cpu" in f:
-                per_cpu[f["cpu"]] = int(f.get("overrun", 0))
-                extra += int(f.get("commit_overrun", 0)) + int(f.get("dropped_events", 0))
-            continue
+                self.per_cpu[f["cpu"]] = int(f.get("overrun", 0))
+                self.extra += int(f.get("commit_overrun", 0)) + int(f.get("dropped_events", 0))
+            return
         m = HEADER.match(line)
         if m:
-            in_buf = (in_buf or 0) + int(m.group(1))
-            written = (written or 0) + int(m.group(2))
-            continue
+            self.in_buf = (self.in_buf or 0) + int(m.group(1))
+            self.written = (self.written or 0) + int(m.group(2))
+            return
         m = LOST.search(line)
         if m:
-            lost_lines += int(m.group(1))
-    overrun = sum(per_cpu.values()) if per_cpu else None
-    c = {"entries_in_buffer": in_buf, "entries_written": written, "lost": None,
-         "overrun": overrun, "overrun_per_cpu": per_cpu or None, "buffer_size_kb": size}
-    if written is None and overrun is None:
-        return None, c
-    c["lost"] = max((written or 0) - (in_buf or 0), overrun or 0, lost_lines) + extra
-    return c["lost"] == 0, c
+            self.lost_lines += int(m.group(1))
+
+    def done(self):
+        per_cpu, written, in_buf = self.per_cpu, self.written, self.in_buf
+        overrun = sum(per_cpu.values()) if per_cpu else None
+        c = {"entries_in_buffer": in_buf, "entries_written": written, "lost": None,
+             "overrun": overrun, "overrun_per_cpu": per_cpu or None, "buffer_size_kb": self.size,
+             "skipped_lines": self.skipped}
+        if written is None and overrun is None:
+            return (False if self.skipped else None), c
+        c["lost"] = max((written or 0) - (in_buf or 0), overrun or 0, self.lost_lines) + self.extra
+        return c["lost"] == 0 and not self.skipped, c
+
+
+def _lines(lines):
+    """lines as something to read more than once (a one-shot iterator is
+    kept in a list; read_lines()'s Lines and a list are read again)."""
+    return list(lines) if iter(lines) is lines else lines
 
 
 def summarize(lines, tgid=None):
     """The summary of a raw trace for one QEMU process (tgid; None keeps
     every process): {tgid, complete, completeness, life, measuring} as in
-    clockbench-kvm-trace/1."""
-    lines = list(lines)
-    complete, completeness = _completeness(lines)
-    return {"tgid": tgid, "complete": complete, "completeness": completeness,
-            "life": _counts(lines, tgid), "measuring": _window(lines, tgid)}
+    clockbench-kvm-trace/1.  One pass, linear in the text.  measuring: the
+    counts between the first end marker and the start just before it."""
+    comp, life, win = Completeness(), Counts(), None
+    start = end = None
+    want = None if tgid is None else str(tgid)
+    for line in lines:
+        if len(line) > MAX_LINE:
+            comp.skipped += 1
+            continue
+        comp.add(line)
+        if line.startswith("#"):
+            continue
+        f = fields(line)
+        if f is None:
+            continue
+        tg, ts, ev, msg = f
+        if ev == "tracing_mark_write":
+            x = MARK.search(msg) if end is None else None
+            if x and x.group(1) == "start":
+                start, win = float(ts), Counts()
+            elif x and x.group(1) == "end" and start is not None:
+                end = float(ts)
+            continue
+        if ev not in life.c["events"] or (want is not None and tg != want):
+            continue
+        life.add(ev, msg)
+        if win is not None and end is None:
+            win.add(ev, msg)
+    complete, completeness = comp.done()
+    if end is None:
+        w = {"available": False, "reason": "no %s marker in the trace" % ("start" if start is None else "end"),
+             "seconds": None}
+    else:
+        w = win.done()
+        w.update(available=True, reason=None, seconds=round(end - start, 6))
+    return {"tgid": tgid, "complete": complete, "completeness": completeness, "life": life.done(), "measuring": w}
 
 
 def tgids(lines):
     """The processes with KVM clock events, in order of appearance."""
-    seen = []
+    seen = {}
     for line in lines:
-        m = LINE.match(line)
-        if m and m.group("event") in EVENTS and (m.group("tgid") or "").isdigit() and m.group("tgid") not in seen:
-            seen.append(m.group("tgid"))
-    return seen
+        f = fields(line) if not line.startswith("#") else None
+        if f and f[2] in EVENTS and f[0] is not None:
+            seen.setdefault(f[0], None)
+    return list(seen)
 
 
 def document(guest_result, lines=None, *, pid=None, subject=None, subject_text=None, trace_file=None,
@@ -350,7 +476,7 @@ def document(guest_result, lines=None, *, pid=None, subject=None, subject_text=N
     if lines is None or reason:
         doc["reason"] = reason or "not traced"
         return doc
-    lines = list(lines)
+    lines = _lines(lines)
     ids = tgids(lines)
     if pid is not None and str(pid) in ids:
         tgid = pid

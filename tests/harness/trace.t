@@ -150,7 +150,7 @@ with open(big, "w") as fh:
 os.mkdir(os.path.join(t.tmp, "run"))
 name = launcher.place_raw(os.path.join(t.tmp, "run"), "kvm-trace-tsc-1vcpu.txt", big)
 t.ok(name == "kvm-trace-tsc-1vcpu.txt.gz" and runfolder.classify(name)[0] == "kvm-trace-raw"
-     and kvmtrace.read_lines(os.path.join(t.tmp, "run", name))[:3] == tsc[:3], "a raw trace over 1 MiB is kept gzipped, and reads back")
+     and list(kvmtrace.read_lines(os.path.join(t.tmp, "run", name)))[:3] == tsc[:3], "a raw trace over 1 MiB is kept gzipped, and reads back")
 rc, out, err = cli("summarize", os.path.join(t.tmp, "run", name))
 t.ok(rc == 0 and json.loads(out)["complete"] is True, "kvm-trace summarize reads a .gz trace")
 
