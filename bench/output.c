@@ -184,6 +184,7 @@ static void on_signal(int sig)
 	raise(sig); /* delivered when the handler returns: the usual status */
 }
 
+/* Installs h for the cleanup signals, each blocking the others. */
 static void set_signals(void (*h)(int))
 {
 	struct sigaction sa;
@@ -194,8 +195,13 @@ static void set_signals(void (*h)(int))
 	sigemptyset(&sa.sa_mask);
 	for (i = 0; i < sizeof cleanup_signals / sizeof cleanup_signals[0]; i++)
 		sigaddset(&sa.sa_mask, cleanup_signals[i]);
-	for (i = 0; i < sizeof cleanup_signals / sizeof cleanup_signals[0]; i++)
+	for (i = 0; i < sizeof cleanup_signals / sizeof cleanup_signals[0]; i++) {
+		struct sigaction was;
+		/* An ignored signal stays ignored (nohup, a shell's background job). */
+		if (sigaction(cleanup_signals[i], NULL, &was) == 0 && was.sa_handler == SIG_IGN)
+			continue;
 		sigaction(cleanup_signals[i], &sa, NULL);
+	}
 }
 
 /* Blocks (1) or unblocks (0) the cleanup signals in this thread. */

@@ -225,8 +225,8 @@ int clockbench_main(int argc, char **argv)
 	if (o.dry_run)
 		return CB_EXIT_OK;
 	if (cb_refuse_unsettled && cb_current_clocksource(cs, sizeof cs) == 0 && cb_clocksource_unsettled(cs)) {
-		cb_warn("clocksource '%s': the kernel has not settled on its clocksource yet (it leaves %s "
-			"once calibrated); not measuring", cs, cs);
+		cb_warn("clocksource '%s': the kernel has not settled on a clocksource yet (tsc-early, jiffies "
+			"and refined-jiffies are its stand-ins while it boots); not measuring", cs);
 		return CB_EXIT_FAIL;
 	}
 	memset(&r, 0, sizeof r);

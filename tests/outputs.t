@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# outputs.t: the engine's output files.  Every target is checked before
+# measuring (a folder, an existing file without --force, one file named
+# twice); a run's files appear together or not at all (a write that fails,
+# a name that appears while it measures: nothing kept); of two engines on
+# one file exactly one wins; a signal leaves no temporary; a clocksource the
+# kernel has not settled on is refused.  Races are made deterministic with
+# SIGSTOP, never with sleeps.
+set -u -o pipefail
+cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
+bin=${CB_BIN:-bench/clockbench}
+[ -x "$bin" ] || skip_all "$bin not built"
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]+"${pids[@]}"}"; do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+quick=(--clock monotonic --method rdtsc --threads 1 --duration 0.05 --quiet)
+
+# files: what is in $tmp now, one name a line, sorted.
+files() { (cd "$tmp" && find . -mindepth 1 -not -name so -not -name se | sort); }
+temps() { find "$tmp" -name '*.tmp.*' | wc -l; }
+# wait_temp GLOB: until a temporary matching GLOB exists (10 s at most).
+wait_temp() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		compgen -G "$1" >/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# one_line PATTERN: stderr is one line that matches PATTERN.
+one_line() { [ "$(wc -l <"$tmp/se")" -eq 1 ] && grep -q -- "$1" "$tmp/se"; }
+
+# A folder is refused before measuring: one line, no progress of a run
+# (two cells of 2 s print "2 cells of 2 s" first when they do run).
+mkdir "$tmp/dir"
+for opt in --output --json --csv; do
+	"$bin" --clock monotonic --method rdtsc,rdtscp --threads 1 --duration 2 "$opt" "$tmp/dir" >"$tmp/so" 2>"$tmp/se"
+	rc=$?
+	ok "$([ "$rc" -eq 1 ] && one_line "dir: Is a directory" && [ "$(files)" = "./dir" ]; echo $?)" \
+		"$opt DIR: exit $rc, refused before measuring: $(head -c 200 "$tmp/se")"
+done
+rmdir "$tmp/dir"
+
+# An existing file is refused (and left as it was) unless --force.
+for opt in --output --json --csv; do
+	echo earlier >"$tmp/exists"
+	"$bin" "${quick[@]}" "$opt" "$tmp/exists" >"$tmp/so" 2>"$tmp/se"
+	rc=$?
+	ok "$([ "$rc" -eq 1 ] && one_line "exists: File exists (--force" && [ "$(cat "$tmp/exists")" = earlier ] &&
+		[ "$(files)" = "./exists" ]; echo $?)" "$opt EXISTING: exit $rc, the earlier file kept, nothing else made"
+done
+"$bin" "${quick[@]}" --force --csv "$tmp/exists" >"$tmp/so" 2>"$tmp/se"
+rc=$?
+ok "$([ "$rc" -eq 0 ] && head -1 "$tmp/exists" | grep -q '^clock,method'; echo $?)" "--force replaces it: exit $rc"
+rm -f "$tmp/exists"
+
+# One file named twice, by the same name, through a symbolic link to its
+# folder, or as a hard link: a usage error, nothing made.
+mkdir "$tmp/real"
+ln -s real "$tmp/link"
+echo x >"$tmp/real/h1"
+ln "$tmp/real/h1" "$tmp/real/h2"
+twice() { # twice DESCRIPTION ARGS...
+	local what=$1
+	shift
+	"$bin" "${quick[@]}" "$@" >"$tmp/so" 2>"$tmp/se"
+	rc=$?
+	ok "$([ "$rc" -eq 2 ] && one_line "the same file as" &&
+		[ "$(files | tr '\n' ' ')" = "./link ./real ./real/h1 ./real/h2 " ]; echo $?)" \
+		"$what: exit $rc, $(head -c 160 "$tmp/se")"
+}
+twice "-o F --json F --csv F" --output "$tmp/s" --json "$tmp/s" --csv "$tmp/s"
+twice "--json F --csv ./F" --json "$tmp/s" --csv "$tmp/./s"
+twice "the same file through a linked folder" --json "$tmp/real/s" --csv "$tmp/link/s"
+twice "two hard links of one file, --force" --force --json "$tmp/real/h1" --csv "$tmp/real/h2"
+rm -rf "$tmp/real" "$tmp/link"
+
+# A write that fails (here the file size limit: EFBIG, as ENOSPC would):
+# the files written before it are not kept either.
+(trap '' XFSZ; ulimit -f 2; exec "$bin" --clock monotonic --method rdtsc,rdtscp --threads 1 --duration 0.05 --quiet \
+	--format csv --output "$tmp/w.csv" --json "$tmp/w.json") >"$tmp/so" 2>"$tmp/se"
+rc=$?
+ok "$([ "$rc" -eq 1 ] && one_line "write .*w.json: .*; nothing kept" && [ -z "$(files)" ]; echo $?)" \
+	"a failed write: exit $rc, no file kept, no temporary: $(head -c 160 "$tmp/se")"
+
+# A name that appears while the engine measures is never replaced: the
+# engine fails naming it, and takes back what it had already put in place.
+"$bin" --clock monotonic --method rdtsc --threads 1 --duration 1 --quiet \
+	--output "$tmp/first.txt" --json "$tmp/p.json" >"$tmp/so" 2>"$tmp/se" &
+pid=$!
+pids+=("$pid")
+wait_temp "$tmp/p.json.tmp.*" && kill -STOP "$pid"
+echo planted >"$tmp/p.json"
+kill -CONT "$pid"
+wait "$pid"
+rc=$?
+ok "$([ "$rc" -eq 1 ] && one_line "p.json: File exists.*nothing kept" && [ "$(cat "$tmp/p.json")" = planted ] &&
+	[ "$(files)" = "./p.json" ]; echo $?)" \
+	"a file planted during the run: exit $rc, it is untouched, the run's other file gone: $(head -c 160 "$tmp/se")"
+rm -f "$tmp/p.json"
+
+# Two engines, one file: the one stopped after its check loses, the other's
+# result is the one there, whole.
+"$bin" --clock monotonic --method rdtsc --threads 1 --duration 1 --quiet --format json \
+	--output "$tmp/same.json" >"$tmp/so" 2>"$tmp/se" &
+a=$!
+pids+=("$a")
+wait_temp "$tmp/same.json.tmp.*" && kill -STOP "$a"
+"$bin" "${quick[@]}" --method rdtscp --format json --output "$tmp/same.json" >"$tmp/so2" 2>"$tmp/se2"
+rc_b=$?
+kill -CONT "$a"
+wait "$a"
+rc_a=$?
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [r["method"] for r in d["results"]] == ["rdtscp"], d["results"]
+' "$tmp/same.json" 2>/dev/null
+whole=$?
+ok "$([ "$rc_a" -eq 1 ] && [ "$rc_b" -eq 0 ] && one_line "same.json: File exists" && [ "$whole" -eq 0 ] &&
+	[ "$(temps)" -eq 0 ]; echo $?)" "two engines on one file: exits $rc_a and $rc_b, one result survives whole"
+rm -f "$tmp/same.json" "$tmp/so2" "$tmp/se2"
+
+# INT, TERM and HUP during a run: the temporaries go, the status says which.
+for sig in INT TERM HUP; do
+	# A background job of a script starts with SIGINT ignored: undo that.
+	python3 -c 'import os, signal, sys
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(s, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$bin" --clock monotonic --method rdtsc --threads 1 --duration 60 --quiet \
+		--output "$tmp/sig.txt" --json "$tmp/sig.json" --csv "$tmp/sig.csv" >"$tmp/so" 2>"$tmp/se" &
+	pid=$!
+	pids+=("$pid")
+	seen=0
+	wait_temp "$tmp/sig.csv.tmp.*" && seen=1
+	kill -"$sig" "$pid"
+	{ wait "$pid"; } 2>/dev/null # not the shell's "Hangup" line
+	rc=$?
+	want=$((128 + $(kill -l "$sig")))
+	ok "$([ "$seen" -eq 1 ] && [ "$rc" -eq "$want" ] && [ -z "$(files)" ]; echo $?)" \
+		"SIG$sig mid-run: exit $rc (want $want), no temporary left ($(files | tr '\n' ' '))"
+	rm -f "$tmp"/sig.*
+done
+
+# A clocksource the kernel leaves once it has settled is refused: one
+# line naming it, nothing measured, nothing made.
+for cs in tsc-early jiffies refined-jiffies; do
+	printf '%s\n' "$cs" >"$tmp/cs"
+	"$bin" "${quick[@]}" --test-clocksource-file "$tmp/cs" --json "$tmp/r.json" >"$tmp/so" 2>"$tmp/se"
+	rc=$?
+	ok "$([ "$rc" -eq 1 ] && one_line "clocksource '$cs': the kernel has not settled" && [ ! -s "$tmp/so" ] &&
+		[ "$(files)" = "./cs" ]; echo $?)" "clocksource $cs: exit $rc, refused: $(head -c 160 "$tmp/se")"
+done
+printf 'tsc\n' >"$tmp/cs"
+"$bin" "${quick[@]}" --test-clocksource-file "$tmp/cs" --json "$tmp/r.json" >"$tmp/so" 2>"$tmp/se"
+rc=$?
+ok "$([ "$rc" -eq 0 ] && [ -s "$tmp/r.json" ]; echo $?)" "clocksource tsc: measured, exit $rc"
+done_testing
