@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""symlink.t: no write of the report, plots, textfile or summary follows a name another user planted or swapped.
+
+Another user (nobody, through runuser) plants symlinks to a root-only file
+at the final names and at temporary-name patterns, and swaps every
+temporary file it can reach for such a symlink at each fsync and after each
+gnuplot (the race the issue saw).  The file must keep its bytes, its mode
+and its one link; a folder that user can write to is refused (one line,
+exit 1), a sticky one of ours is written without following anything.
+"""
+import contextlib
+import importlib.machinery
+import importlib.util
+import io
+import os
+import shutil
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import BEFORE, TOOL, Tap  # noqa: E402
+
+t = Tap()
+loader = importlib.machinery.SourceFileLoader("cbreport", TOOL)
+spec = importlib.util.spec_from_loader("cbreport", loader)
+cli = importlib.util.module_from_spec(spec)
+loader.exec_module(cli)
+NOBODY = 65534
+real_run = subprocess.run
+real_fsync = os.fsync
+
+ATTACK = r"""
+top=$1 target=$2
+find "$top" -type f \( -path "$top/*/*" -o -name '.*.tmp' \) 2>/dev/null | while IFS= read -r p; do
+	evil=$(dirname "$p")/.evil
+	{ ln -s "$target" "$evil" && mv -fT "$evil" "$p"; } 2>/dev/null || rm -f "$evil"
+done
+"""
+
+
+def invoke(*argv):
+    """clockbench-report in this process (so that the attacker can be hooked
+    in): (exit status, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = cli.main(list(argv))
+    return rc, out.getvalue(), err.getvalue()
+
+
+class Attacker:
+    """While active, nobody swaps what it can in folder top at every fsync
+    and after every gnuplot run."""
+
+    def __init__(self, top, target, script):
+        self.top, self.target, self.script = top, target, script
+
+    def attack(self):
+        real_run(["runuser", "-u", "nobody", "--", "sh", self.script, self.top, self.target],
+                 capture_output=True, timeout=30)
+
+    def __enter__(self):
+        def fsync(fd):
+            self.attack()
+            return real_fsync(fd)
+
+        def run(*a, **k):
+            p = real_run(*a, **k)
+            self.attack()
+            return p
+        os.fsync, subprocess.run = fsync, run
+        return self
+
+    def __exit__(self, *exc):
+        os.fsync, subprocess.run = real_fsync, real_run
+
+
+def as_nobody(*cmd):
+    return real_run(["runuser", "-u", "nobody", "--"] + list(cmd), capture_output=True, text=True)
+
+
+def plant(folder, target):
+    """Symlinks to target, made by nobody, at final names and temporary-name patterns."""
+    names = ["report.md", "headline.png", "headline.dat", "x.prom", ".report.md.planted.tmp",
+             ".headline.png.planted.tmp", ".clockbench.planted.tmp", ".x.prom.planted.tmp"]
+    for n in names:
+        as_nobody("ln", "-s", target, os.path.join(folder, n))
+    return sorted(n for n in names if os.path.islink(os.path.join(folder, n)))
+
+
+def untouched(secret):
+    st = os.lstat(secret)
+    with open(secret) as f:
+        data = f.read()
+    return data == "secret\n" and st.st_mode & 0o7777 == 0o600 and st.st_nlink == 1 and st.st_uid == 0
+
+
+# Refused without root too: a 0777 folder of ours (anyone can swap names in it).
+wide = os.path.join(t.tmp, "wide")
+os.mkdir(wide)
+os.chmod(wide, 0o777)
+rc, so, se = invoke("report", BEFORE, "-o", wide)
+rc2, so2, se2 = invoke("prom", BEFORE, "-o", os.path.join(wide, "x.prom"))
+t.ok(rc == 1 and rc2 == 1 and len(se.splitlines()) == 1 and "refusing" in se and "refusing" in se2
+     and os.listdir(wide) == [], "report -o and prom -o into a 0777 folder: exit 1, one line, nothing written (%d, %d)"
+     % (rc, rc2), se + se2 + repr(os.listdir(wide)))
+run777 = os.path.join(t.tmp, "run777")
+shutil.copytree(BEFORE, run777)
+os.chmod(run777, 0o777)
+rc, so, se = invoke("summary", run777)
+t.ok(rc == 1 and "refusing" in se and len(se.splitlines()) == 1 and not os.path.lexists(os.path.join(run777, "summary.md")),
+     "summary of a 0777 run folder: exit 1, one line, nothing written (%d)" % rc, se)
+
+if os.geteuid() != 0 or not shutil.which("runuser"):
+    for _ in range(6):
+        t.skip("another user planting symlinks needs root and runuser")
+    t.done()
+
+os.chmod(t.tmp, 0o711)  # nobody may pass, not list
+
+
+def new_secret(name):
+    """A root-only file for one scenario (each judged on its own)."""
+    p = os.path.join(t.tmp, name)
+    with open(p, "w") as f:
+        f.write("secret\n")
+    os.chmod(p, 0o600)
+    return p
+
+
+script = os.path.join(t.tmp, "attack.sh")
+with open(script, "w") as f:
+    f.write(ATTACK)
+os.chmod(script, 0o644)
+
+# A folder nobody owns: refused, whatever nobody does in it.
+theirs = os.path.join(t.tmp, "theirs")
+secret = new_secret("secret1")
+os.mkdir(theirs)
+os.chown(theirs, NOBODY, NOBODY)
+planted = plant(theirs, secret)
+with Attacker(theirs, secret, script):
+    rc, so, se = invoke("report", BEFORE, "-o", theirs)
+    rc2, so2, se2 = invoke("prom", BEFORE, "-o", os.path.join(theirs, "y.prom"))
+t.ok(len(planted) == 8 and untouched(secret), "nobody's folder: the root-only file keeps its bytes, mode 0600 and one link",
+     "%o %d" % (os.lstat(secret).st_mode, os.lstat(secret).st_nlink))
+t.ok(rc == 1 and rc2 == 1 and "refusing" in se and "refusing" in se2 and len(se.splitlines()) == 1
+     and sorted(os.listdir(theirs)) == planted, "report -o and prom -o into nobody's folder: exit 1, one line, nothing written",
+     se + se2 + repr(sorted(os.listdir(theirs))))
+runs = os.path.join(t.tmp, "runs-theirs")
+secret = new_secret("secret2")
+shutil.copytree(BEFORE, runs)
+os.chown(runs, NOBODY, NOBODY)
+with Attacker(runs, secret, script):
+    rc, so, se = invoke("summary", runs)
+t.ok(rc == 1 and "refusing" in se and untouched(secret) and not os.path.lexists(os.path.join(runs, "summary.md")),
+     "summary of a run folder nobody owns: refused, nothing followed (%d)" % rc, se)
+
+# A sticky folder of ours (as /tmp is root's): nobody can plant names but
+# not rename ours; what is written is a file of its own, never a link's target.
+sticky = os.path.join(t.tmp, "sticky")
+secret = new_secret("secret3")
+os.mkdir(sticky)
+os.chmod(sticky, 0o1777)
+planted = plant(sticky, secret)
+with Attacker(sticky, secret, script):
+    rc, so, se = invoke("report", BEFORE, "-o", sticky)
+    rc2, so2, se2 = invoke("prom", BEFORE, "-o", os.path.join(sticky, "x.prom"))
+written = [n for n in ("report.md", "headline.png", "headline.svg", "headline.dat", "x.prom")
+           if os.path.isfile(os.path.join(sticky, n)) and not os.path.islink(os.path.join(sticky, n))
+           and os.stat(os.path.join(sticky, n)).st_mode & 0o777 == 0o644]
+t.ok(rc == 0 and rc2 == 0 and untouched(secret) and len(written) == 5,
+     "a sticky folder of ours with symlinks planted at the final names: written as new files (0644), the root-only file "
+     "untouched", se + se2 + repr(written))
+left = [n for n in planted if n.endswith(".tmp") and os.path.realpath(os.path.join(sticky, n)) == secret]
+t.ok(left == [n for n in planted if n.endswith(".tmp")] and not [n for n in os.listdir(sticky) if n.startswith(".clockbench.")
+                                                                 and not n.endswith("planted.tmp")],
+     "the planted temporary-name symlinks are left as they were, and no private folder is left behind",
+     repr(sorted(os.listdir(sticky))))
+run_sticky = os.path.join(t.tmp, "run-sticky")
+secret = new_secret("secret4")
+shutil.copytree(BEFORE, run_sticky)
+os.chmod(run_sticky, 0o1777)
+as_nobody("ln", "-s", secret, os.path.join(run_sticky, "summary.json"))
+with Attacker(run_sticky, secret, script):
+    rc, so, se = invoke("summary", run_sticky)
+t.ok(rc == 1 and untouched(secret) and not os.path.lexists(os.path.join(run_sticky, "summary.md"))
+     and os.path.islink(os.path.join(run_sticky, "summary.json")),
+     "summary with summary.json planted as a symlink: refused, the pair not split, nothing followed (%d)" % rc, se)
+t.done()
