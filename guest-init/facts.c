@@ -91,12 +91,33 @@ static void verdict(struct cb_json *j, const struct gf_log *lf, const char *key,
 		cb_json_null(j, key);
 }
 
+/* The clocksource wait as "clocksource_settle" (docs/guest.md). */
+static void settle_json(struct cb_json *j, const struct settle *s)
+{
+	if (!s) {
+		cb_json_null(j, "clocksource_settle");
+		return;
+	}
+	cb_json_obj(j, "clocksource_settle");
+	cb_json_str(j, "end", settle_end_name(s->end));
+	cb_json_bool(j, "settled", s->end == SETTLE_SETTLED || s->end == SETTLE_QUIET);
+	cb_json_int(j, "ms", s->last_ms - s->start_ms);
+	cb_json_str(j, "from", s->from[0] ? s->from : NULL);
+	cb_json_str(j, "to", s->current[0] ? s->current : NULL);
+	cb_json_bool(j, "tsc_early_listed", s->early_listed);
+	cb_json_bool(j, "refined_line", s->refined);
+	cb_json_int(j, "limit_ms", s->limit_ms);
+	cb_json_int(j, "quiet_ms", s->quiet_ms);
+	cb_json_end_obj(j);
+}
+
 void gf_facts_json(struct cb_json *j, const char *key, const struct gf_facts *g)
 {
 	const struct gf_log *lf = g->log;
 
 	cb_json_obj(j, key);
 	cb_json_str(j, "clocksource_before", g->clocksource_before);
+	settle_json(j, g->settle);
 	cb_json_obj(j, "log");
 	cb_json_str(j, "source", lf->source);
 	verdict(j, lf, "kvm_clock", lf->kvmclock);

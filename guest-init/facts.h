@@ -5,6 +5,7 @@
 #define CLOCKBENCH_FACTS_H
 
 #include "clockbench.h"
+#include "settle.h"
 
 #define GF_MAX_LINES 64
 #define GF_LINE_MAX 200
@@ -20,6 +21,7 @@ struct gf_log {
 
 struct gf_facts {
 	const char *clocksource_before; /* before the engine ran; NULL unknown */
+	const struct settle *settle;    /* the clocksource wait; NULL: none */
 	const char *channel;
 	char *const *engine_argv;
 	int engine_argc;

@@ -26,6 +26,7 @@
 #include "facts.h"
 #include "frame.h"
 #include "params.h"
+#include "settle.h"
 
 #define DEBUG_EXIT_PORT 0xf4
 #define RESULT_PATH "/tmp/r.json"
@@ -152,6 +153,37 @@ static int open_channel(const char *name)
 		tcsetattr(fd, TCSANOW, &t);
 	}
 	return fd;
+}
+
+/* ---- the clocksource wait ---- */
+
+static long io_now(void *arg)
+{
+	(void)arg;
+	return uptime_ms();
+}
+
+static void io_nap(void *arg, long ms)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
+	(void)arg;
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Waits until the kernel's clocksource has settled (settle.h), at most
+ * limit_ms, and says on the console how the wait ended. */
+static void settle(struct settle *s, long limit_ms)
+{
+	struct settle_io io = { SETTLE_SYSFS, -1, io_now, io_nap, NULL };
+
+	io.log_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	settle_wait(s, &io, limit_ms, SETTLE_QUIET_MS);
+	if (io.log_fd >= 0)
+		close(io.log_fd);
+	say("clocksource %s after %ld ms: %s -> %s%s", settle_end_name(s->end), s->last_ms - s->start_ms,
+	    s->from[0] ? s->from : "?", s->current[0] ? s->current : "?",
+	    s->end == SETTLE_TIMEOUT ? " (not settled: measuring anyway)" : "");
 }
 
 /* ---- the engine ---- */
@@ -308,6 +340,9 @@ int main(void)
 	if (p.probe)
 		finish(0);
 
+	/* Before the context: clocksource_before is what the engine starts on. */
+	static struct settle sw;
+	settle(&sw, p.settle ? atol(p.settle) * 1000 : SETTLE_LIMIT_MS);
 	loopback_up();
 	cb_context_collect(&ctx);
 	snprintf(threads_default, sizeof threads_default, "1-%ld", ctx.cpus_online);
@@ -344,6 +379,7 @@ int main(void)
 		say("kernel: %s", log->line[i]);
 	struct gf_facts g = {
 		.clocksource_before = ctx.clocksource[0] ? ctx.clocksource : NULL,
+		.settle = &sw,
 		.channel = p.channel,
 		.engine_argv = eargv,
 		.engine_argc = eargc,

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SEP " \t\n" /* between the words of the command line */
@@ -19,12 +20,20 @@ int params_valid_value(const char *v)
 	return 1;
 }
 
+/* 1 if v is whole seconds from 0 to 60 (one or two digits). */
+static int seconds_ok(const char *v)
+{
+	size_t n = strspn(v, "0123456789");
+
+	return n && n <= 2 && !v[n] && atoi(v) <= 60;
+}
+
 const char *params_parse(char *buf, struct params *p, char *err, size_t errn)
 {
 	static const char *const strkeys[] = { "threads", "duration", "clock", "method", "check", "cpus", "channel",
-					       "workload" };
+					       "workload", "settle" };
 	const char **strvals[] = { &p->threads, &p->duration, &p->clock, &p->method, &p->check, &p->cpus, &p->channel,
-				   &p->workload };
+				   &p->workload, &p->settle };
 	static const char *const flagkeys[] = { "cost", "probe", "verbose", "shell" };
 	int *flagvals[] = { &p->cost, &p->probe, &p->verbose, &p->shell };
 
@@ -44,6 +53,10 @@ const char *params_parse(char *buf, struct params *p, char *err, size_t errn)
 		if (i < sizeof strkeys / sizeof *strkeys) {
 			if (!params_valid_value(v) || (strvals[i] == &p->channel && strlen(v) >= PARAMS_NAME_MAX)) {
 				snprintf(err, errn, "clockbench.%s=%s: bad value", k, v);
+				return err;
+			}
+			if (strvals[i] == &p->settle && !seconds_ok(v)) {
+				snprintf(err, errn, "clockbench.settle=%s: expected whole seconds from 0 to 60", v);
 				return err;
 			}
 			*strvals[i] = v;

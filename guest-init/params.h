@@ -9,6 +9,7 @@
 
 struct params {
 	const char *threads, *duration, *clock, *method, *check, *cpus, *channel, *workload;
+	const char *settle; /* whole seconds, 0 to 60, checked by params_parse() */
 	int cost, probe, verbose, shell;
 };
 

@@ -25,9 +25,12 @@ p, more = (frames.parse(open(f, "rb").read()) for f in sys.argv[1:])
 checks = {
     "hello": lambda: p["hello"] == 700 and [f["seq"] for f in p["frames"]] == [1] and not p["problems"],
     "read": lambda: bool(frames.result(p)),
-    "keys": lambda: list(d["guest"]) == ["clocksource_before", "log", "channel", "engine_argv", "uptime_ms_init",
+    "keys": lambda: list(d["guest"]) == ["clocksource_before", "clocksource_settle", "log", "channel", "engine_argv", "uptime_ms_init",
                                          "uptime_ms_engine_start", "uptime_ms_engine_end", "engine_status"]
                     and d["bench"] == {"schema": "clockbench/1"},
+    "settle": lambda: d["guest"]["clocksource_settle"] == {"end": "settled", "settled": True, "ms": 700, "from": "tsc-early",
+                                                          "to": "tsc", "tsc_early_listed": False, "refined_line": True,
+                                                          "limit_ms": 10000, "quiet_ms": 2000},
     "ffc328": lambda: lines[0] == "tsc: Detected 2000.000 MHz " + U + U + "( processor",
     "lone": lambda: lines[1].endswith("kvm-clock " + U) and d["guest"]["log"]["switched_to"] == "kvm-clock",
     "cut": lambda: lines[2] == "kvm-clock: " + "x" * 187 + U,
@@ -55,6 +58,7 @@ verdict() { # verdict NAME DESCRIPTION
 verdict hello "hello, then one result frame, no problem"
 verdict read "the frame reader accepts the result"
 verdict keys "guest object holds only /init's facts; bench copied as it came"
+verdict settle "the clocksource wait: how it ended, after how long, from and to"
 verdict ffc328 "bytes ff c3 28 in a kernel line: U+FFFD U+FFFD ("
 verdict lone "a lone lead byte at a line's end: U+FFFD"
 verdict cut "a character cut at the line limit: U+FFFD"
