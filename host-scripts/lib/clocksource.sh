@@ -179,6 +179,10 @@ cs_restore() {
 cs_recover() {
 	local owner since orig back
 	[ -f "$cs_state" ] || return 0
+	if [ ! -r "$cs_state" ]; then # 0600, root's: a user cannot tell a live run from a dead one
+		cs_say "cannot tell whether a run holds the clocksource: $cs_state is not readable by this user ('sudo ${CS_RESTORE% restore} status' can)"
+		return 1
+	fi
 	owner=$(cs_state_get owner)
 	since=$(cs_state_get since)
 	orig=$(cs_state_get original)
@@ -204,10 +208,24 @@ cs_recover() {
 
 # cs_left OWNER START: the pids of live processes a run's command started,
 # in any session: those with its mark CB_RUN=OWNER:START in their
-# environment (set by `clocksource set` for its command).
+# environment (set by `clocksource set` for its command), run by the user
+# who wrote the state file (real uid).  Anyone can copy the mark (the
+# owner's pid and start time are public), so another user's process that
+# carries it is not the run's: it is neither stopped nor waited for (it
+# could otherwise hold off recovery).  Why not check that it descends from
+# the owner instead: this is asked only once the owner is dead, and then its
+# command's processes have been reparented to init or a subreaper, so a
+# walk up /proc/PID/stat's ppid never reaches it.  A command's process
+# that changes its user is therefore not stopped.
 cs_left() {
+	local uid pid
+	uid=$(stat -c %u "$cs_state" 2>/dev/null) || return 0
 	{ grep -lzx "CB_RUN=$1:$2" /proc/[0-9]*/environ 2>/dev/null || true; } |
-		sed -n 's,^/proc/\([0-9]*\)/environ$,\1,p' | { grep -vx -e "$$" -e "$BASHPID" || true; }
+		sed -n 's,^/proc/\([0-9]*\)/environ$,\1,p' | { grep -vx -e "$$" -e "$BASHPID" || true; } |
+		while read -r pid; do
+			[ "$(sed -n 's/^Uid:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$pid/status" 2>/dev/null)" = "$uid" ] && echo "$pid"
+		done
+	return 0
 }
 
 # cs_stop_left OWNER START: a killed run's command may still be measuring

@@ -214,6 +214,56 @@ else
 	skip "needs root and setpriv to test the non-root message"
 fi
 
+# status as a user during a live run: the state file is root's, 0600, so a
+# user cannot tell a live run from a dead one, and says so (it said "an
+# interrupted run (pid , since )").  Without root: a state file of one's
+# own made unreadable stands in.
+if command -v setpriv >/dev/null && [ "$(id -u)" -eq 0 ]; then
+	chmod 0755 "$tmp" "$CB_CS_DIR" "$CB_STATE_DIR"
+	"$cs" set hpet -- sleep 30 2>/dev/null &
+	p=$!
+	pids+=("$p")
+	wait_for hpet
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$cs" status >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	kill -TERM "$p"
+	wait "$p" 2>/dev/null
+else
+	echo "owner=$$" >"$st"
+	chmod 000 "$st"
+	"$cs" status >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	rm -f "$st"
+fi
+ok "$([ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q 'cannot tell whether a run holds the clocksource' "$tmp/err" &&
+	! grep -q 'interrupted run' "$tmp/err" && [ "$(cur)" = tsc ]; echo $?)" "status as a user who cannot read the state file says it cannot tell (exit $rc): $(cat "$tmp/err")"
+
+# The CB_RUN mark copied by another user's process (the owner's pid and
+# start time are public): after a SIGKILL of the run that process is not
+# taken for the run's command, neither stopped nor waited for.
+if command -v setpriv >/dev/null && [ "$(id -u)" -eq 0 ]; then
+	"$cs" set hpet -- sleep 30 2>/dev/null &
+	p=$!
+	pids+=("$p")
+	wait_for hpet
+	mark="CB_RUN=$p:$(sed -n 's/^owner_start=//p' "$st")"
+	child=$(pgrep -P "$p" | head -n1)
+	kill -KILL "$p"
+	wait "$p" 2>/dev/null
+	[ -n "$child" ] && kill -KILL -- "-$child" 2>/dev/null
+	setpriv --reuid=65534 --regid=65534 --clear-groups env "$mark" sleep 30 &
+	f=$!
+	pids+=("$f")
+	for _ in $(seq 50); do grep -qzx "$mark" "/proc/$f/environ" 2>/dev/null && break; sleep 0.05; done
+	"$cs" get >/dev/null 2>"$tmp/err"
+	ok "$([ "$(cur)" = tsc ] && kill -0 "$f" 2>/dev/null && ! grep -q 'left its command running' "$tmp/err" && grep -q "restoring 'tsc'" "$tmp/err"; echo $?)" \
+		"a process of another user carrying a copied CB_RUN mark is not stopped and does not hold off the restore"
+	kill -KILL "$f" 2>/dev/null
+	wait "$f" 2>/dev/null
+else
+	skip "needs root and setpriv to run a process as another user"
+fi
+
 # The real thing, where this machine offers a second clocksource.
 unset CB_CS_DIR CB_KVM_DEV
 real=/sys/devices/system/clocksource/clocksource0
