@@ -9,9 +9,6 @@
 
 #include "clockbench.h"
 
-/* Kernels sit on these only until something better is registered. */
-static const char *const unsettled[] = { "tsc-early", "jiffies", "refined-jiffies" };
-
 void settle_begin(struct settle *s, long now_ms, long limit_ms, long quiet_ms)
 {
 	memset(s, 0, sizeof *s);
@@ -103,14 +100,14 @@ void settle_log_read(struct settle *s, int fd)
 
 enum settle_end settle_decide(struct settle *s)
 {
-	int unsettled_cur = 0, pending_log;
+	int unsettled_cur, pending_log;
 
 	if (!s->looks)
 		return s->end = SETTLE_WAITING;
 	if (!s->current[0])
 		return s->end = SETTLE_UNREADABLE;
-	for (size_t i = 0; i < sizeof unsettled / sizeof *unsettled; i++)
-		unsettled_cur |= !strcmp(s->current, unsettled[i]);
+	/* the engine's list: what its host build refuses to measure on */
+	unsettled_cur = cb_clocksource_unsettled(s->current);
 	/* tsc_refine_calibration_work (arch/x86/kernel/tsc.c) unregisters
 	 * tsc-early at its end whatever it found, after registering tsc unless
 	 * the TSC was marked unstable: while tsc-early is listed, a switch may
