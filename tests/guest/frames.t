@@ -113,6 +113,40 @@ ok(e is not None and "stage params" in e and "clockbench.bogus: unknown paramete
 e = error_of(hello + frame(good_payload, kind="weird"))
 ok(e is not None and "unknown frame kind" in e, "unknown frame kind: rejected", e)
 
+# Bounded (docs/guest.md): 2 MB of nested headers that share one end line
+# (each claims the bytes up to it) was quadratic, with a 31 MB error line.
+# The bound asserted is the error's length, not the time.
+
+
+def nested(size, seq=1):
+    """Headers nested inside each other's payloads, all ending at one end line."""
+    heads, inside = [], 0  # innermost first; inside: the bytes after a header, up to the end line
+    while inside < size:
+        heads.append(b"\nCLOCKBENCH-BEGIN v1 kind=result seq=%d len=%d crc32=00000000\n" % (seq, inside))
+        inside += len(heads[-1])
+    return b"".join(reversed(heads)) + b"\nCLOCKBENCH-END seq=%d\n" % seq
+
+
+big = nested(2 << 20)
+p = frames.parse(big)
+e = error_of(big)
+ok(e is not None and len(e) <= 400 and len(e.splitlines()) == 1 and "CRC-32" in e,
+   "2 MB of nested frame headers sharing one end line: one error line of at most 400 characters (%d)"
+   % len(e or ""), (e or "")[:200])
+ok(len(p["problems"]) <= 9, "and at most 8 problems kept, then a count (%d)" % len(p["problems"]))
+e = error_of(hello + frame(json.dumps({"stage": "x" * 100000, "error": "y\n" * 100000}).encode(), kind="error"))
+ok(e is not None and len(e) <= 400 and len(e.splitlines()) == 1 and "stage xxx" in e,
+   "an error frame with a 100 KB stage and a 200 KB message: one line of at most 400 characters (%d)" % len(e or ""))
+e = error_of(hello + frame(good_payload, kind="z" * 100000))
+ok(e is not None and len(e) <= 400 and "unknown frame kind zzz" in e,
+   "a frame of a 100 KB unknown kind: one line of at most 400 characters (%d)" % len(e or ""))
+over = good + b"x" * (16 << 20)
+e = error_of(over)
+ok(e is not None and "16 MiB" in e and len(e) <= 400,
+   "a channel of a good frame and 16 MiB more: refused, naming the 16 MiB cap", (e or "")[:200])
+e = error_of(hello + b"\nCLOCKBENCH-BEGIN v1 kind=result seq=1 len=16777217 crc32=00000000\n" + b"x" * 100)
+ok(e is not None and "too large" in e, "a header claiming more than 16 MiB: too large", e)
+
 # As a program: exit 0 for one good result frame, 1 otherwise.
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
@@ -123,7 +157,19 @@ with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "ch"), "wb") as f:
             f.write(data)
         rcs.append(subprocess.run([sys.executable, prog, os.path.join(d, "ch")], capture_output=True).returncode)
-ok(rcs == [0, 1], "frames.py FILE: exit 0 for a good capture, 1 for a truncated one", rcs)
+    ok(rcs == [0, 1], "frames.py FILE: exit 0 for a good capture, 1 for a truncated one", rcs)
+    os.mkfifo(os.path.join(d, "fifo"))
+    try:
+        r = subprocess.run([sys.executable, prog, os.path.join(d, "fifo")], capture_output=True, text=True, timeout=20)
+        ok(r.returncode == 1 and len(r.stderr.splitlines()) == 1 and "regular file" in r.stderr,
+           "frames.py FIFO: exit 1, one line, never waits for a writer", r.stderr)
+    except subprocess.TimeoutExpired:
+        ok(False, "frames.py FIFO: exit 1, one line, never waits for a writer", "hung 20 s")
+    with open(os.path.join(d, "big"), "wb") as f:
+        f.write(over)
+    r = subprocess.run([sys.executable, prog, os.path.join(d, "big")], capture_output=True, text=True)
+    ok(r.returncode == 1 and len(r.stderr.splitlines()) == 1 and "16 MiB" in r.stderr,
+       "frames.py on a 16 MiB+ file: exit 1, one line naming the cap", r.stderr[:200])
 
 print("1..%d" % n)
 sys.exit(1 if failed else 0)
