@@ -99,6 +99,10 @@ def parser():
     g.add_argument("--trace", action="store_true",
                    help="trace KVM's clock events (kvm-trace-<cs>-<N>vcpu.json beside the result)")
     g.add_argument("--probe-only", action="store_true", help="print the accelerator ACCEL=auto would choose, and exit")
+    g.add_argument("--check-only", action="store_true",
+                   help="check every setting as a run would (the kernel, initramfs and QEMU, the accelerator, the "
+                        "engine's options by the engine's own --dry-run, the results folder) and exit: 0 and no "
+                        "output, or one line; nothing is booted or written")
     g.add_argument("--quiet", action="store_true", help="print only the result's path")
     s = p.add_argument_group("settings")
 
@@ -191,24 +195,31 @@ def settings(argv):
 
 
 def check_tools(a):
-    """Fails (RunError) naming the fix for a missing kernel, initramfs, QEMU."""
+    """A missing kernel, initramfs or QEMU is a bad setting (Usage, naming
+    the fix); a missing timeout or virsh a RunError."""
     if not os.path.exists(a.KERNEL):
         found = " ".join(sorted(os.path.join("/boot", n) for n in _listdir("/boot") if n.startswith("vmlinuz-")))
-        raise RunError("kernel %s: no such file: name one with KERNEL=%s, e.g. the Debian kernel (apt-get install "
-                       "linux-image-amd64 gives /boot/vmlinuz-<version>-amd64)"
-                       % (a.KERNEL, " (found: %s)" % found if found else ""))
-    if not os.access(a.KERNEL, os.R_OK):
-        raise RunError("kernel %s: not readable: run as root, or copy it somewhere readable and name it with KERNEL="
-                       % a.KERNEL)
-    if not os.access(a.INITRAMFS, os.R_OK):
-        raise RunError("initramfs %s: missing or unreadable: run 'make guest-initramfs'" % a.INITRAMFS)
+        raise Usage("KERNEL=%s: no such file: name one with KERNEL=%s, e.g. the Debian kernel (apt-get install "
+                    "linux-image-amd64 gives /boot/vmlinuz-<version>-amd64)"
+                    % (_cut(a.KERNEL), " (found: %s)" % found if found else ""))
+    if not os.path.isfile(a.KERNEL) or not os.access(a.KERNEL, os.R_OK):
+        raise Usage("KERNEL=%s: not a readable file: run as root, or copy it somewhere readable and name it "
+                    "with KERNEL=" % _cut(a.KERNEL))
+    if not os.path.isfile(a.INITRAMFS) or not os.access(a.INITRAMFS, os.R_OK):
+        raise Usage("INITRAMFS=%s: missing or unreadable: run 'make guest-initramfs'" % _cut(a.INITRAMFS))
     if not shutil.which("timeout"):
         raise RunError("timeout not found (Debian: coreutils)")
     if not shutil.which(a.QEMU):
-        raise RunError("%s not found: name one with QEMU=, or install it (Debian: apt-get install qemu-system-x86)"
-                       % a.QEMU)
+        raise Usage("QEMU=%s: not found: name one with QEMU=, or install it (Debian: apt-get install "
+                    "qemu-system-x86)" % _cut(a.QEMU))
     if a.BACKEND == "libvirt" and not shutil.which("virsh"):
         raise RunError("virsh not found (Debian: apt-get install libvirt-daemon-system libvirt-clients)")
+
+
+def _cut(v, n=80):
+    """A value quoted in an error: one line, at most n characters."""
+    v = v.replace("\n", "\\n")
+    return v if len(v) <= n else v[:n] + "..."
 
 
 def _listdir(d):
@@ -216,6 +227,90 @@ def _listdir(d):
         return os.listdir(d)
     except OSError:
         return []
+
+
+# The engine options /init passes for each clockbench.KEY, with its
+# defaults (guest-init/init.c, run_engine): what the guest's engine will be
+# given, for the engine's own --dry-run to judge.
+GUEST_ENGINE = (("threads", "--threads", None), ("duration", "--duration", "0.5"), ("check", "--check", "all"),
+                ("clock", "--clock", None), ("method", "--method", None), ("cpus", "--cpus", None),
+                ("workload", "--workload", None))
+
+
+def guest_engine_argv(a):
+    """The engine's options in the guest, as /init will build them."""
+    p = dict(a.params)
+    argv = []
+    for key, opt, default in GUEST_ENGINE:
+        v = p.get(key, "1-%d" % a.VCPUS if key == "threads" else default)
+        if v is not None:
+            argv += [opt, v]
+    if p.get("cost") == "0":
+        argv.append("--no-cost")
+    return argv
+
+
+def engine_binary():
+    return os.environ.get("CLOCKBENCH") or os.path.join(cbhost.TOP, "bench", "clockbench")
+
+
+def check_engine(a):
+    """The guest engine's settings, judged by the engine itself
+    (clockbench --dry-run, the one owner of its option rules) on the CPUs
+    the guest will have: vCPU n is CPU n there, so the check runs on host
+    CPUs 0..VCPUS-1.  Where this process may not use those, the thread and
+    CPU lists go unchecked here (the guest's engine still checks them).
+    Usage with the engine's line; RunError when it cannot be asked."""
+    binary = engine_binary()
+    if not os.access(binary, os.X_OK):
+        raise RunError("%s not built (it checks the guest engine's settings): run make" % binary)
+    argv = guest_engine_argv(a)
+    cpus = set(range(a.VCPUS))
+    if cpus <= os.sched_getaffinity(0):
+        def on_guest_cpus():
+            os.sched_setaffinity(0, cpus)
+    else:
+        on_guest_cpus = None
+        drop = {"--threads", "--cpus"}
+        argv = [w for i, w in enumerate(argv) if w not in drop and (i == 0 or argv[i - 1] not in drop)]
+    try:
+        r = subprocess.run([binary, "--dry-run"] + argv, stdin=subprocess.DEVNULL, capture_output=True,
+                           text=True, errors="replace", timeout=30, preexec_fn=on_guest_cpus)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise RunError("%s --dry-run: %s" % (binary, e))
+    line = (r.stderr.strip().splitlines() or ["exit status %d" % r.returncode])[0]
+    line = _cut(line[len("clockbench: "):] if line.startswith("clockbench: ") else line, 200)
+    if r.returncode == 2:
+        raise Usage("the guest's engine: %s" % line)
+    if r.returncode != 0:
+        raise RunError("%s --dry-run: %s" % (binary, line))
+
+
+def _writable(what, path):
+    """path, or where it would be made (the nearest folder above it that
+    exists), is a folder this process can write: Usage naming it."""
+    p = os.path.abspath(path)
+    while not os.path.lexists(p):
+        p = os.path.dirname(p)
+    if not os.path.isdir(p) or not os.access(p, os.W_OK | os.X_OK):
+        raise Usage("%s %s: %s is not a folder this user can write" % (what, _cut(path), _cut(p)))
+
+
+def check(a):
+    """Every setting as a run needs it, before anything boots or is
+    written: the real run and --check call this one function.  Usage (a bad
+    setting) or RunError / RunFolderError."""
+    check_tools(a)
+    check_accel(a)
+    if a.BACKEND == "libvirt":
+        from . import libvirt
+        libvirt.check(a)
+    check_engine(a)
+    if a.run_dir is None:
+        _writable("results folder", a.results or runfolder.default_dirs()[0])
+    elif os.path.isdir(a.run_dir):
+        _writable("run folder", a.run_dir)
+    check_free(a, out_names(a, label(a)))
 
 
 def kvm_dev():
@@ -278,20 +373,27 @@ def probe_kvm(a):
     return False, "guest did not reach /init under -accel kvm (QEMU status %s)" % b["status"]
 
 
+def check_accel(a):
+    """The accelerator as set: ACCEL=kvm needs a usable KVM device, the host
+    CPU model needs KVM.  Usage."""
+    kvm = kvm_dev()
+    if a.ACCEL == "kvm" and not os.path.exists(kvm):
+        raise Usage("ACCEL=kvm: %s: no such device (load kvm_intel or kvm_amd, or use ACCEL=tcg)" % kvm)
+    if a.ACCEL == "kvm" and not os.access(kvm, os.R_OK | os.W_OK):
+        raise Usage("ACCEL=kvm: %s: permission denied (join group kvm, or use ACCEL=tcg)" % kvm)
+    if a.ACCEL == "tcg" and a.CPU and re.match(r"host(,|$)", a.CPU):
+        raise Usage("CPU=%s: the host model needs KVM; under TCG use max" % a.CPU)
+
+
 def choose_accel(a):
-    """Sets a.accel, a.accel_note and a.cpu.  /dev/kvm alone proves nothing
-    (a nested hypervisor may create the VM and never run the kernel), so
-    auto boots the guest once under KVM and falls back to TCG."""
+    """Sets a.accel, a.accel_note and a.cpu, after check_accel.  /dev/kvm
+    alone proves nothing (a nested hypervisor may create the VM and never
+    run the kernel), so auto boots the guest once under KVM and falls back
+    to TCG."""
     a.accel_note = None
     kvm = kvm_dev()
-    if a.ACCEL == "tcg":
-        a.accel = "tcg"
-    elif a.ACCEL == "kvm":
-        if not os.path.exists(kvm):
-            raise RunError("ACCEL=kvm: %s: no such device (load kvm_intel or kvm_amd, or use ACCEL=tcg)" % kvm)
-        if not os.access(kvm, os.R_OK | os.W_OK):
-            raise RunError("ACCEL=kvm: %s: permission denied (join group kvm, or use ACCEL=tcg)" % kvm)
-        a.accel = "kvm"
+    if a.ACCEL in ("tcg", "kvm"):
+        a.accel = a.ACCEL
     else:
         if not os.path.exists(kvm):
             a.accel_note = "no %s" % kvm
@@ -307,8 +409,6 @@ def choose_accel(a):
         if a.accel_note:
             warn("%s; falling back to TCG: every figure of this run is EMULATED" % a.accel_note)
     if a.accel == "tcg" and a.CPU and re.match(r"host(,|$)", a.CPU):
-        if a.ACCEL == "tcg":
-            raise Usage("CPU=%s: the host model needs KVM; under TCG use max" % a.CPU)
         raise RunError("CPU=%s: the host model needs KVM, and ACCEL=auto fell back to TCG: use CPU=max, or fix KVM"
                        % a.CPU)
     a.cpu = a.CPU or ("host" if a.accel == "kvm" else "max")
@@ -452,10 +552,15 @@ def check_free(a, names):
             runfolder.free_path(a.run_dir, names[key] + ".gz")
 
 
+def label(a):
+    """The host clocksource this run's files are named after."""
+    return a.clocksource or read_text(CS_DIR + "current_clocksource") or "unknown"
+
+
 def run(a):
     """One guest run; returns the result's path.  RunError on failure."""
     host = host_facts()
-    cs = a.clocksource or host["clocksource"] or "unknown"
+    cs = label(a)
     names = out_names(a, cs)
     check_free(a, names)
     work = tempfile.mkdtemp(prefix="clockbench-guest.")
@@ -586,13 +691,15 @@ def _main(argv):
     a = None
     try:
         a = settings(argv)
-        check_tools(a)
+        if a.run_dir is None and a.run_id is None:
+            a.run_id = runfolder.new_run_id()
+        check(a)
+        if a.check_only:
+            return 0
         choose_accel(a)
         if a.probe_only:
             print(a.accel)
             return 0
-        if a.run_dir is None and a.run_id is None:
-            a.run_id = runfolder.new_run_id()
         path = run(a)
     except Usage as e:
         print("%s: %s" % (PROG, e), file=sys.stderr)

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 import uuid
 from xml.sax.saxutils import escape, quoteattr
@@ -42,6 +43,28 @@ def reachable(path):
             break
         d = os.path.dirname(d)
     return bool(os.stat(path).st_mode & 0o004)
+
+
+def need_reachable(paths):
+    """RunError naming the first path libvirt's QEMU user cannot reach."""
+    for p in paths:
+        if not reachable(p):
+            raise RunError("%s: not reachable by libvirt's QEMU user: make the path world-readable "
+                           "(every folder above it o+x), or set TMPDIR to such a folder" % p)
+
+
+def check(a):
+    """What a libvirt boot needs of the settings, before anything boots (the
+    launcher's check): the CPU model in libvirt's terms, and the kernel, the
+    initramfs and the folder of the run's work folder reachable by libvirt's
+    QEMU user.  RunError."""
+    kvm = a.ACCEL != "tcg"
+    cpu_xml(a.CPU or ("host" if kvm else "max"), "kvm" if kvm else "tcg")
+    need_reachable((a.KERNEL, a.INITRAMFS))
+    tmp = tempfile.gettempdir()
+    if not reachable(tmp) or not os.stat(tmp).st_mode & 0o001:
+        raise RunError("%s: not reachable by libvirt's QEMU user (the run's work folder goes there): make it "
+                       "o+rx, or set TMPDIR to such a folder" % tmp)
 
 
 def cpu_xml(cpu, accel):
@@ -118,10 +141,7 @@ def boot(a, accel, work, timeout, pin, append, on_hello=None, on_end=None):
     except RunError as e:
         raise RunError("%s: is a libvirt daemon running? (virtlogd -d; libvirtd -d)" % e)
     os.chmod(work, 0o755)
-    for p in (a.KERNEL, a.INITRAMFS, work):
-        if not reachable(p):
-            raise RunError("%s: not reachable by libvirt's QEMU user: make the path world-readable "
-                           "(every folder above it o+x), or set TMPDIR to such a folder" % p)
+    need_reachable((a.KERNEL, a.INITRAMFS, work))
     allowed = sorted(os.sched_getaffinity(0))
     pins = [allowed[i % len(allowed)] for i in range(a.VCPUS)] if pin else None
     name = "clockbench-" + uuid.uuid4().hex[:12]

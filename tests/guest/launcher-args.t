@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # launcher-args.t: host-scripts/bench-guest rejects bad settings (options or
-# their environment variables) with one line and exit 2, names the fix for a
-# missing kernel, initramfs or QEMU with exit 1, never reuses a run folder nor
-# overwrites a result, and never leaves files behind.
+# their environment variables, a missing kernel, initramfs or QEMU with the
+# fix named, the guest engine's options as the engine judges them) with one
+# line and exit 2, never reuses a run folder nor overwrites a result, and
+# never leaves files behind.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
@@ -76,26 +77,40 @@ rc=$?
 ok "$([ "$rc" -eq 0 ] && grep -q -- '--accel ACCEL' "$tmp/stdout" && grep -q 'auto|kvm|tcg' "$tmp/stdout" &&
 	grep -q 'environment variable' "$tmp/stdout"; echo $?)" "--help: exit 0, lists the settings and says where defaults come from"
 
-expect 1 'kernel /nonexistent/vmlinuz: no such file: name one with KERNEL=.*linux-image-amd64' \
+expect 2 'KERNEL=/nonexistent/vmlinuz: no such file: name one with KERNEL=.*linux-image-amd64' \
 	"missing kernel: says KERNEL= and linux-image-amd64" KERNEL=/nonexistent/vmlinuz
-expect 1 "initramfs $tmp/none: missing or unreadable: run 'make guest-initramfs'" \
+expect 2 "INITRAMFS=$tmp/none: missing or unreadable: run 'make guest-initramfs'" \
 	"missing initramfs: says make guest-initramfs" INITRAMFS="$tmp/none"
-expect 1 'qemu-nonexistent not found: .*apt-get install qemu-system-x86' \
+expect 2 'QEMU=qemu-nonexistent: not found: .*apt-get install qemu-system-x86' \
 	"missing QEMU: names the package" QEMU=qemu-nonexistent
 if [ "$(id -u)" -ne 0 ]; then
 	chmod 000 "$tmp/fake-image"
-	expect 1 'not readable: run as root' "unreadable kernel" KERNEL="$tmp/fake-image"
+	expect 2 'not a readable file: run as root' "unreadable kernel" KERNEL="$tmp/fake-image"
 	chmod 644 "$tmp/fake-image"
 else
 	skip "unreadable kernel: root reads everything"
 fi
+# The guest engine's options, judged by the engine (--dry-run) on as many
+# CPUs as the guest has vCPUs, before QEMU starts (QEMU=false would fail).
+expect 2 "^bench-guest: the guest's engine: --clock: unknown name 'monotnic'" "CLOCKS=monotnic, by the engine" \
+	CLOCKS=monotnic QEMU=false
+expect 2 "^bench-guest: the guest's engine: --threads '2': only 1 CPUs are allowed" "THREADS=2 with VCPUS=1" \
+	THREADS=2 VCPUS=1 QEMU=false
+expect 2 "^bench-guest: the guest's engine: --duration '0.5': the tsc-rate check needs at least 5 seconds" \
+	"CHECK=tsc-rate with the guest's 0.5 s default duration" CHECK=tsc-rate QEMU=false
+KERNEL=$fake INITRAMFS=$fake QEMU=true ACCEL=tcg VCPUS=1 THREADS=1 "$launch" --check-only --results "$tmp/results" \
+	--run-id run1 >"$tmp/stdout" 2>&1
+rc=$?
+ok "$([ "$rc" -eq 0 ] && [ ! -s "$tmp/stdout" ] && [ ! -e "$tmp/results" ]; echo $?)" \
+	"--check-only with good settings: exit $rc, silent, nothing made"
+
 # KVM_DEV stands in for /dev/kvm so that a host with KVM can test its absence.
-expect 1 "ACCEL=kvm: $tmp/kvm: no such device \\(load kvm_intel or kvm_amd, or use ACCEL=tcg\\)" \
+expect 2 "ACCEL=kvm: $tmp/kvm: no such device \\(load kvm_intel or kvm_amd, or use ACCEL=tcg\\)" \
 	"ACCEL=kvm without /dev/kvm" ACCEL=kvm KVM_DEV="$tmp/kvm"
 if [ "$(id -u)" -ne 0 ]; then
 	: >"$tmp/kvm"
 	chmod 000 "$tmp/kvm"
-	expect 1 "ACCEL=kvm: $tmp/kvm: permission denied" "ACCEL=kvm without access" ACCEL=kvm KVM_DEV="$tmp/kvm"
+	expect 2 "ACCEL=kvm: $tmp/kvm: permission denied" "ACCEL=kvm without access" ACCEL=kvm KVM_DEV="$tmp/kvm"
 	rm -f "$tmp/kvm"
 else
 	skip "ACCEL=kvm without access: root can open anything"
