@@ -16,6 +16,9 @@ from cbhost import frames  # noqa: E402
 from cbanalysis.runfolder import SCHEMA_GUEST  # noqa: E402
 
 t = proplib.Props("frames")
+# The bounds docs/guest.md states (the numbers, not the module's names: the
+# properties held the code before them too).
+MAX_CHANNEL, MAX_PROBLEMS, MAX_ERROR = 16 << 20, 8, 400
 
 
 def frame(payload, kind=b"result", seq=1, crc=None, length=None):
@@ -39,11 +42,14 @@ def outcome(data):
     for f in p["frames"]:
         assert isinstance(f["payload"], bytes) and type(f["seq"]) is int and type(f["offset"]) is int
     assert all(isinstance(x, str) and len(x.splitlines()) == 1 for x in p["problems"]), p["problems"]
+    assert len(p["problems"]) <= MAX_PROBLEMS + 1 and all(len(x) <= 200 for x in p["problems"]), \
+        "problems unbounded: %d, longest %d" % (len(p["problems"]), max(map(len, p["problems"]), default=0))
     try:
         doc = frames.result(p)
     except frames.FrameError as e:
         msg = str(e)
-        assert len(msg.splitlines()) == 1, "FrameError is not one line: %r" % msg
+        assert len(msg.splitlines()) == 1, "FrameError is not one line: %r" % msg[:400]
+        assert len(msg) <= MAX_ERROR, "FrameError of %d characters: %r..." % (len(msg), msg[:200])
         return None
     assert isinstance(doc, dict) and doc.get("schema") == SCHEMA_GUEST
     assert not p["problems"]
@@ -163,6 +169,58 @@ def mutated(g, data):
         ch = mutate(ch, data.draw)
     got = outcome(ch)
     assert got is None or got == doc, "a corrupted channel gave another document: %r" % got
+
+
+# ---- hostile shapes: bounded output whatever the size ----
+
+def nested(n, seq, gap, crc):
+    """n headers nested in each other's payloads (gap bytes of noise after
+    each), all ending at one shared end line."""
+    heads, inside = [], 0
+    for _ in range(n):
+        heads.append(b"\nCLOCKBENCH-BEGIN v1 kind=result seq=%d len=%d crc32=%08x\n" % (seq, inside, crc) + gap)
+        inside += len(heads[-1])
+    return b"".join(reversed(heads)) + b"\nCLOCKBENCH-END seq=%d\n" % seq
+
+
+@t.prop("nested frame headers sharing one end line (1-20000, noise between): one FrameError line of at most "
+        "400 characters, at most 9 problems", st.integers(1, 20000), st.integers(0, 10**9 - 1),
+        noise, st.integers(0, 2**32 - 1), scale=0.25)
+@example(30000, 1, b"", 0)  # about 2 MB
+def nested_headers(n, seq, gap, crc):
+    assert outcome(nested(n, seq, gap, crc)) is None
+
+
+@t.prop("many corrupt headers, lying lengths and stray end lines (up to 5000 of each): at most 9 problems, "
+        "one FrameError line of at most 400 characters",
+        st.lists(st.sampled_from([b"\nCLOCKBENCH-BEGIN v1 kind=result seq=x\n",
+                                  b"\nCLOCKBENCH-BEGIN v1 kind=result seq=1 len=99999999 crc32=00000000\n",
+                                  b"\nCLOCKBENCH-BEGIN v1 kind=result seq=1 len=2 crc32=00000000\nxx\nCLOCKBENCH-END seq=2\n",
+                                  b"\nCLOCKBENCH-END seq=1\n", b"\nCLOCKBENCH-BEGIN " + b"k" * 300 + b"\n"]),
+                 min_size=1, max_size=8).map(lambda ps: ps), st.integers(1, 5000), scale=0.25)
+def many_problems(parts, times):
+    assert outcome(b"".join(parts) * times) is None
+
+
+@t.prop("error frames whose stage and message are any size (to 1 MB, newlines too): one line of at most "
+        "400 characters", st.integers(0, 1 << 20), st.integers(0, 1 << 20), st.sampled_from(["x", "\n", "é", "a\nb"]),
+        scale=0.1)
+def big_error(n_stage, n_error, ch):
+    doc = dumps({"schema": "clockbench-guest-error/1", "stage": ch * n_stage, "error": ch * n_error})
+    assert outcome(hello(b"1") + frame(doc, b"error")) is None
+
+
+@t.prop("a good channel padded past 16 MiB (before or after its frame): FrameError naming the cap", good,
+        st.integers(1, 1 << 16), st.booleans(), scale=0.02)
+def over_cap(g, extra, before):
+    ch, _ = g
+    pad = b"\0" * (MAX_CHANNEL - len(ch) + extra)
+    data = pad + ch if before else ch + pad
+    assert outcome(data) is None
+    try:
+        frames.result(frames.parse(data))
+    except frames.FrameError as e:
+        assert "16 MiB" in str(e), str(e)[:200]
 
 
 @t.prop("two good frames of one channel in any order, or one twice: FrameError", good, st.booleans())
