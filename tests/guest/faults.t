@@ -46,9 +46,11 @@ fault() {
 fault "unknown clockbench.* parameter" \
 	'bad clockbench\.\* parameter \(QEMU status 9\): guest reported an error in stage params: clockbench\.bogus: unknown parameter' \
 	APPEND=clockbench.bogus=1
+# The bad value comes in APPEND, the last word /init reads, so that it
+# reaches the guest's engine past the launcher's own check of THREADS.
 fault "engine rejects its arguments" \
 	'engine failed \(QEMU status 3\): guest reported an error in stage engine: engine exited with status 2: clockbench: .*threads' \
-	THREADS=0
+	APPEND=clockbench.threads=0
 fault "guest kernel panic" 'guest panic: .*Kernel panic' APPEND=rdinit=/nonexistent
 fault "guest hang" 'guest timed out after 2s' TIMEOUT=2
 
