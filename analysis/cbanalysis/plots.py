@@ -388,9 +388,14 @@ def plot(chart, base):
         with runfolder.Private(os.path.dirname(base) or ".") as priv:
             for fmt in ("png", "svg"):
                 final, tmp = "%s.%s" % (base, fmt), "plot." + fmt
+                # gnuplot reaches both folders through their descriptors
+                # (/proc/self/fd/N), never by a path that could be swapped.
+                via = os.path.isdir("/proc/self/fd")
+                out = priv.fd_path(tmp) if via else priv.inside(tmp)
+                dat = priv.fd_path(os.path.basename(datafile), private=False) if via else datafile
                 try:
-                    p = subprocess.run([GNUPLOT], input=script(chart, fmt, priv.inside(tmp), datafile),
-                                       capture_output=True, text=True, timeout=60)
+                    p = subprocess.run([GNUPLOT], input=script(chart, fmt, out, dat), capture_output=True,
+                                       text=True, timeout=60, pass_fds=priv.fds())
                 except (OSError, subprocess.SubprocessError) as e:
                     raise InputError(final, "%s: %s" % (GNUPLOT, e))
                 errs = [ln for ln in p.stderr.splitlines() if ln.strip()]

@@ -346,6 +346,15 @@ class Private:
         a file by name, as gnuplot does; then adopt(name))."""
         return os.path.join(self.path, name)
 
+    def fd_path(self, name, private=True):
+        """name in the private folder (or in dest) as a child given
+        pass_fds=self.fds() reaches it: through /proc/self/fd/N, the folder
+        itself, not a path whose parents someone could swap meanwhile."""
+        return "/proc/self/fd/%d/%s" % (self.pfd if private else self.dfd, name)
+
+    def fds(self):
+        return (self.pfd, self.dfd)
+
     def create(self, name, data, mode=0o644):
         """Makes name in the private folder with data (bytes or str),
         fsynced, mode set on the descriptor."""
@@ -385,19 +394,25 @@ class Private:
         """Puts private name in place as dest/final: link(2), failing if
         final exists (a symlink there included), or with replace rename(2)
         over it."""
-        check_text(final, "file name")
         where = os.path.join(self.dest, final)
+        try:
+            check_text(final, "file name")
+        except ValueError as e:
+            raise RunFolderError(str(e))
         try:
             if replace:
                 os.rename(name, final, src_dir_fd=self.pfd, dst_dir_fd=self.dfd)
             else:
                 os.link(name, final, src_dir_fd=self.pfd, dst_dir_fd=self.dfd, follow_symlinks=False)
-            os.fsync(self.dfd)
         except FileExistsError:
             raise RunFolderError("%s exists: results are never overwritten; choose another RUN_ID" % show(where))
         except OSError as e:
             raise RunFolderError("%s: write: %s" % (show(where), e.strerror))
         self.placed.append(final)
+        try:
+            os.fsync(self.dfd)  # the name made durable; a folder that cannot be fsynced has it all the same
+        except OSError:
+            pass
         return where
 
     def unplace(self, final):
