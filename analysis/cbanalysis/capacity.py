@@ -6,7 +6,7 @@ work lost = 1 - rate / rate on tsc; more hosts = ceil(hosts x rate on tsc / rate
 import math
 import os
 
-from .util import frate, md_table, UsageError
+from .util import cut, frate, md_table, UsageError
 
 PRESET_RATES = (1e4, 1e5, 1e6)
 DEFAULT_HOSTS = 100
@@ -39,9 +39,9 @@ def parse_rate(text):
     try:
         r = float(text)
     except ValueError:
-        raise UsageError("--rate %s: expected reads per second, e.g. 1e6" % text)
+        raise UsageError("--rate %s: expected reads per second, e.g. 1e6" % cut(text))
     if not (r > 0 and r < 1e12):
-        raise UsageError("--rate %s: expected a number above 0 and below 1e12" % text)
+        raise UsageError("--rate %s: expected a number above 0 and below 1e12" % cut(text))
     return r
 
 
@@ -53,9 +53,9 @@ def parse_ns(text):
     try:
         ns = float(val)
     except ValueError:
-        raise UsageError("--ns %s: expected LABEL=NANOSECONDS, e.g. hpet=187" % text)
+        raise UsageError("--ns %s: expected LABEL=NANOSECONDS, e.g. hpet=187" % cut(text))
     if not (ns > 0 and ns < 1e9) or not label:
-        raise UsageError("--ns %s: expected LABEL=NANOSECONDS with 0 < NS < 1e9" % text)
+        raise UsageError("--ns %s: expected LABEL=NANOSECONDS with 0 < NS < 1e9" % cut(text))
     return label, ns
 
 
@@ -63,9 +63,9 @@ def parse_count(text, what):
     try:
         n = int(text)
     except ValueError:
-        raise UsageError("--%s %s: expected a whole number" % (what, text))
+        raise UsageError("--%s %s: expected a whole number" % (what, cut(text)))
     if not 1 <= n <= 10 ** 9:
-        raise UsageError("--%s %s: expected 1 to 1000000000" % (what, text))
+        raise UsageError("--%s %s: expected 1 to 1000000000" % (what, cut(text)))
     return n
 
 

@@ -7,10 +7,13 @@ guest's and launcher's facts, which are shown as "n/a" when missing, and of
 the fields older engines did not write.
 """
 import json
+import math
 import os
+import re
+import stat
 
 from . import runfolder
-from .util import InputError, is_num, obj, one_line
+from .util import InputError, bounded, cut, is_num, obj
 
 HOST_SCHEMA = runfolder.SCHEMA_HOST
 GUEST_SCHEMA = runfolder.SCHEMA_GUEST
@@ -261,25 +264,104 @@ class Measurement:
         return sorted((r for r in self.rows if r.clock == "monotonic" and r.method == "vdso"), key=lambda r: r.threads)
 
 
-def load_json(path):
+MAX_FILE = 64 * 1024 * 1024  # the largest result or trace summary read (docs/analysis.md)
+MAX_INT = 2 ** 64  # the engine writes nothing larger (uint64 counts)
+
+
+def _v(v):
+    """A file's value quoted in a message: JSON, cut to ~80 characters."""
     try:
-        with open(path, "rb") as f:
-            raw = f.read()
+        return cut(json.dumps(v))
+    except (RecursionError, ValueError):
+        return "(a value nested too deeply)"
+
+
+def read_regular(path, limit=MAX_FILE):
+    """The bytes of path if it is a regular file of at most limit bytes
+    (symlinks followed); a FIFO, device or socket is refused without
+    blocking (opened O_NONBLOCK, checked with fstat before reading), and
+    the read stops at limit + 1 bytes whatever the file's size says."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
         raise InputError(path, "no such file")
     except IsADirectoryError:
         raise InputError(path, "is a folder, not a result file")
     except OSError as e:
         raise InputError(path, "open: %s" % e.strerror)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError(path, "is a folder, not a result file")
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(path, "not a regular file (a FIFO, device or socket): not read")
+        if st.st_size > limit:
+            raise InputError(path, "%d bytes, over the %d MiB a result file may hold: not read" % (st.st_size, limit >> 20))
+        chunks, n = [], 0
+        while n <= limit:
+            b = os.read(fd, min(1 << 20, limit + 1 - n))
+            if not b:
+                break
+            chunks.append(b)
+            n += len(b)
+        if n > limit:
+            raise InputError(path, "grew over the %d MiB a result file may hold while read" % (limit >> 20))
+        return b"".join(chunks)
+    except OSError as e:
+        raise InputError(path, "read: %s" % e.strerror)
+    finally:
+        os.close(fd)
+
+
+class _Bad(Exception):
+    """A number or string json.loads parsed that no result file holds."""
+
+
+def _json_float(s):
+    v = float(s)
+    if not math.isfinite(v):
+        raise _Bad("number %s out of range (beyond a double)" % cut(s))
+    return v
+
+
+def _json_int(s):
+    if len(s) > 21 or abs(int(s)) > MAX_INT:
+        raise _Bad("number %s out of range (beyond 2^64)" % cut(s))
+    return int(s)
+
+
+def _no_surrogates(doc):
+    """Refuses a lone surrogate (\\ud800 written alone) in any key or string:
+    no UTF-8 text holds one, and every writer downstream would fail on it."""
+    todo = [doc]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, dict):
+            todo.extend(v.keys())
+            todo.extend(v.values())
+        elif isinstance(v, list):
+            todo.extend(v)
+        elif isinstance(v, str) and _SURROGATE.search(v):
+            raise _Bad("a lone surrogate in the string %s" % _v(v))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def load_json(path):
+    raw = read_regular(path)
     if not raw.strip():
         raise InputError(path, "empty file (a partial write?)")
     try:
-        doc = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+        doc = json.loads(raw.decode("utf-8"), parse_constant=_no_constant, parse_float=_json_float, parse_int=_json_int)
+        _no_surrogates(doc)
+    except _Bad as e:
+        raise InputError(path, "not a result file: %s" % e)
     except UnicodeDecodeError:
         raise InputError(path, "not UTF-8 text: corrupt")
     except ValueError as e:
         where = "truncated (a partial write?)" if _truncated(e, raw) else "corrupt"
-        raise InputError(path, "not valid JSON, %s: %s" % (where, e))
+        raise InputError(path, "not valid JSON, %s: %s" % (where, cut(e, 160)))
     except RecursionError:
         raise InputError(path, "not valid JSON, corrupt: nested too deeply")
     if not isinstance(doc, dict):
@@ -304,7 +386,7 @@ def check_schema(path, doc, want, what="schema"):
     if s != want:
         if s is None:
             raise InputError(path, "no \"schema\" field: not a clockbench result (this tool reads %s)" % want)
-        raise InputError(path, "unknown %s %s (this tool reads %s)" % (what, json.dumps(s), want))
+        raise InputError(path, "unknown %s %s (this tool reads %s)" % (what, _v(s), want))
 
 
 def _quantiles(path, at, ns, below):
@@ -323,7 +405,7 @@ def _quantiles(path, at, ns, below):
                 raise InputError(path, "%s.%s: named in below_overhead but not null" % (at, q))
             clean[q] = float(v)
         else:
-            raise InputError(path, "%s.%s: expected a number >= 0 or null, got %s" % (at, q, json.dumps(v)))
+            raise InputError(path, "%s.%s: expected a number >= 0 or null, got %s" % (at, q, _v(v)))
     return clean
 
 
@@ -340,16 +422,16 @@ def parse_rows(path, rows, where):
             raise InputError(path, "%s: expected an object" % at)
         method = r.get("method")
         if not isinstance(method, str) or not method:
-            raise InputError(path, "%s.method: expected a string, got %s" % (at, json.dumps(method)))
+            raise InputError(path, "%s.method: expected a string, got %s" % (at, _v(method)))
         clock = r.get("clock")
         if clock is not None and not isinstance(clock, str):
-            raise InputError(path, "%s.clock: expected a string or null, got %s" % (at, json.dumps(clock)))
+            raise InputError(path, "%s.clock: expected a string or null, got %s" % (at, _v(clock)))
         th = r.get("threads")
         if not isinstance(th, int) or isinstance(th, bool) or th < 1:
-            raise InputError(path, "%s.threads: expected a positive integer, got %s" % (at, json.dumps(th)))
+            raise InputError(path, "%s.threads: expected a positive integer, got %s" % (at, _v(th)))
         below = r.get("below_overhead")
         if below is not None and not (isinstance(below, list) and all(q in QUANTS for q in below)):
-            raise InputError(path, "%s.below_overhead: expected a list of quantile names, got %s" % (at, json.dumps(below)))
+            raise InputError(path, "%s.below_overhead: expected a list of quantile names, got %s" % (at, _v(below)))
         clean = _quantiles(path, at + ".ns_per_call", r.get("ns_per_call"), below)
         if clean["median"] is None and below is None:
             raise InputError(path, "%s.ns_per_call.median: missing" % at)
@@ -358,7 +440,7 @@ def parse_rows(path, rows, where):
             raw = _quantiles(path, at + ".ns_per_call_raw", raw, None)
         cs = r.get("clocksource")
         if cs is not None and (not isinstance(cs, str) or not cs):
-            raise InputError(path, "%s.clocksource: expected a string, got %s" % (at, json.dumps(cs)))
+            raise InputError(path, "%s.clocksource: expected a string, got %s" % (at, _v(cs)))
         p = r.get("path")
         cps = r.get("calls_per_sec_total")
         kr = _kernel_read(path, at, r, clean["median"]) if method == "syscall" else (None, None, False)
@@ -382,19 +464,19 @@ def _kernel_read(path, at, r, median):
     for k in ("null_median_ns", "kernel_read_ns"):
         v = r.get(k)
         if v is not None and not (is_num(v) and v >= 0):
-            raise InputError(path, "%s.%s: expected a number >= 0 or null, got %s" % (at, k, json.dumps(v)))
+            raise InputError(path, "%s.%s: expected a number >= 0 or null, got %s" % (at, k, _v(v)))
         vals.append(None if v is None else float(v))
     nm, kr = vals
     neg = r.get("kernel_read_negative", False)
     if not isinstance(neg, bool):
-        raise InputError(path, "%s.kernel_read_negative: expected true or false, got %s" % (at, json.dumps(neg)))
+        raise InputError(path, "%s.kernel_read_negative: expected true or false, got %s" % (at, _v(neg)))
     d = median - nm if nm is not None and median is not None else None
     if kr is not None and (d is None or abs(d - kr) > 0.015 + 1e-9):
         raise InputError(path, "%s.kernel_read_ns: %s, but the median %s less null_median_ns %s is not that"
-                         % (at, json.dumps(kr), json.dumps(median), json.dumps(nm)))
+                         % (at, _v(kr), _v(median), _v(nm)))
     if neg and (d is None or kr is not None or d >= 0.015):
         raise InputError(path, "%s.kernel_read_negative: true, but the median %s less null_median_ns %s is %s"
-                         % (at, json.dumps(median), json.dumps(nm), "unknown" if d is None else "%.2f" % d))
+                         % (at, _v(median), _v(nm), "unknown" if d is None else "%.2f" % d))
     if "kernel_read_ns" in r and d is not None and kr is None and not neg:
         raise InputError(path, "%s.kernel_read_ns: null, but both medians are known and it is not named negative" % at)
     return nm, kr, neg
@@ -406,7 +488,7 @@ def _num(path, at, v, lo=None, null=False, above=False):
         return None
     if not is_num(v) or (lo is not None and (v <= lo if above else v < lo)):
         want = "a number" + ("" if lo is None else " %s %g" % (">" if above else ">=", lo))
-        raise InputError(path, "%s: expected %s%s, got %s" % (at, want, " or null" if null else "", json.dumps(v)))
+        raise InputError(path, "%s: expected %s%s, got %s" % (at, want, " or null" if null else "", _v(v)))
     return float(v)
 
 
@@ -414,7 +496,7 @@ def _str(path, at, v, null=False):
     if v is None and null:
         return None
     if not isinstance(v, str) or not v:
-        raise InputError(path, "%s: expected a string%s, got %s" % (at, " or null" if null else "", json.dumps(v)))
+        raise InputError(path, "%s: expected a string%s, got %s" % (at, " or null" if null else "", _v(v)))
     return v
 
 
@@ -422,7 +504,7 @@ def _bool(path, at, v, null=False):
     if v is None and null:
         return None
     if not isinstance(v, bool):
-        raise InputError(path, "%s: expected true or false%s, got %s" % (at, " or null" if null else "", json.dumps(v)))
+        raise InputError(path, "%s: expected true or false%s, got %s" % (at, " or null" if null else "", _v(v)))
     return v
 
 
@@ -442,7 +524,7 @@ def parse_workloads(path, rows, at):
     if rows is None:
         return []
     if not isinstance(rows, list):
-        raise InputError(path, "%s: expected a list, got %s" % (at, json.dumps(rows)[:60]))
+        raise InputError(path, "%s: expected a list, got %s" % (at, _v(rows)[:60]))
     out, seen = [], set()
     for i, r in enumerate(rows):
         a = "%s[%d]" % (at, i)
@@ -450,18 +532,18 @@ def parse_workloads(path, rows, at):
             raise InputError(path, "%s: expected an object" % a)
         name = r.get("workload")
         if name not in WORKLOAD_UNITS:
-            raise InputError(path, "%s.workload: %s is not one of %s" % (a, json.dumps(name), ", ".join(WORKLOADS)))
+            raise InputError(path, "%s.workload: %s is not one of %s" % (a, _v(name), ", ".join(WORKLOADS)))
         if name in seen:
             raise InputError(path, "%s: a second %s row" % (a, name))
         seen.add(name)
         a = "%s (%s)" % (a, name)
         th = r.get("threads")
         if not isinstance(th, int) or isinstance(th, bool) or th < 1:
-            raise InputError(path, "%s.threads: expected a positive integer, got %s" % (a, json.dumps(th)))
+            raise InputError(path, "%s.threads: expected a positive integer, got %s" % (a, _v(th)))
         cpus = r.get("cpus")
         if not (isinstance(cpus, list) and cpus and all(isinstance(c, int) and not isinstance(c, bool) and c >= 0
                                                           for c in cpus)):
-            raise InputError(path, "%s.cpus: expected a list of CPU numbers, got %s" % (a, json.dumps(cpus)))
+            raise InputError(path, "%s.cpus: expected a list of CPU numbers, got %s" % (a, _v(cpus)))
         secs = _num(path, a + ".seconds", r.get("seconds"), 0, above=True)
         cs = _str(path, a + ".clocksource", r.get("clocksource"), null=True)
         after = _bool(path, a + ".after_change", r.get("after_change", False))
@@ -469,18 +551,18 @@ def parse_workloads(path, rows, at):
         unit = r.get("rate_unit")
         if unit != WORKLOAD_UNITS[name]:
             raise InputError(path, "%s.rate_unit: %s, but %s is measured in %s"
-                             % (a, json.dumps(unit), name, WORKLOAD_UNITS[name]))
+                             % (a, _v(unit), name, WORKLOAD_UNITS[name]))
         lat = r.get("latency_us")
         if lat is not None:
             if name == "tcp-stream":
                 raise InputError(path, "%s.latency_us: tcp-stream measures no latency (expected null)" % a)
             if not isinstance(lat, dict):
-                raise InputError(path, "%s.latency_us: expected an object or null, got %s" % (a, json.dumps(lat)))
+                raise InputError(path, "%s.latency_us: expected an object or null, got %s" % (a, _v(lat)))
             lat = {q: _num(path, "%s.latency_us.%s" % (a, q), lat.get(q), 0) for q in QUANTS}
             for lo, hi in _ORDER:
                 if lat[lo] > lat[hi] * (1 + 1e-9) + 0.01:
                     raise InputError(path, "%s.latency_us: %s %s above %s %s: quantiles out of order"
-                                     % (a, lo, json.dumps(lat[lo]), hi, json.dumps(lat[hi])))
+                                     % (a, lo, _v(lat[lo]), hi, _v(lat[hi])))
         _workload_counts(path, a, name, r, secs, rate)
         out.append(Workload(name, th, list(cpus), secs, cs, after, rate, unit, lat, r))
     return out
@@ -493,7 +575,7 @@ def _workload_counts(path, a, name, r, secs, rate):
     def count(k, lo=0):
         v = r.get(k)
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < lo):
-            raise InputError(path, "%s.%s: expected an integer >= %d, got %s" % (a, k, lo, json.dumps(v)))
+            raise InputError(path, "%s.%s: expected an integer >= %d, got %s" % (a, k, lo, _v(v)))
         return v
 
     if name == "tcp-stream":
@@ -507,7 +589,7 @@ def _workload_counts(path, a, name, r, secs, rate):
         count("overruns")
         n, implied, what = count("wakeups"), lambda n: n / secs, "wakeups / seconds"
     if n is not None and not _agrees(rate, implied(n), 0.01 + 0.0005 / secs):
-        raise InputError(path, "%s.rate: %s, but %s is %.6g" % (a, json.dumps(r.get("rate")), what, implied(n)))
+        raise InputError(path, "%s.rate: %s, but %s is %.6g" % (a, _v(r.get("rate")), what, implied(n)))
 
 
 def _ppm(path, at, o, ref, hz_key="tsc_hz"):
@@ -517,7 +599,7 @@ def _ppm(path, at, o, ref, hz_key="tsc_hz"):
     ppm = _num(path, at + ".ppm", o.get("ppm"), null=True)
     if ppm is not None and ref is not None and abs((hz / ref - 1) * 1e6 - ppm) > 0.1:
         raise InputError(path, "%s.ppm: %s, but %s %s against the reference %.1f Hz is %.3f ppm"
-                         % (at, json.dumps(o.get("ppm")), hz_key, json.dumps(o.get(hz_key)), ref, (hz / ref - 1) * 1e6))
+                         % (at, _v(o.get("ppm")), hz_key, _v(o.get(hz_key)), ref, (hz / ref - 1) * 1e6))
     return hz, ppm
 
 
@@ -529,7 +611,7 @@ def parse_tsc_rate(path, tr, at):
     if tr is None:
         return None
     if not isinstance(tr, dict):
-        raise InputError(path, "%s: expected an object or null, got %s" % (at, json.dumps(tr)[:60]))
+        raise InputError(path, "%s: expected an object or null, got %s" % (at, _v(tr)[:60]))
     out = dict(tr)
     out["seconds"] = _num(path, at + ".seconds", tr.get("seconds"), 0, above=True)
     out["clocksource"] = _str(path, at + ".clocksource", tr.get("clocksource"), null=True)
@@ -537,23 +619,23 @@ def parse_tsc_rate(path, tr, at):
     src = _str(path, at + ".kernel_tsc_khz_source", tr.get("kernel_tsc_khz_source"), null=True)
     if (k is None) != (src is None):
         raise InputError(path, "%s.kernel_tsc_khz_source: %s with kernel_tsc_khz %s: both or neither"
-                         % (at, json.dumps(src), json.dumps(tr.get("kernel_tsc_khz"))))
+                         % (at, _v(src), _v(tr.get("kernel_tsc_khz"))))
     e = out["engine_tsc_khz"] = _num(path, at + ".engine_tsc_khz", tr.get("engine_tsc_khz"), 0, above=True)
     ref = (k if k is not None else e) * 1000
     out["reference_hz"], out["reference"] = ref, "kernel" if k is not None else "engine"
     if tr.get("ppm_reference") not in (None, out["reference"]):
         raise InputError(path, "%s.ppm_reference: %s, but the reference is the %s's (kernel_tsc_khz %s)"
-                         % (at, json.dumps(tr["ppm_reference"]), out["reference"], json.dumps(tr.get("kernel_tsc_khz"))))
+                         % (at, _v(tr["ppm_reference"]), out["reference"], _v(tr.get("kernel_tsc_khz"))))
     rtc = tr.get("rtc")
     if not isinstance(rtc, dict):
-        raise InputError(path, "%s.rtc: expected an object, got %s" % (at, json.dumps(rtc)))
+        raise InputError(path, "%s.rtc: expected an object, got %s" % (at, _v(rtc)))
     rtc = out["rtc"] = dict(rtc)
     _str(path, at + ".rtc.device", rtc.get("device"), null=True)
     if _bool(path, at + ".rtc.available", rtc.get("available")):
         edges = rtc.get("edges")
         if not isinstance(edges, int) or isinstance(edges, bool) or edges < 2:
             raise InputError(path, "%s.rtc.edges: expected an integer >= 2 (two edges make one second), got %s"
-                             % (at, json.dumps(edges)))
+                             % (at, _v(edges)))
         rtc["tsc_hz"], rtc["ppm"] = _ppm(path, at + ".rtc", rtc, ref)
         rtc["jitter_us"] = _num(path, at + ".rtc.jitter_us", rtc.get("jitter_us"), 0, null=True)
     else:
@@ -561,12 +643,12 @@ def parse_tsc_rate(path, tr, at):
     for c in ("monotonic", "monotonic_raw"):
         o = tr.get(c)
         if not isinstance(o, dict):
-            raise InputError(path, "%s.%s: expected an object, got %s" % (at, c, json.dumps(o)))
+            raise InputError(path, "%s.%s: expected an object, got %s" % (at, c, _v(o)))
         out[c] = dict(o)
         out[c]["tsc_hz"], out[c]["ppm"] = _ppm(path, "%s.%s" % (at, c), o, ref)
     adj = tr.get("adjtimex")
     if not isinstance(adj, dict):
-        raise InputError(path, "%s.adjtimex: expected an object, got %s" % (at, json.dumps(adj)))
+        raise InputError(path, "%s.adjtimex: expected an object, got %s" % (at, _v(adj)))
     adj = out["adjtimex"] = dict(adj)
     if _bool(path, at + ".adjtimex.available", adj.get("available")):
         adj["freq_ppm"] = _num(path, at + ".adjtimex.freq_ppm", adj.get("freq_ppm"), null=True)
@@ -603,7 +685,7 @@ def check_bench(path, doc, where=""):
         pre = where + "." if where else ""
         if s is None:
             raise InputError(path, "%sschema: missing (this tool reads %s)" % (pre, HOST_SCHEMA))
-        raise InputError(path, "unknown %sschema %s (this tool reads %s)" % (pre, json.dumps(s), HOST_SCHEMA))
+        raise InputError(path, "unknown %sschema %s (this tool reads %s)" % (pre, _v(s), HOST_SCHEMA))
     if not isinstance(doc.get("context"), dict):
         raise InputError(path, "%scontext: missing or not an object" % (where + "." if where else ""))
 
@@ -684,13 +766,13 @@ def _int(path, at, v, null=False):
     if v is None and null:
         return None
     if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-        raise InputError(path, "%s: expected an integer >= 0%s, got %s" % (at, " or null" if null else "", json.dumps(v)))
+        raise InputError(path, "%s: expected an integer >= 0%s, got %s" % (at, " or null" if null else "", _v(v)))
     return v
 
 
 def _obj(path, at, v):
     if not isinstance(v, dict):
-        raise InputError(path, "%s: expected an object, got %s" % (at, json.dumps(v)))
+        raise InputError(path, "%s: expected an object, got %s" % (at, _v(v)))
     return v
 
 
@@ -707,7 +789,7 @@ def _counts(path, at, c):
     _obj(path, at, c)
     ev = _obj(path, at + ".events", c.get("events"))
     for k, v in ev.items():
-        _int(path, "%s.events.%s" % (at, k), v)
+        _int(path, "%s.events.%s" % (at, cut(k, 40)), v)
     mc = _obj(path, at + ".master_clock", c.get("master_clock"))
     if mc.get("last") is not None and not isinstance(mc.get("last"), bool):
         raise InputError(path, "%s.master_clock.last: expected true, false or null" % at)
@@ -719,15 +801,15 @@ def _counts(path, at, c):
     w, wo = _int(path, at + ".stable_bit.with", sb.get("with")), _int(path, at + ".stable_bit.without", sb.get("without"))
     if sb.get("all") != stable_all(w, wo):
         raise InputError(path, "%s.stable_bit.all: %s, but the counts say %s (%d with, %d without)"
-                         % (at, json.dumps(sb.get("all")), json.dumps(stable_all(w, wo)), w, wo))
+                         % (at, _v(sb.get("all")), _v(stable_all(w, wo)), w, wo))
     for v, pv in _obj(path, at + ".stable_bit.per_vcpu", sb.get("per_vcpu")).items():
-        _obj(path, "%s.stable_bit.per_vcpu.%s" % (at, v), pv)
+        _obj(path, "%s.stable_bit.per_vcpu.%s" % (at, cut(v, 40)), pv)
         for k in ("with", "without"):
-            _int(path, "%s.stable_bit.per_vcpu.%s.%s" % (at, v, k), pv.get(k))
+            _int(path, "%s.stable_bit.per_vcpu.%s.%s" % (at, cut(v, 40), k), pv.get(k))
     for k in ("pvclock_updates", "tsc_offset_writes"):
         _int(path, "%s.%s" % (at, k), c.get(k))
         for v, n in _obj(path, "%s.%s_per_vcpu" % (at, k), c.get(k + "_per_vcpu")).items():
-            _int(path, "%s.%s_per_vcpu.%s" % (at, k, v), n)
+            _int(path, "%s.%s_per_vcpu.%s" % (at, k, cut(v, 40)), n)
     return c
 
 
@@ -736,13 +818,13 @@ def load_trace(path, guest_name=None):
     doc = load_json(path)
     check_schema(path, doc, TRACE_SCHEMA)
     if guest_name is not None and doc.get("guest_result") != guest_name:
-        raise InputError(path, "guest_result %s: expected %s" % (json.dumps(doc.get("guest_result")), guest_name))
+        raise InputError(path, "guest_result %s: expected %s" % (_v(doc.get("guest_result")), guest_name))
     avail = doc.get("available")
     if not isinstance(avail, bool):
-        raise InputError(path, "available: expected true or false, got %s" % json.dumps(avail))
+        raise InputError(path, "available: expected true or false, got %s" % _v(avail))
     subject = doc.get("subject")
     if subject not in ("guest", "observer", None):
-        raise InputError(path, "subject %s: expected \"guest\", \"observer\" or null" % json.dumps(subject))
+        raise InputError(path, "subject %s: expected \"guest\", \"observer\" or null" % _v(subject))
     st = doc.get("subject_text")
     if not avail:
         reason = doc.get("reason")
@@ -751,7 +833,7 @@ def load_trace(path, guest_name=None):
         return Trace(path, False, reason, subject, st, None, None, None, None, True)
     complete = doc.get("complete")
     if complete is not None and not isinstance(complete, bool):
-        raise InputError(path, "complete: expected true, false or null, got %s" % json.dumps(complete))
+        raise InputError(path, "complete: expected true, false or null, got %s" % _v(complete))
     comp = doc.get("completeness")
     comp = _obj(path, "completeness", comp) if comp is not None else {}
     nums = {k: _int(path, "completeness." + k, comp.get(k), True)
@@ -853,27 +935,30 @@ def label_problem(m, cs):
     name = os.path.basename(m.path)
     c = runfolder.classify(name)
     if c and c[1].get("cs") not in (None, cs):
-        diff.append("the file name says %s" % c[1]["cs"])
+        diff.append("the file name says %s" % cut(c[1]["cs"], 40))
     if m.kind != "guest":
         start, end = m.context.get("clocksource"), m.context.get("clocksource_end")
-        for r in m.rows:
-            if r.clocksource is not None and r.clocksource != cs:
-                diff.append("row %s/%s/%d measured on %s" % (r.clock or "-", r.method, r.threads, r.clocksource))
+        other = [r for r in m.rows if r.clocksource is not None and r.clocksource != cs]
+        for r in other[:3]:
+            diff.append("row %s/%s/%d measured on %s" % (cut(r.clock or "-", 20), cut(r.method, 20), r.threads,
+                                                        cut(r.clocksource, 40)))
+        if len(other) > 3:
+            diff.append("%d more rows on another clocksource" % (len(other) - 3))
     else:
         h = m.launcher.get("host") if isinstance(m.launcher.get("host"), dict) else {}
         start, end = h.get("clocksource") or m.launcher.get("host_clocksource"), h.get("clocksource_end")
     if start != cs:
-        diff.append("clocksource at start %s" % (start or "not recorded"))
+        diff.append("clocksource at start %s" % (cut(start, 40) if start else "not recorded"))
     if end is not None and end != cs:
-        diff.append("clocksource at end %s" % end)
+        diff.append("clocksource at end %s" % cut(end, 40))
     ch = m.doc.get("changed_during_run")
     if isinstance(ch, dict) and (ch.get("clocksource") or ch.get("path")):
         what = " and ".join(k for k in ("clocksource", "path") if ch.get(k))
         whose = "the guest's " if m.kind == "guest" else ""
-        diff.append("%s%s changed during the run%s" % (whose, what, ": %s" % ch["detail"] if ch.get("detail") else ""))
+        diff.append("%s%s changed during the run%s" % (whose, what, ": %s" % cut(ch["detail"]) if ch.get("detail") else ""))
     if not diff:
         return None
-    return one_line("%s: labelled %s, but %s" % (m.path, cs, "; ".join(diff)))
+    return bounded("%s: labelled %s, but %s" % (m.path, cut(cs, 40), "; ".join(diff)))
 
 
 def load_file(path, run=None):

@@ -11,11 +11,29 @@ def one_line(s):
     return " ".join(str(s).splitlines())
 
 
+CUT = 80  # a value quoted in a message: at most this many characters
+MAX_MESSAGE = 360  # a whole message: the path, the field, the values cut
+
+
+def cut(s, n=CUT):
+    """s as one line of at most n characters (control characters as '?'),
+    for quoting a value of a file or the command line in a message."""
+    s = "".join("?" if ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 else c for c in one_line(str(s)[:n + 1]))
+    return s if len(s) <= n else s[:n - 3] + "..."
+
+
+def bounded(msg):
+    """A message as one line of at most MAX_MESSAGE characters: the
+    backstop behind cut() at each quoted value."""
+    return cut(msg, MAX_MESSAGE)
+
+
 class InputError(Exception):
-    """Bad input or a failed write: one line for the user, naming the file."""
+    """Bad input or a failed write: one line for the user, naming the file
+    (at most MAX_MESSAGE characters)."""
 
     def __init__(self, path, msg):
-        super().__init__(one_line("%s: %s" % (path, msg) if path else msg))
+        super().__init__(bounded("%s: %s" % (path, msg) if path else msg))
         self.path = path
 
 
