@@ -30,6 +30,7 @@ STATS = "# clockbench-kvm-trace stats:"
 # have at most 20 digits (an unsigned long): a longer one is not tracefs's,
 # and would pass int()'s digit limit or make an infinite float.
 NUM = re.compile(r"[0-9]{1,20}")
+U64 = (1 << 64) - 1  # a sum past it is held there (the loader reads no larger number)
 HEAD = re.compile(r"-([0-9]{1,10}) +(?:\( *([0-9]{1,20}|-{1,20})\) +)?\[([0-9]{1,10})\] ")
 TAIL = re.compile(r" *(?:[^ ]{1,32} +)?([0-9]{1,20}\.[0-9]{1,20}): ([A-Za-z0-9_]{1,64}): +")
 MASTER = re.compile(r"masterclock ([0-9]{1,20}) hostclock ([^ ]{1,64}) offsetmatched ([0-9]{1,20})")
@@ -59,14 +60,18 @@ RAW_MODE = 0o640
 
 
 def cut(v, n=80):
-    """A value quoted in an error: one line, at most n characters."""
-    v = str(v)[:n * 4].replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+    """A value quoted in an error: one line (what is not printable,
+    escaped), at most n characters."""
+    v = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(v)[:n * 2])
     return v if len(v) <= n else v[:n] + "..."
 
 
 def number(text):
-    """text as a whole number when it is 1-20 ASCII digits, else None."""
-    return int(text) if isinstance(text, str) and NUM.fullmatch(text) else None
+    """text as a whole number when it is 1-20 ASCII digits and at most
+    U64, else None."""
+    if isinstance(text, str) and NUM.fullmatch(text) and int(text) <= U64:
+        return int(text)
+    return None
 
 
 class Unavailable(Exception):
@@ -378,31 +383,34 @@ class Completeness:
 
     def add(self, line):
         if line.startswith(STATS):
-            f = dict(KV.findall(line))
+            f = {k: int(v) for k, v in KV.findall(line) if int(v) <= U64}
             if "buffer_size_kb" in f:
-                self.size = int(f["buffer_size_kb"])
+                self.size = f["buffer_size_kb"]
             if "cpu" in f:
-                self.per_cpu[f["cpu"]] = int(f.get("overrun", 0))
-                self.extra += int(f.get("commit_overrun", 0)) + int(f.get("dropped_events", 0))
+                self.per_cpu[str(f["cpu"])] = f.get("overrun", 0)
+                self.extra += f.get("commit_overrun", 0) + f.get("dropped_events", 0)
             return
         m = HEADER.match(line)
         if m:
-            self.in_buf = (self.in_buf or 0) + int(m.group(1))
-            self.written = (self.written or 0) + int(m.group(2))
+            a, b = int(m.group(1)), int(m.group(2))
+            if a <= U64 and b <= U64:
+                self.in_buf = (self.in_buf or 0) + a
+                self.written = (self.written or 0) + b
             return
         m = LOST.search(line)
         if m:
             self.lost_lines += int(m.group(1))
 
     def done(self):
-        per_cpu, written, in_buf = self.per_cpu, self.written, self.in_buf
-        overrun = sum(per_cpu.values()) if per_cpu else None
+        per_cpu = {k: min(v, U64) for k, v in self.per_cpu.items()}
+        written, in_buf = (None if x is None else min(x, U64) for x in (self.written, self.in_buf))
+        overrun = min(sum(per_cpu.values()), U64) if per_cpu else None
         c = {"entries_in_buffer": in_buf, "entries_written": written, "lost": None,
              "overrun": overrun, "overrun_per_cpu": per_cpu or None, "buffer_size_kb": self.size,
              "skipped_lines": self.skipped}
         if written is None and overrun is None:
             return (False if self.skipped else None), c
-        c["lost"] = max((written or 0) - (in_buf or 0), overrun or 0, self.lost_lines) + self.extra
+        c["lost"] = min(max((written or 0) - (in_buf or 0), overrun or 0, self.lost_lines) + self.extra, U64)
         return c["lost"] == 0 and not self.skipped, c
 
 

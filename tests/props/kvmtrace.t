@@ -3,6 +3,7 @@
 """kvmtrace.t: properties of the KVM trace summarizer (host-scripts/cbhost/kvmtrace.py): any text, and the
 real traces of tests/harness/fixtures mutated, give counts that add up, in a document the loader reads;
 any file gives lines or the documented open error (TAP)."""
+import errno
 import gzip
 import json
 import os
@@ -221,6 +222,126 @@ def command_line(f):
         json.loads(p.stdout, parse_constant=lambda c: 1 / 0)
     else:
         assert len(p.stderr.splitlines()) == 1 and p.stderr.startswith("kvm-trace: "), p.stderr
+
+
+# ---- hostile shapes: long lines, repeated prefixes, gzip bombs, non-ASCII digits ----
+# The bounds docs/harness.md states (numbers, not the module's names: these
+# properties ran against the code before them too).
+MAX_LINE, MAX_TRACE = 4096, 1 << 30
+PV = " qemu-system-x86-8164    (   8162) [000] .....   898.041499: kvm_pvclock_update: "
+prefixes = st.sampled_from([
+    "vcpu_id 0, pvclock {", " flags 0x", "vcpu_id 0 masterclock 1 offsetmatched 1 nr_online 2 hostclock ",
+    "masterclock 1 hostclock tsc ", "vcpu=0 prev=1 ", "-1 ", "-1 (1) ", "-1 [0] ", "x-1    (   1) [000] ", "1.1: ",
+    "[LOST 1 ", "a=1 ", "clockbench-window-", " " * 8, "9" * 25, "²", "٣",
+])
+
+
+@st.composite
+def long_lines(draw):
+    """Lines of one prefix repeated, each under or over MAX_LINE, some with
+    a good pvclock update's head and tail (an event hidden in a long line)."""
+    out = []
+    for _ in range(draw(st.integers(1, 8), label="lines")):
+        unit = draw(prefixes, label="prefix")
+        size = draw(st.integers(0, 2 * MAX_LINE) | st.sampled_from([MAX_LINE - 1, MAX_LINE, MAX_LINE + 1]),
+                    label="size")
+        head = draw(st.sampled_from(["", PV, PV + "vcpu_id 0, pvclock { "]), label="head")
+        body = head + unit * (max(0, size - len(head)) // len(unit) + 1)
+        out.append(body[:max(size - 1, 0)] + draw(st.sampled_from([" flags 0x1 }\n", "\n", ""]), label="end"))
+    return out
+
+
+@t.prop("lines of one prefix repeated, to twice 4096 characters: counts that add up, every line over 4096 "
+        "skipped and counted (completeness.skipped_lines), none of its events counted", long_lines(),
+        st.none() | st.just(8162))
+@example([PV + "vcpu_id 0, pvclock { " * 300 + " flags 0x1 }\n"], None)  # an event 6 KB long: not counted
+def long_prefix(lines, tgid):
+    check(lines, tgid)
+    s = kvmtrace.summarize(lines, tgid)
+    over = sum(len(x) > MAX_LINE for x in lines)
+    got = s["completeness"].get("skipped_lines")
+    assert got == over, "skipped_lines %r, %d lines over %d" % (got, over, MAX_LINE)
+    assert sum(s["life"]["events"].values()) <= len(lines) - over
+    assert not over or s["complete"] is False, "lines skipped, yet complete is %r" % s["complete"]
+    t.tally("skipped" if over else "none over")
+
+
+@t.prop("the same lines in a file, plain or gzip: read_lines streams them, the lines over 4096 bytes come "
+        "counted, never whole", long_lines(), st.booleans(), scale=0.5)
+def long_file(lines, gz):
+    data = "".join(x if x.endswith("\n") else x + "\n" for x in lines).encode()
+    path = write("long.txt.gz" if gz else "long.txt", gzip.compress(data, 1) if gz else data)
+    got = kvmtrace.read_lines(path)
+    assert all(len(x) <= MAX_LINE + 1 for x in got), "a line of %d characters read whole" % max(map(len, got))
+    s = kvmtrace.summarize(got)
+    over = sum(len(x) > MAX_LINE for x in data.splitlines(keepends=True))
+    assert s["completeness"].get("skipped_lines") == over, (s["completeness"].get("skipped_lines"), over)
+    check(got)
+
+
+@t.prop("gzip streams of any bytes repeated past the cap (1 MiB here): OSError EFBIG naming it, never "
+        "more read than the cap; under the cap: the lines", st.binary(min_size=1, max_size=64),
+        st.integers(1, 4 << 20), scale=0.1)
+@example(b"\0", 3 << 20)
+@example(b"x" * 63 + b"\n", 1 << 15)
+def bomb(unit, size):
+    data = (unit * (size // len(unit) + 1))[:size]
+    path = write("bomb.txt.gz", gzip.compress(data, 9))
+    saved = getattr(kvmtrace, "MAX_TRACE", None)
+    kvmtrace.MAX_TRACE = 1 << 20
+    try:
+        try:
+            lines = kvmtrace.read_lines(path)
+        except OSError as e:
+            assert size > 1 << 20 and e.errno == errno.EFBIG, "size %d: %s" % (size, e)
+            assert len(str(e).splitlines()) == 1 and "1 MiB" in str(e), str(e)
+            t.tally("refused")
+            return
+        assert size <= 1 << 20, "%d bytes decompressed, over the 1 MiB cap: read" % size
+        check(lines)
+        t.tally("read")
+    finally:
+        kvmtrace.MAX_TRACE = saved
+
+
+def is_num(text):
+    """1-20 ASCII digits, at most 2^64 - 1: what kvm-trace takes for a number."""
+    return text.isascii() and text.isdigit() and len(text) <= 20 and int(text) < 1 << 64
+
+
+ids = st.one_of(st.text(max_size=12), st.sampled_from(["²", "٣", "１", " 1", "1 ", "1_0", "+1", "-1", "1\n", "0x1",
+                                                       "9" * 5000, "", "12"]),
+                st.integers(0, 10**20).map(str))
+
+
+@t.prop("any process id (non-ASCII digits too): instance() its folder for 1-20 ASCII digits, else TraceError "
+        "in one line, never another exception", ids)
+def any_id(text):
+    ascii_num = is_num(text)
+    try:
+        path = kvmtrace.instance(text)
+    except kvmtrace.TraceError as e:
+        assert not ascii_num and len(str(e).splitlines()) == 1 and len(str(e)) <= 200, str(e)[:300]
+        return
+    assert ascii_num and path.endswith("/clockbench-%d" % int(text))
+
+
+@t.prop("kvm-trace stop ID OUT and summarize TRACE --tgid N, any ID or N: exit 2 (not a number) or 1, one line, "
+        "no traceback", ids, st.booleans(), scale=0.1)
+@example("²", True)
+@example("²", False)
+def cli_ids(text, stop):
+    env = dict(os.environ, CB_TRACEFS=os.path.join(tmp, "no-tracefs"))  # nothing real is stopped
+    trace = os.path.join(FX, "trace-tsc.txt")
+    argv = ["stop", text, os.path.join(tmp, "out")] if stop else ["summarize", trace, "--tgid", text]
+    p = subprocess.run([sys.executable, TOOL] + argv, capture_output=True, text=True, env=env, timeout=proplib.HANG)
+    num = is_num(text)
+    assert "Traceback" not in p.stderr, p.stderr[-1000:]
+    if stop or not num:
+        assert p.returncode == (1 if num else 2) and len(p.stderr.splitlines()) == 1 and len(p.stderr) < 300, \
+            "exit %d: %r" % (p.returncode, p.stderr[:300])
+    else:
+        assert p.returncode == 0, p.stderr
 
 
 t.done()
