@@ -203,7 +203,7 @@ def make_run(results, run_id=None):
         raise RunFolderError("%s: mkdir: %s" % (results, e.strerror))
     path = os.path.join(results, run_id)
     try:
-        os.mkdir(path)
+        os.mkdir(path, 0o755)  # never wider, whatever the umask: check_folder must pass it
     except FileExistsError:
         raise RunFolderError("%s exists: a run folder is never reused; choose another RUN_ID" % path)
     except OSError as e:
@@ -212,9 +212,12 @@ def make_run(results, run_id=None):
 
 
 def free_path(run_dir, name):
-    """run_dir/name, after checking the folder exists and the file does not."""
+    """run_dir/name, after checking the folder exists, is safe to write in
+    (check_folder: also for the engine, which writes by name) and the file
+    does not exist."""
     if not os.path.isdir(run_dir):
-        raise RunFolderError("%s: no such run folder" % run_dir)
+        raise RunFolderError("%s: no such run folder" % show(run_dir))
+    check_folder(run_dir)
     p = os.path.join(run_dir, name)
     if os.path.lexists(p):
         raise RunFolderError("%s exists: results are never overwritten; choose another RUN_ID" % p)

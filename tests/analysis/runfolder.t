@@ -144,6 +144,21 @@ def refused_in(mode, uid=None, gid=None):
 
 
 me = os.geteuid()
+wide = os.path.join(t.tmp, "wide-run")
+os.mkdir(wide)
+os.chmod(wide, 0o777)
+rc, out, err = cli("path", wide, "host", "tsc", "json")
+p = subprocess.run([os.path.join(ROOT, "host-scripts", "bench-host"), "--run-dir", wide], capture_output=True, text=True,
+                   env=env)
+t.ok(rc == 1 and "refusing" in err and len(err.splitlines()) == 1 and p.returncode == 1 and "refusing" in p.stderr
+     and os.listdir(wide) == [], "runfolder path and bench-host --run-dir refuse a 0777 run folder before measuring (exit %d, %d)"
+     % (rc, p.returncode), err + p.stderr)
+old_umask = os.umask(0)
+try:
+    made = rf.make_run(t.tmp, "wide-umask")
+finally:
+    os.umask(old_umask)
+t.ok(os.stat(made).st_mode & 0o777 == 0o755, "a new run folder is 0755 whatever the umask (%o)" % (os.stat(made).st_mode & 0o777))
 t.ok(refused_in(0o755) is None and refused_in(0o700) is None, "a folder of ours, 0755 or 0700: written")
 why = refused_in(0o777)
 t.ok(why and "refusing" in why and "0777" in why and "\n" not in why, "0777, ours: refused, one line, nothing written (%s)" % why)
