@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
 root=$PWD
 pb=analysis/fleet/clockbench.yml
-plan=13
+plan=15
 
 command -v ansible-playbook >/dev/null || skip_all "ansible-playbook not installed (Debian: ansible-core)" "$plan"
 ansible-playbook --syntax-check -i analysis/fleet/inventory.example.ini "$pb" >/dev/null 2>&1
@@ -65,6 +65,27 @@ ok $? "host-check: a degraded host reported and its JSON kept on the controller"
 reports=("$tmp"/fetch/report-*/report.md)
 grep -q '| hpet | 1 | 1500.00 | 1800.00 | 60.00 | 60.00 | syscall |' "${reports[0]}" 2>/dev/null
 ok $? "fleet report written on the controller"
+
+# Two hosts of one short name (hvtest.dc1, hvtest.dc2): two run folders, both in the fleet report.
+{
+	printf '[hypervisors]\n'
+	for h in hvtest.dc1 hvtest.dc2; do printf '%s ansible_connection=local ansible_python_interpreter=%s\n' "$h" "$py"; done
+	printf '[hypervisors:vars]\nclockbench_become=false\nclockbench_install=checkout\nclockbench_src=%s\nclockbench_fetch_dir=%s\n' \
+		"$tmp/src2" "$tmp/fetch2"
+} >"$tmp/inv2.ini"
+mkdir -p "$tmp/src2/results"
+cp -r "$tmp/src/host-scripts" "$tmp/src/Makefile" "$tmp/src2/"
+ln -s "$root/analysis" "$tmp/src2/analysis"
+play "$tmp/inv2.ini" "$tmp/log2"
+rc=$?
+r1=("$tmp"/fetch2/hvtest.dc1/*-hvtest.dc1) r2=("$tmp"/fetch2/hvtest.dc2/*-hvtest.dc2)
+ok "$([ "$rc" -eq 0 ] && [ -f "${r1[0]}/host-tsc.json" ] && [ -f "${r2[0]}/host-tsc.json" ]; echo $?)" \
+	"two hosts of one short name: two run folders of two names (exit $rc)"
+[ "$rc" -eq 0 ] || tail -20 "$tmp/log2" | sed 's/^/# /'
+reports=("$tmp"/fetch2/report-*/report.md)
+grep -q "| $(basename "${r1[0]}") | hpet | 1 | 1500.00 |" "${reports[0]}" 2>/dev/null &&
+	grep -q "| $(basename "${r2[0]}") | hpet | 1 | 1500.00 |" "${reports[0]}" 2>/dev/null
+ok $? "the fleet report holds both hosts"
 
 inventory "$tmp/inv-nodeb.ini" "clockbench_deb=$tmp/nowhere/clockbench_0_amd64.deb" "clockbench_fetch_dir=$tmp/fetch-nodeb"
 play "$tmp/inv-nodeb.ini" "$tmp/log-nodeb"
