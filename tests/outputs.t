@@ -5,7 +5,7 @@
 # a name that appears while it measures: nothing kept); of two engines on
 # one file exactly one wins; a signal leaves no temporary; a clocksource the
 # kernel has not settled on is refused.  Races are made deterministic with
-# SIGSTOP, never with sleeps.
+# a FIFO the engine blocks on, never with sleeps.
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
@@ -24,6 +24,8 @@ quick=(--clock monotonic --method rdtsc --threads 1 --duration 0.05 --quiet)
 # files: what is in $tmp now, one name a line, sorted.
 files() { (cd "$tmp" && find . -mindepth 1 -not -name so -not -name se | sort); }
 temps() { find "$tmp" -name '*.tmp.*' | wc -l; }
+# fresh: an empty $tmp, so that what one case leaves cannot fail the next.
+fresh() { find "$tmp" -mindepth 1 -delete; }
 # wait_temp GLOB: until a temporary matching GLOB exists (10 s at most).
 wait_temp() {
 	local i
@@ -81,6 +83,7 @@ twice "the same file through a linked folder" --json "$tmp/real/s" --csv "$tmp/l
 twice "two hard links of one file, --force" --force --json "$tmp/real/h1" --csv "$tmp/real/h2"
 rm -rf "$tmp/real" "$tmp/link"
 
+fresh
 # A write that fails (here the file size limit: EFBIG, as ENOSPC would):
 # the files written before it are not kept either.
 (trap '' XFSZ; ulimit -f 2; exec "$bin" --clock monotonic --method rdtsc,rdtscp --threads 1 --duration 0.05 --quiet \
@@ -89,46 +92,73 @@ rc=$?
 ok "$([ "$rc" -eq 1 ] && one_line "write .*w.json: .*; nothing kept" && [ -z "$(files)" ]; echo $?)" \
 	"a failed write: exit $rc, no file kept, no temporary: $(head -c 160 "$tmp/se")"
 
+# A gate: the engine reads its clocksource stand-in (a FIFO here, which
+# the test holds open on fd 7) once before it makes its temporaries and
+# again right after; each read waits for a line.  gate_arm gives the first
+# line; gate_open puts a plain file in the FIFO's place for the reads to
+# come and gives the second line, to a read that may be waiting already.
+# No race is left to timing.
+gate_arm() {
+	rm -f "$tmp/gate"
+	mkfifo "$tmp/gate"
+	exec 7<>"$tmp/gate"
+	printf 'tsc\n' >&7
+}
+gate_open() {
+	printf 'tsc\n' >"$tmp/gate.new"
+	mv "$tmp/gate.new" "$tmp/gate"
+	printf 'tsc\n' >&7
+}
+gate_close() { exec 7>&-; }
+
 # A name that appears while the engine measures is never replaced: the
 # engine fails naming it, and takes back what it had already put in place.
-"$bin" --clock monotonic --method rdtsc --threads 1 --duration 1 --quiet \
-	--output "$tmp/first.txt" --json "$tmp/p.json" >"$tmp/so" 2>"$tmp/se" &
+fresh
+gate_arm
+"$bin" --clock monotonic --method rdtsc --threads 1 --duration 0.05 --quiet --test-clocksource-file "$tmp/gate" \
+	--output "$tmp/first.txt" --json "$tmp/p.json" >"$tmp/so" 2>"$tmp/se" 7>&- &
 pid=$!
 pids+=("$pid")
-wait_temp "$tmp/p.json.tmp.*" && kill -STOP "$pid"
+wait_temp "$tmp/p.json.tmp.*"
 echo planted >"$tmp/p.json"
-kill -CONT "$pid"
+gate_open
 wait "$pid"
 rc=$?
+gate_close
 ok "$([ "$rc" -eq 1 ] && one_line "p.json: File exists.*nothing kept" && [ "$(cat "$tmp/p.json")" = planted ] &&
-	[ "$(files)" = "./p.json" ]; echo $?)" \
+	[ "$(files | tr "\n" " ")" = "./gate ./p.json " ] && [ "$(wc -l <"$tmp/se")" -eq 1 ]; echo $?)" \
 	"a file planted during the run: exit $rc, it is untouched, the run's other file gone: $(head -c 160 "$tmp/se")"
 rm -f "$tmp/p.json"
 
-# Two engines, one file: the one stopped after its check loses, the other's
-# result is the one there, whole.
-"$bin" --clock monotonic --method rdtsc --threads 1 --duration 1 --quiet --format json \
-	--output "$tmp/same.json" >"$tmp/so" 2>"$tmp/se" &
+# Two engines, one file: A has passed its check and made its temporary
+# when B starts; B finishes first and wins, A fails; B's result is there,
+# whole.
+fresh
+gate_arm
+"$bin" --clock monotonic --method rdtsc --threads 1 --duration 0.05 --quiet --test-clocksource-file "$tmp/gate" \
+	--format json --output "$tmp/same.json" >"$tmp/so" 2>"$tmp/se" 7>&- &
 a=$!
 pids+=("$a")
-wait_temp "$tmp/same.json.tmp.*" && kill -STOP "$a"
-"$bin" "${quick[@]}" --method rdtscp --format json --output "$tmp/same.json" >"$tmp/so2" 2>"$tmp/se2"
+wait_temp "$tmp/same.json.tmp.*"
+"$bin" "${quick[@]}" --method rdtscp --format json --output "$tmp/same.json" >"$tmp/so2" 2>"$tmp/se2" 7>&-
 rc_b=$?
-kill -CONT "$a"
+gate_open
 wait "$a"
 rc_a=$?
+gate_close
 python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert [r["method"] for r in d["results"]] == ["rdtscp"], d["results"]
 ' "$tmp/same.json" 2>/dev/null
 whole=$?
-ok "$([ "$rc_a" -eq 1 ] && [ "$rc_b" -eq 0 ] && one_line "same.json: File exists" && [ "$whole" -eq 0 ] &&
+ok "$([ "$rc_a" -eq 1 ] && [ "$rc_b" -eq 0 ] && [ ! -s "$tmp/se2" ] && one_line "same.json: File exists" && [ "$whole" -eq 0 ] &&
 	[ "$(temps)" -eq 0 ]; echo $?)" "two engines on one file: exits $rc_a and $rc_b, one result survives whole"
-rm -f "$tmp/same.json" "$tmp/so2" "$tmp/se2"
+rm -f "$tmp/same.json" "$tmp/so2" "$tmp/se2" "$tmp/gate"
 
 # INT, TERM and HUP during a run: the temporaries go, the status says which.
 for sig in INT TERM HUP; do
+	fresh
 	# A background job of a script starts with SIGINT ignored: undo that.
 	python3 -c 'import os, signal, sys
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -151,6 +181,7 @@ done
 # A clocksource the kernel leaves once it has settled is refused: one
 # line naming it, nothing measured, nothing made.
 for cs in tsc-early jiffies refined-jiffies; do
+	fresh
 	printf '%s\n' "$cs" >"$tmp/cs"
 	"$bin" "${quick[@]}" --test-clocksource-file "$tmp/cs" --json "$tmp/r.json" >"$tmp/so" 2>"$tmp/se"
 	rc=$?
