@@ -305,64 +305,87 @@ static int no_replace(struct out *x)
 	return -1;
 }
 
+/* Syncs the folder of path, so that a name put there survives a crash. */
+static void sync_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *base;
+	int fd;
+
+	if (split(path, dir, sizeof dir, &base) < 0)
+		return;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd); /* best effort: some file systems refuse it */
+		close(fd);
+	}
+}
+
 int cb_outputs_place(int force)
 {
-	char a[96], kept[512] = "";
-	struct stat st;
+	char a[96], b[96], kept[512] = "";
+	const char *why = "";
+	struct stat st, at;
 	sigset_t old;
-	int i, j, e;
+	int i, j, e = 0;
 
 	/* No signal between the first name and the last: all or none. */
 	block(1, &old);
 	for (i = 0; i < nouts; i++) {
 		struct out *x = &outs[i];
-		if (close(x->fd) < 0) {
+		if (fstat(x->fd, &st) < 0 || close(x->fd) < 0) {
 			x->fd = -1;
 			e = errno;
 			goto fail;
 		}
 		x->fd = -1;
-		if (force) {
-			if (rename(x->tmp, x->path) < 0) {
-				e = errno;
-				goto fail;
-			}
-			x->tmp[0] = '\0';
-			x->placed = 1;
-			continue;
-		}
 		/* link(2), not a check and a rename: of two runs naming one file,
 		 * exactly one gets it, the other EEXIST. */
-		if (lstat(x->tmp, &st) < 0) {
+		if (force ? rename(x->tmp, x->path) < 0 : link(x->tmp, x->path) < 0 && no_replace(x) < 0) {
+			e = errno;
+			if (e == EEXIST)
+				why = " (created while this run measured)";
+			goto fail;
+		}
+		if (force)
+			x->tmp[0] = '\0';
+		if (lstat(x->path, &at) < 0) {
 			e = errno;
 			goto fail;
 		}
-		if (link(x->tmp, x->path) < 0 && no_replace(x) < 0) {
-			e = errno;
-			goto fail;
-		}
-		x->dev = st.st_dev;
-		x->ino = st.st_ino;
+		x->dev = at.st_dev;
+		x->ino = at.st_ino;
 		x->placed = 1;
+		if (at.st_dev != st.st_dev || at.st_ino != st.st_ino) {
+			e = ESTALE;
+			why = " (its temporary was replaced while this run measured)";
+			i++; /* this one was placed too: take it back */
+			goto fail;
+		}
 	}
-	for (i = 0; i < nouts; i++)
+	for (i = 0; i < nouts; i++) {
 		if (outs[i].tmp[0]) {
 			unlink(outs[i].tmp);
 			outs[i].tmp[0] = '\0';
 		}
+		sync_dir(outs[i].path);
+	}
 	armed = 0;
 	nouts = 0;
 	block(0, &old);
 	return 0;
 fail:
-	if (!force)
-		for (j = 0; j < i; j++)
-			unplace(&outs[j]);
-	for (j = 0; force && j < i; j++)
-		cb_append(kept, sizeof kept, "%s%s", kept[0] ? ", " : "", outs[j].path);
-	cb_warn("cannot write %s: %s%s; %s%s", cut(outs[i].path, a, sizeof a), strerror(e),
-		e == EEXIST ? " (created while this run measured)" : "", kept[0] ? "kept: " : "nothing kept",
-		kept);
+	j = i < nouts ? i : nouts - 1; /* the one that failed */
+	for (i = 0; i < nouts; i++) {
+		if (!outs[i].placed)
+			continue;
+		if (force && !(e == ESTALE && i == j)) /* rename(2) cannot be undone */
+			cb_append(kept, sizeof kept, "%s%s", kept[0] ? ", " : "", cut(outs[i].path, b, sizeof b));
+		else
+			unplace(&outs[i]);
+	}
+	cb_warn("cannot write %s: %s%s; %s%s", cut(outs[j].path, a, sizeof a), strerror(e), why,
+		kept[0] ? "kept: " : "nothing kept", kept);
 	cb_outputs_abort();
 	block(0, &old);
 	return -1;

@@ -156,6 +156,26 @@ ok "$([ "$rc_a" -eq 1 ] && [ "$rc_b" -eq 0 ] && [ ! -s "$tmp/se2" ] && one_line 
 	[ "$(temps)" -eq 0 ]; echo $?)" "two engines on one file: exits $rc_a and $rc_b, one result survives whole"
 rm -f "$tmp/same.json" "$tmp/so2" "$tmp/se2" "$tmp/gate"
 
+# A temporary swapped for another file while the engine measures (as a
+# user who can write to the folder could): that file is never put in
+# place, and nothing is kept.
+fresh
+gate_arm
+"$bin" --clock monotonic --method rdtsc --threads 1 --duration 0.05 --quiet --test-clocksource-file "$tmp/gate" \
+	--format json --output "$tmp/sw.json" >"$tmp/so" 2>"$tmp/se" 7>&- &
+pid=$!
+pids+=("$pid")
+wait_temp "$tmp/sw.json.tmp.*"
+t=$(compgen -G "$tmp/sw.json.tmp.*")
+echo swapped >"$tmp/other"
+mv "$tmp/other" "$t"
+gate_open
+wait "$pid"
+rc=$?
+gate_close
+ok "$([ "$rc" -eq 1 ] && one_line "sw.json: .*temporary was replaced.*nothing kept" && [ ! -e "$tmp/sw.json" ] &&
+	[ "$(temps)" -eq 0 ]; echo $?)" "a temporary swapped mid-run: exit $rc, not put in place: $(head -c 160 "$tmp/se")"
+
 # INT, TERM and HUP during a run: the temporaries go, the status says which.
 for sig in INT TERM HUP; do
 	fresh
