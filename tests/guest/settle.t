@@ -18,7 +18,7 @@ runs=3
 
 kernel=$(guest_kernel)
 if ! command -v qemu-system-x86_64 >/dev/null || [ -z "$kernel" ]; then
-	skip_all "needs qemu-system-x86_64 and a kernel image (KERNEL=)" $((runs * 5))
+	skip_all "needs qemu-system-x86_64 and a kernel image (KERNEL=)" $((runs * 5 + 1))
 fi
 initrd=$(guest_initramfs)
 if [ -z "$initrd" ]; then
@@ -59,6 +59,12 @@ for i in $(seq "$runs"); do
 		waited=$((waited + 1))
 	fi
 done
-# How often /init started before the switch depends on the host's load.
-diag "$waited of $runs runs started on tsc-early and waited for the switch"
+# How often /init starts before the switch depends on the host's load (a
+# loaded host slows the boot, not the kernel's one-second timer): say so
+# rather than pass without the case.
+if [ "$waited" -gt 0 ]; then
+	ok 0 "$waited of $runs runs started on tsc-early and waited for the switch"
+else
+	skip "no run started before the switch (the host's load): the wait itself is in unit.t"
+fi
 done_testing
