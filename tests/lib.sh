@@ -53,3 +53,8 @@ tap_pass() {
 	ok "$([ "$rc" -eq 0 ] && [ "$plan" = "$ran" ]; echo $?)" "$1: exit $rc, plan 1..${plan:-missing}, ran $ran"
 }
 
+
+# destructive: true when this run may change the host: DESTRUCTIVE=1, as
+# root (CI sets it).  Without it make check changes nothing here: no real
+# clocksource flip, no package installed, no daemon started.
+destructive() { [ "${DESTRUCTIVE:-0}" = 1 ] && [ "$(id -u)" -eq 0 ]; }

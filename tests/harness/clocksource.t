@@ -3,7 +3,8 @@
 # command, after INT, TERM and HUP, and after SIGKILL (on the next call);
 # a live run is never disturbed, also over a clocksource kept by hand.
 # Most tests use a fake clocksource folder (no root needed); the last ones
-# flip this machine's real clocksource where it offers two, as root.
+# flip this machine's real clocksource where it offers two, as root with
+# DESTRUCTIVE=1 only.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
@@ -269,9 +270,12 @@ unset CB_CS_DIR CB_KVM_DEV
 real=/sys/devices/system/clocksource/clocksource0
 orig=$(cat "$real/current_clocksource" 2>/dev/null)
 other=$(tr ' ' '\n' <"$real/available_clocksource" 2>/dev/null | grep -vx "$orig" | grep -v '^$' | head -n1)
-if [ "$(id -u)" -ne 0 ] || [ -z "$other" ]; then
-	skip "a real flip needs root and two clocksources"
-	skip "a real flip needs root and two clocksources"
+if ! destructive; then
+	skip "a real flip changes this host: root and DESTRUCTIVE=1 only"
+	skip "a real flip changes this host: root and DESTRUCTIVE=1 only"
+elif [ -z "$other" ]; then
+	skip "a real flip needs two clocksources"
+	skip "a real flip needs two clocksources"
 elif [ -n "$(CB_STATE_DIR=$tmp/state bash -c '. host-scripts/lib/clocksource.sh; cs_foreign_vms')" ]; then
 	skip "KVM guests are running on this machine: no real flip"
 	skip "KVM guests are running on this machine: no real flip"
