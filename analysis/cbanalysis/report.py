@@ -6,6 +6,7 @@ from .load import QUANTS, WORKLOADS, trace_facts
 from .util import fquant, md_table, obj, write_atomic
 
 EMU_MARK = "†"
+CONTROL = dict.fromkeys([c for c in range(0x20) if c != 0x0a] + [0x7f] + list(range(0x80, 0xa0)), "?")
 EMU_NOTE = ("%s EMULATED: QEMU's TCG emulator is under these rows (a guest under TCG, or an emulated "
             "hypervisor and its guests). Their figures are an emulator's, not a hypervisor's cost: compare the paths "
             "and facts, never the nanoseconds. They are left out of the capacity planning." % EMU_MARK)
@@ -498,5 +499,6 @@ def build(ms, outdir, rates, hosts, vcpus, given, want_plots, warn):
     lines += ["---", "Written by `analysis/clockbench-report`; the formulas and columns are explained in "
               "docs/analysis.md.", ""]
     path = os.path.join(outdir, "report.md")
-    write_atomic(path, "\n".join(lines))
+    # A result's control characters (an escape sequence in a folder name) never reach a terminal showing it.
+    write_atomic(path, "\n".join(lines).translate(CONTROL))
     return path

@@ -1,8 +1,10 @@
 """util.py: errors, atomic writes and number formatting shared by the analysis."""
 import math
 import os
+import re
 
 PROG = "clockbench-report"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def one_line(s):
@@ -45,6 +47,9 @@ def write_atomic(path, data, mode=0o644):
     """Writes data (str or bytes) to path, replacing it whole: a reader sees
     the old file or the new one, never half of one (runfolder.write_file)."""
     from .runfolder import RunFolderError, write_file
+    if isinstance(data, str):
+        # A name of invalid UTF-8 (a folder's, read as \udc80-\udcff) written as U+FFFD.
+        data = _SURROGATE.sub("\ufffd", data).encode("utf-8")
     try:
         write_file(path, data, mode, replace=True)
     except RunFolderError as e:
@@ -104,9 +109,14 @@ def frate(r):
     return "%g" % r
 
 
+_CONTROL = dict.fromkeys([c for c in range(0x20)] + [0x7f] + list(range(0x80, 0xa0)), "?")
+_CONTROL[ord("\n")] = " "
+
+
 def md_escape(s):
-    """A value for a Markdown table cell."""
-    return str(s).replace("|", "\\|").replace("\n", " ")
+    """A value for a Markdown table cell: one line, no control character
+    (a result's escape sequence never reaches a terminal showing the report)."""
+    return str(s).translate(_CONTROL).replace("|", "\\|")
 
 
 def md_table(header, rows, align=None):

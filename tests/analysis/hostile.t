@@ -155,4 +155,16 @@ t.ok(rc == 0 and "hv1.dc1/20260101-120000-hv1" in md and "hv1.dc2/20260101-12000
 rc, so, se = tool("report", "--no-plots", "-o", out + "2", a, a)
 t.ok(rc == 0 and len(se.splitlines()) == 1 and "once" in se, "one run folder given twice: read once, said in one line",
      (rc, se))
+# ---- a folder name of invalid UTF-8 with a terminal escape sequence ----
+raw = os.path.join(os.fsencode(tmp), b"raw", b"20260101-120000-\xff\x1b[31m")
+shutil.copytree(os.fsencode(BEFORE), raw)
+out = os.path.join(tmp, "raw-report")
+rc, so, se = tool("report", "--no-plots", "-o", out, os.fsdecode(raw))
+try:
+    md = open(os.path.join(out, "report.md"), "rb").read()
+    md.decode("utf-8")
+except (OSError, UnicodeDecodeError) as e:
+    md = repr(e).encode()
+t.ok(rc == 0 and b"\x1b" not in md and b"20260101-120000-\xef\xbf\xbd?[31m" in md,
+     "a folder name of invalid UTF-8 with an escape sequence: report.md in UTF-8, U+FFFD and ? in its place", (rc, se))
 t.done()
