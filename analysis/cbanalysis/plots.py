@@ -62,6 +62,7 @@ def _str(s):
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+FIELD = 160
 _BREAKS = dict.fromkeys(list(range(0x20)) + [0x7f] + list(range(0x80, 0xa0)) + [0x2028, 0x2029], " ")
 _BREAKS[ord('"')] = "'"  # a double quote would open a quoted field
 
@@ -70,8 +71,9 @@ def _field(s):
     """A string as one field of a tab-separated data file gnuplot reads:
     no tab, line break or other control character (they would split it or
     its row), no double quote (gnuplot would read a quoted field), lone
-    surrogates replaced; never empty."""
-    v = _SURROGATE.sub("\ufffd", str(s).translate(_BREAKS))
+    surrogates replaced, at most FIELD characters (a picture's text, not a
+    file's); never empty."""
+    v = _SURROGATE.sub("\ufffd", str(s)[:FIELD].translate(_BREAKS))
     return v if v.strip() else "-"
 
 
