@@ -20,7 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 export TMPDIR=$tmp
-[ -x bench/clockbench ] || skip_all "bench/clockbench not built" 44
+[ -x bench/clockbench ] || skip_all "bench/clockbench not built" 46
 
 export CB_CS_DIR=$tmp/cs CB_STATE_DIR=$tmp/state CB_KVM_DEV=$tmp/kvm
 mkdir -p "$CB_CS_DIR" "$tmp/results"
@@ -89,6 +89,7 @@ refused "INITRAMFS missing" "$tmp/none.cpio" INITRAMFS="$tmp/none.cpio" "${compa
 refused "QEMU=/nonexistent" /nonexistent QEMU=/nonexistent "${compare[@]}"
 refused "VCPUS=0" VCPUS=0 VCPUS=0 "${compare[@]}"
 refused "ACCEL=kvm without the KVM device" "ACCEL=kvm" ACCEL=kvm KVM_DEV="$tmp/no-kvm" "${compare[@]}"
+refused "GUEST=yes" GUEST=yes GUEST=yes "${compare[@]}"
 refused "a results folder that cannot be made (under a file)" "$tmp/afile" host-scripts/compare "$tmp/afile/results" run1
 if [ "$(id -u)" -ne 0 ]; then
 	chmod 555 "$tmp/results"
