@@ -283,23 +283,38 @@ class Lines:
 
 def _split(f, path):
     """The lines of binary stream f as text (bad UTF-8 replaced), LONG for
-    each over MAX_LINE bytes; OSError(EFBIG) past MAX_TRACE bytes."""
-    total = 0
+    each over MAX_LINE bytes (its newline included); OSError(EFBIG) past
+    MAX_TRACE bytes.  Read a MiB at a time, never more than one MiB and a
+    line held."""
+    total, pending, long = 0, b"", False
     while True:
-        b = f.readline(MAX_LINE + 1)
-        if not b:
-            return
-        total += len(b)
-        long = len(b) > MAX_LINE
-        while long and not b.endswith(b"\n") and total <= MAX_TRACE:
-            b = f.readline(1 << 16)
-            if not b:
-                break
-            total += len(b)
+        chunk = f.read(1 << 20)
+        if not chunk:
+            break
+        total += len(chunk)
         if total > MAX_TRACE:
             raise OSError(errno.EFBIG, "over %d MiB of trace text%s: refused" % (
                 MAX_TRACE >> 20, " (decompressed)" if path.endswith(".gz") else ""), path)
-        yield LONG if long else b.decode("utf-8", "replace")
+        parts = chunk.split(b"\n")
+        for i in range(len(parts) - 1):
+            part = parts[i]
+            if i == 0:
+                part, pending = pending + part, b""
+                if long:
+                    long = False
+                    yield LONG
+                    continue
+            yield LONG if len(part) >= MAX_LINE else (part + b"\n").decode("utf-8", "replace")
+        if len(parts) > 1:
+            pending = b""
+        if not long:
+            pending += parts[-1]
+            if len(pending) > MAX_LINE:
+                pending, long = b"", True
+    if long:
+        yield LONG
+    elif pending:
+        yield pending.decode("utf-8", "replace")
 
 
 def fields(line):

@@ -3,9 +3,13 @@
 text recorded on this kind of machine (a KVM VM with the host on tsc, then on
 kvm-clock, where a nested host prints hostclock 0x2), the stable bit counted
 over every update, lost events, the kvm-trace document, and tracefs for real."""
+import gzip
 import json
 import os
 import re
+import resource
+import shutil
+import stat
 import subprocess
 import sys
 
@@ -160,6 +164,97 @@ rc, out, err = cli("start", "abc")
 t.ok(rc == 2 and "process id" in err, "kvm-trace start with a non-numeric ID: exit 2", err)
 rc, out, err = cli("summarize", "/nonexistent/trace.txt")
 t.ok(rc == 1 and err.startswith("kvm-trace: open /nonexistent/trace.txt:"), "a missing trace: exit 1 naming it", err)
+
+# Numbers are ASCII digits only (str.isdigit takes "²": a traceback).
+for argv in (["stop", "²", os.path.join(t.tmp, "x")], ["summarize", os.path.join(FX, "trace-tsc.txt"), "--tgid", "²"],
+             ["stop", "٣", os.path.join(t.tmp, "x")], ["summarize", os.path.join(FX, "trace-tsc.txt"), "--tgid", "1\n"]):
+    rc, out, err = cli(*argv)
+    t.ok(rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err,
+         "kvm-trace %s %r: exit 2, one line" % (argv[0], argv[-1] if argv[0] == "summarize" else argv[1]), err[-300:])
+
+# stop() on a tracefs of our own making (CB_TRACEFS; rmdir stands in for
+# tracefs's, which removes a whole instance): the raw trace names every
+# VM's processes, so it is created RAW_MODE (0640), whatever the umask, and
+# never through a planted symlink or over an existing file.
+fake = os.path.join(t.tmp, "tracefs")
+os.environ["CB_TRACEFS"] = fake
+real_remove = kvmtrace._remove
+
+
+def fake_instance(ident):
+    inst = os.path.join(fake, "instances", "clockbench-%d" % ident)
+    os.makedirs(os.path.join(inst, "per_cpu", "cpu0"))
+    for name, text in (("trace", "".join(tsc)), ("buffer_size_kb", "7\n"), ("tracing_on", "1"),
+                       ("per_cpu/cpu0/stats", "entries: 19\noverrun: 0\n")):
+        with open(os.path.join(inst, name), "w") as fh:
+            fh.write(text)
+    return inst
+
+
+kvmtrace._remove = lambda inst: (shutil.rmtree(inst), True)[1]
+old_umask = os.umask(0)
+try:
+    fake_instance(4001)
+    out1 = os.path.join(t.tmp, "raw-4001.txt")
+    kvmtrace.stop(4001, out1)
+    mode = stat.S_IMODE(os.stat(out1).st_mode)
+    t.ok(mode == 0o640 and kvmtrace.summarize(kvmtrace.read_lines(out1))["life"]["tsc_offset_writes"] == 6,
+         "stop() writes the raw trace 0640 under umask 0 (it was 0644, world-readable): mode %04o" % mode)
+    secret = os.path.join(t.tmp, "secret")
+    with open(secret, "w") as fh:
+        fh.write("root only\n")
+    os.chmod(secret, 0o600)
+    fake_instance(4002)
+    link = os.path.join(t.tmp, "raw-4002.txt")
+    os.symlink(secret, link)
+    try:
+        kvmtrace.stop(4002, link)
+        why = "no error"
+    except kvmtrace.TraceError as e:
+        why = str(e)
+    t.ok(open(secret).read() == "root only\n" and stat.S_IMODE(os.stat(secret).st_mode) == 0o600
+         and len(why.splitlines()) == 1 and why != "no error",
+         "stop() to a planted symlink: refused in one line, its target untouched", why)
+    fake_instance(4003)
+    try:
+        kvmtrace.stop(4003, out1)
+        why = "no error"
+    except kvmtrace.TraceError as e:
+        why = str(e)
+    t.ok("exists" in why and not os.path.exists(os.path.join(fake, "instances", "clockbench-4003")),
+         "stop() to an existing file: refused, and the instance is removed all the same", why)
+finally:
+    os.umask(old_umask)
+    kvmtrace._remove = real_remove
+    del os.environ["CB_TRACEFS"]
+
+# A line over 4096 bytes is skipped and counted, not read whole; a trace of
+# over 1 GiB of text (a gzip bomb: 17 gzip members of 64 MiB of zeros, 1.1
+# MB) is refused in one line, no MemoryError, under a 1 GiB address-space
+# limit (the code before read it whole).
+longline = os.path.join(t.tmp, "long.txt")
+with open(longline, "w") as fh:
+    fh.write("".join(tsc) + tsc[-1].rstrip("\n") + " flags 0x1" * 1000 + "\n")
+rc, out, err = cli("summarize", longline)
+s = json.loads(out) if rc == 0 else {}
+t.ok(s.get("completeness", {}).get("skipped_lines") == 1 and s.get("complete") is False
+     and s["life"]["tsc_offset_writes"] == 6, "a 10 KB line: skipped and counted, the trace marked incomplete",
+     (rc, err, s.get("completeness")))
+bomb = os.path.join(t.tmp, "bomb.txt.gz")
+member = gzip.compress(b"\0" * (64 << 20), 9)
+with open(bomb, "wb") as fh:
+    fh.write(member * 17)
+
+
+def limit_memory():
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+p = subprocess.run([sys.executable, KT, "summarize", bomb], capture_output=True, text=True, preexec_fn=limit_memory)
+t.ok(p.returncode == 1 and len(p.stderr.splitlines()) == 1 and "1024 MiB" in p.stderr and "Traceback" not in p.stderr,
+     "a %d KB gzip bomb (1.1 GiB of zeros): exit 1, one line naming the cap" % (os.path.getsize(bomb) >> 10),
+     p.stderr[-400:])
+os.unlink(bomb)
 
 # tracefs for real, where this host allows it (root, kvm loaded).
 inst = "/sys/kernel/tracing/instances/clockbench-%d" % os.getpid()
