@@ -7,7 +7,7 @@ thread and with every thread (vCPU) reading, and its ratio to the tsc row.
 import json
 import os
 
-from . import runfolder
+from . import runfolder, verdict
 from .load import WORKLOAD_UNITS, WORKLOADS, load_run, trace_facts
 from .report import mitigation_text
 from .util import InputError
@@ -163,14 +163,16 @@ def render(run, rows):
     return "\n".join(lines) + "\n", doc
 
 
-def write(run_dir):
+def write(run_dir, screen=False, now=None):
     """Writes run_dir's summary.md and summary.json, together or not at all,
     once each (a second summary of the same folder fails before writing);
-    returns the table.  Both are made in a private folder, then linked into
+    returns the table, or with screen the verdict and the tables that fit a
+    terminal (verdict.screen; now: the host's clocksource when the run began).  Both are made in a private folder, then linked into
     place; if the second cannot be, the first is removed again."""
     ms = load_run(run_dir)
     run = os.path.basename(os.path.abspath(run_dir))
-    text, doc = render(run, rows_of(ms))
+    rows = rows_of(ms)
+    text, doc = render(run, rows)
     names = (runfolder.SUMMARY_MD, runfolder.SUMMARY_JSON)
     for n in names:
         p = os.path.join(run_dir, n)
@@ -187,6 +189,9 @@ def write(run_dir):
                 raise InputError(None, "%s; %s" % (e, _take_back(priv)))
     except runfolder.RunFolderError as e:
         raise InputError(None, "%s; nothing kept" % e)
+    if screen:
+        avail = next((m.available_clocksources for m in ms if m.kind == "host"), None)
+        return verdict.screen(rows, avail, now) + "\nThe full table: %s\n" % os.path.join(run_dir, runfolder.SUMMARY_MD)
     return text
 
 

@@ -82,4 +82,16 @@ if os.path.isdir(real):
         "a TCG guest: the title says so and every row's accel is TCG", guests)
 else:
     t.skip("no recorded TCG run folder")
+
+# The command compare ends with: summary --screen, the verdict first.
+import shutil  # noqa: E402
+from taplib import run  # noqa: E402
+d = os.path.join(t.tmp, "20260101-120000-hv1")
+shutil.copytree(BEFORE, d)
+rc, so, se = run("summary", d, "--screen", "--host-clocksource", "hpet")
+t.ok(rc == 0 and so.startswith("This host is on hpet, not tsc: DEGRADED") and os.path.exists(os.path.join(d, "summary.md"))
+     and so.rstrip().endswith("summary.md") and max(len(l) for l in so.splitlines()) <= 100,
+     "summary --screen: the verdict first, summary.md still written, 100 columns", so + se)
+rc, so, se = run("summary", d + "-x", "--screen", "--host-clocksource", "ts\nc")
+t.ok(rc == 2 and len(se.splitlines()) == 1, "a --host-clocksource with a newline: usage, one line", se)
 t.done()
