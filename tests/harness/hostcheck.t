@@ -6,6 +6,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+: >"$tmp/empty"
 fx=tests/harness/fixtures
 
 # verdict LOG CURRENT AVAILABLE CMDLINE: prints "exit cause detail".
@@ -30,9 +31,9 @@ check "1 watchdog skew too large, remote CPU read timed out" "watchdog, remote C
 check "1 watchdog skew too large" "watchdog, skew too large" -- "$fx/watchdog-skew.log" hpet "hpet acpi_pm" "ro"
 check "0 never_lost None" "healthy: on tsc" -- "$fx/healthy-vm.log" tsc "tsc kvm-clock" "ro"
 check "1 by_hand None" "flipped by hand: tsc still offered, no loss in the log" -- "$fx/healthy-vm.log" kvm-clock "tsc kvm-clock" "ro"
-check "1 forced_unstable None" "tsc=unstable on the command line" -- /dev/null hpet "hpet acpi_pm" "ro tsc=unstable"
-check "1 set_at_boot None" "clocksource=hpet on the command line" -- /dev/null hpet "tsc hpet acpi_pm" "ro clocksource=hpet"
-check "1 unknown None" "not on tsc, tsc gone, nothing in the log: unknown, not guessed" -- /dev/null hpet "hpet acpi_pm" "ro"
+check "1 forced_unstable None" "tsc=unstable on the command line" -- "$tmp/empty" hpet "hpet acpi_pm" "ro tsc=unstable"
+check "1 set_at_boot None" "clocksource=hpet on the command line" -- "$tmp/empty" hpet "tsc hpet acpi_pm" "ro clocksource=hpet"
+check "1 unknown None" "not on tsc, tsc gone, nothing in the log: unknown, not guessed" -- "$tmp/empty" hpet "hpet acpi_pm" "ro"
 
 verdict "$fx/boot-warp.log" hpet "hpet acpi_pm" "ro" >/dev/null
 python3 -c '
@@ -48,7 +49,7 @@ ok $? "the evidence lines are quoted, and no TSC check is run when judging recor
 host-scripts/host-check --format yaml >/dev/null 2>"$tmp/err"
 rc=$?
 ok "$([ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ]; echo $?)" "a bad --format: exit 2, one line: $(cat "$tmp/err")"
-host-scripts/host-check --log /nonexistent.log --cmdline /dev/null --cs-dir "$tmp/cs" --format json >"$tmp/out.json" 2>/dev/null
+host-scripts/host-check --log /nonexistent.log --cmdline "$tmp/empty" --cs-dir "$tmp/cs" --format json >"$tmp/out.json" 2>/dev/null
 ok "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any("/nonexistent.log" in c for c in d["could_not_read"])' "$tmp/out.json"; echo $?)" \
 	"an unreadable log is reported as not read, not as healthy evidence"
 
@@ -58,6 +59,13 @@ mkdir -p "$tmp/unreadable.log"
 got=$(verdict "$tmp/unreadable.log" kvm-clock "tsc kvm-clock" "ro")
 ok "$(case "$got" in "1 unknown kernel log not read: $tmp/unreadable.log: "*) echo 0;; *) echo 1;; esac)" \
 	"an unreadable kernel log: cause unknown with the reason, not by_hand: $got"
+
+# A FIFO as --log: refused at once, never waited on.
+mkfifo "$tmp/log.fifo"
+timeout 20 host-scripts/host-check --format json --log "$tmp/log.fifo" --cmdline "$tmp/empty" --cs-dir "$tmp/cs" >"$tmp/out.json" 2>/dev/null
+rc=$?
+ok "$([ "$rc" -ne 124 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any("log.fifo" in c and "not a regular file" in c for c in d["could_not_read"]), d["could_not_read"]' "$tmp/out.json"; echo $?)" \
+	"a FIFO as --log: not read, said so, no hang (exit $rc)"
 
 # A user's log commands: dmesg refused (dmesg_restrict), and a journal that
 # exits 0 with "-- No entries --" and its hint on stderr, as Debian's does
