@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench-readers.py: seconds per MB of the guest frame reader and the KVM trace summariser on hostile inputs (figures, not a test).
+"""bench-readers.py: seconds per MB of the frame reader and the KVM trace summariser on hostile inputs (not a test).
 
 usage: tests/bench-readers.py [--frames PATH] [--kvmtrace PATH] [--sizes 1,4,16] [--timeout S]
 

@@ -6,6 +6,11 @@ saves the instance's `trace` text behind a few header lines of its own (the
 buffer size and each CPU's ring-buffer stats), so that one file is the
 whole evidence: summarize() reads the events, the launcher's window markers
 and whether the kernel dropped any.  docs/run-folder.md has the schema.
+
+A trace is untrusted text (a run folder fetched from another host): its
+reading is linear and bounded (MAX_LINE, MAX_TRACE, streamed; docs/harness.md),
+and the raw trace, which names every VM's processes on the host, is written
+RAW_MODE.
 """
 import errno
 import gzip

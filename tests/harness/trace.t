@@ -167,7 +167,8 @@ t.ok(rc == 1 and err.startswith("kvm-trace: open /nonexistent/trace.txt:"), "a m
 
 # Numbers are ASCII digits only (str.isdigit takes "²": a traceback).
 for argv in (["stop", "²", os.path.join(t.tmp, "x")], ["summarize", os.path.join(FX, "trace-tsc.txt"), "--tgid", "²"],
-             ["stop", "٣", os.path.join(t.tmp, "x")], ["summarize", os.path.join(FX, "trace-tsc.txt"), "--tgid", "１"]):
+             ["stop", "٣", os.path.join(t.tmp, "x")],
+             ["summarize", os.path.join(FX, "trace-tsc.txt"), "--tgid", "１"]):
     rc, out, err = cli(*argv)
     t.ok(rc == 2 and len(err.splitlines()) == 1 and "Traceback" not in err,
          "kvm-trace %s %r: exit 2, one line" % (argv[0], argv[-1] if argv[0] == "summarize" else argv[1]), err[-300:])
