@@ -18,7 +18,6 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import zlib
 
 from .load import WORKLOADS
