@@ -145,9 +145,10 @@ class Problems:
 
 
 def cut(b):
-    """Bytes from the channel as a short quoted string (CUT characters)."""
-    text = b.decode("ascii", "replace")
-    return repr(text[:CUT] + ("..." if len(text) > CUT else ""))
+    """Bytes from the channel as a short quoted string: escaped, then cut
+    to CUT characters."""
+    text = repr(b[:CUT * 2].decode("ascii", "replace"))[1:-1]
+    return "'%s%s'" % (text[:CUT], "..." if len(text) > CUT or len(b) > CUT * 2 else "")
 
 
 def result(parsed):

@@ -101,6 +101,7 @@ LYING_LENGTHS = b"\nCLOCKBENCH-BEGIN v1 kind=result seq=1 len=8388608 crc32=0000
 @example(b"\nCLOCKBENCH-BEGIN v1 kind=result seq=1 len=99999999999 crc32=00000000\n")
 @example(MANY_ENDS)
 @example(LYING_LENGTHS)
+@example(b"\nCLOCKBENCH-BEGIN" + b"\x00" * 200 + b"\n")  # a 336-character problem: escaped after the cut
 def any_bytes(data):
     outcome(data)
 
