@@ -1,9 +1,9 @@
 /* opts.c: command line to struct cb_opts, with every number range-checked. */
 #include "clockbench.h"
+#include "duration.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +48,9 @@ static const char usage[] =
 "  -t, --threads LIST   thread counts: 1,2,4 or 1-8 or max or sweep (powers of\n"
 "                       two up to max, and max) (default: 1,max)\n"
 "  -C, --cpus LIST      CPUs to pin threads to, in order (default: all allowed)\n"
-"  -d, --duration SEC   seconds per cell and per check (default: 1)\n"
+"  -d, --duration TIME  per cell and per check: seconds, or with a unit: us,\n"
+"                       ms, s, m, h (500ms, 2m, 1.5s); more than 0, at most\n"
+"                       3600 s (1h) (default: 1)\n"
 "  -b, --batch N        calls per timed batch (default: automatic, ~2.5 us)\n"
 "      --check LIST     also run checks, apart from the cost cells: warps\n"
 "                       (clock read backwards across CPUs), tsc (per-CPU TSC\n"
@@ -82,6 +84,9 @@ static const char usage[] =
 "                       exit 0 without measuring or creating anything (the\n"
 "                       clocksource is the run's to check: it may be switched\n"
 "                       in between)\n"
+"      --dry-run-cpus N with --dry-run: judge --threads and --cpus against\n"
+"                       CPUs 0..N-1 (a guest's N vCPUs) instead of the CPUs\n"
+"                       this process may use\n"
 "  -q, --quiet          no progress on stderr\n"
 "  -h, --help           this text\n"
 "  -V, --version        the version\n"
@@ -243,6 +248,7 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 		{ "csv", required_argument, NULL, 'S' },
 		{ "force", no_argument, NULL, 'F' },
 		{ "dry-run", no_argument, NULL, 'D' },
+		{ "dry-run-cpus", required_argument, NULL, 'u' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -256,12 +262,11 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 	};
 	static const char *const check_names[] = { "warps", "tsc", "none", "tsc-rate" };
 	static const char *const workload_names[] = { "tcp-stream", "tcp-rr", "timer", "none" };
-	const char *threads_arg = "1,max", *cpus_arg = NULL;
+	const char *threads_arg = "1,max", *cpus_arg = NULL, *dry_cpus_arg = NULL;
 	static unsigned char set[CB_MAX_CPUS + 1];
 	cpu_set_t allowed;
-	int c, i, rc, maxcpu = 0;
+	int c, i, rc, maxcpu = 0, dry_cpus = 0;
 	unsigned mask;
-	char *end;
 
 	memset(o, 0, sizeof *o);
 	o->clocks = 1u << 0 | 1u << 1;
@@ -290,12 +295,17 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 		case 't': threads_arg = optarg; break;
 		case 'C': cpus_arg = optarg; break;
 		case 'd':
-			errno = 0;
-			o->duration = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !isfinite(o->duration))
-				return bad("--duration", optarg, "not a number of seconds");
-			if (o->duration <= 0 || o->duration > 3600)
-				return bad("--duration", optarg, "must be more than 0 and at most 3600");
+			if (cb_parse_duration(optarg, &o->duration) < 0)
+				return bad("--duration", optarg,
+					   "not a duration: seconds, or a number with a unit (" CB_DURATION_UNITS ")");
+			/* after the unit: 2h is 7200 s, beyond the limit */
+			if (o->duration <= 0)
+				return bad("--duration", optarg, "must be more than 0 s");
+			if (o->duration > 3600) {
+				char why[96];
+				snprintf(why, sizeof why, "%.6g s is beyond the limit of 3600 s (1h)", o->duration);
+				return bad("--duration", optarg, why);
+			}
 			break;
 		case 'b': {
 			long long v = parse_num(optarg, 1, 1000000);
@@ -350,6 +360,14 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 		case 'S': o->csv_out = optarg; break;
 		case 'F': o->force = 1; break;
 		case 'D': o->dry_run = 1; break;
+		case 'u': {
+			long long v = parse_num(optarg, 1, CB_MAX_CPUS);
+			if (v < 0)
+				return bad("--dry-run-cpus", optarg, "must be a whole number from 1 to 1024");
+			dry_cpus = (int)v;
+			dry_cpus_arg = optarg;
+			break;
+		}
 		case 'q': o->quiet = 1; break;
 		case 'T': cb_clocksource_file = optarg; break;
 		case 'E': o->test_rtc_device = optarg; break;
@@ -377,7 +395,14 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 			return bad(i == 0 ? "--output" : i == 1 ? "--json" : "--csv", p, "empty file name");
 	}
 
-	if (sched_getaffinity(0, sizeof allowed, &allowed) < 0) {
+	if (dry_cpus && !o->dry_run)
+		return bad("--dry-run-cpus", dry_cpus_arg, "only with --dry-run (nothing is measured on those CPUs)");
+	if (dry_cpus) {
+		/* the CPUs a guest of that many vCPUs has, not this process's */
+		CPU_ZERO(&allowed);
+		for (i = 0; i < dry_cpus && i < CPU_SETSIZE; i++)
+			CPU_SET(i, &allowed);
+	} else if (sched_getaffinity(0, sizeof allowed, &allowed) < 0) {
 		cb_warn("sched_getaffinity: %s", strerror(errno));
 		return CB_EXIT_FAIL;
 	}

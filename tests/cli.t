@@ -45,7 +45,18 @@ expect 2 "CPU not online" --cpus 4000
 expect 2 "CPU out of range" --cpus 99999
 expect 2 "zero duration" --duration 0
 expect 2 "negative duration" --duration -1
-expect 2 "non-numeric duration" --duration 1s
+expect 2 "non-numeric duration" --duration 1x
+expect 2 "duration, an unknown unit" --duration 5min
+expect 2 "duration, a unit in capitals" --duration 5S
+expect 2 "duration, a unit alone" --duration ms
+expect 2 "duration, a space before the unit" --duration '1 s'
+expect 2 "duration, a sign" --duration +1s
+expect 2 "duration, an exponent" --duration 1e-3
+expect 2 "duration, two units" --duration 1m30s
+expect 2 "duration, zero with a unit" --duration 0ms
+expect 2 "duration 2h: beyond 3600 s once converted" --duration 2h
+expect 2 "duration 3601s" --duration 3601s
+expect 2 "--dry-run-cpus without --dry-run" --dry-run-cpus 2
 expect 2 "NaN duration" --duration nan
 expect 2 "huge duration" --duration 1e9
 expect 2 "zero batch" --batch 0
@@ -62,6 +73,24 @@ expect 2 "message size with junk" --msg-size 64KB
 expect 2 "message size negative" --msg-size -1
 expect 2 "unknown format" --format yaml
 expect 2 "empty --json name" --json ''
+
+# The limit is named after the unit's conversion.
+"$bin" --dry-run --duration 61m >"$tmp/so" 2>"$tmp/se"
+rc=$?
+ok "$([ "$rc" -eq 2 ] && grep -qF "'61m': 3660 s is beyond the limit of 3600 s" "$tmp/se"; echo $?)" \
+	"--duration 61m: exit $rc, the seconds and the limit named: $(cat "$tmp/se")"
+# Durations with units, as cyclictest and fio take them: the JSON keeps
+# seconds (context.duration_s).  --probe measures no cell, so 2m is quick.
+bad=0
+for pair in 20ms=0.02 1.5s=1.5 2m=120 .5=0.5 0.001h=3.6 250000us=0.25 3=3 60m=3600; do
+	d=${pair%%=*} want=${pair#*=}
+	got=$("$bin" --probe --quiet --format json --duration "$d" 2>"$tmp/se" |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["context"]["duration_s"])' 2>>"$tmp/se")
+	python3 -c 'import sys; sys.exit(not abs(float(sys.argv[1]) - float(sys.argv[2])) <= 1e-9)' "${got:-nan}" "$want" ||
+		{ bad=1; diag "--duration $d: duration_s ${got:-none} (want $want): $(head -n1 "$tmp/se" | head -c 200)"; }
+done
+ok "$bad" "--duration 20ms 1.5s 2m .5 0.001h 250000us 3 60m: context.duration_s in seconds"
+rm -f "$tmp/so" "$tmp/se"
 
 # Unwritable outputs are run-time failures, found before measuring.
 "$bin" --duration 0.01 --output /nonexistent/dir/out.json >"$tmp/so" 2>"$tmp/se"
@@ -97,7 +126,16 @@ mkdir "$tmp/dir"
 dry 0 "a good set" "" --clock all --method all --threads 1,max --duration 30 --check all --workload all \
 	--msg-size 1M --output "$tmp/a.txt" --json "$tmp/a.json" --csv "$tmp/a.csv"
 dry 2 "a bad --clock" monotnic --clock monotnic --json "$tmp/a.json"
-dry 2 "a bad --duration" "1s" --duration 1s
+dry 2 "a bad --duration" "1x" --duration 1x
+dry 0 "--duration 500ms" "" --duration 500ms
+dry 2 "--duration 2h" "3600 s" --duration 2h
+# --dry-run-cpus N: the lists judged against CPUs 0..N-1 (a guest's vCPUs),
+# not this process's; a dry run's option only.
+dry 0 "--dry-run-cpus $((ncpu + 2)) --threads $((ncpu + 2))" "" --dry-run-cpus $((ncpu + 2)) --threads $((ncpu + 2)) \
+	--cpus 0-$((ncpu + 1))
+dry 2 "--dry-run-cpus 1 --threads 2" "'2': only 1 CPUs" --dry-run-cpus 1 --threads 2
+dry 2 "--dry-run-cpus 2 --cpus 2" "--cpus '2'" --dry-run-cpus 2 --cpus 2
+dry 2 "--dry-run-cpus 0" "--dry-run-cpus '0'" --dry-run-cpus 0
 dry 2 "more threads than CPUs" "--threads" --threads $((ncpu + 1))
 dry 2 "tsc-rate under 5 s" "tsc-rate" --check tsc-rate --duration 1
 dry 1 "an output in a missing folder" "nope/a.json" --json "$tmp/nope/a.json"

@@ -3,6 +3,7 @@
  * `unit json` prints a JSON document with hostile strings instead, for a
  * real parser to check (tests/unit.t). */
 #include "../bench/clockbench.h"
+#include "../bench/duration.h"
 #include "tap.h"
 
 #include <errno.h>
@@ -130,6 +131,37 @@ static void opts_tests(void)
 	rc2 = cb_parse_opts(&o, 1, second);
 	ok(rc1 == CB_EXIT_USAGE && rc2 == -1 && !o.quiet,
 	   "a usage error inside a cluster (-Zq) leaves nothing to the next parse");
+}
+
+/* ---- durations with units (bench/duration.c) ---- */
+
+static void duration_tests(void)
+{
+	static const struct { const char *in; int good; double sec; } cases[] = {
+		{ "1", 1, 1 }, { "0.5", 1, 0.5 }, { ".5", 1, 0.5 }, { "10s", 1, 10 }, { "500ms", 1, 0.5 },
+		{ "250us", 1, 250e-6 }, { "2m", 1, 120 }, { "1.5s", 1, 1.5 }, { "1h", 1, 3600 }, { "0.001h", 1, 3.6 },
+		{ "0", 1, 0 }, { "0ms", 1, 0 }, { "007s", 1, 7 },
+		{ "", 0, 0 }, { "s", 0, 0 }, { "1x", 0, 0 }, { "1S", 0, 0 }, { "1 s", 0, 0 }, { " 1", 0, 0 },
+		{ "1s ", 0, 0 }, { "+1", 0, 0 }, { "-1", 0, 0 }, { "1e3", 0, 0 }, { "0x10", 0, 0 }, { "inf", 0, 0 },
+		{ "nan", 0, 0 }, { "1.", 0, 0 }, { ".", 0, 0 }, { "1..5", 0, 0 }, { "1m30s", 0, 0 }, { "5min", 0, 0 },
+		{ "1ms2", 0, 0 }, { "1\xc2\xb5s", 0, 0 },
+		{ "0000000000000000000000000000000000000001", 0, 0 }, /* 40 characters of number: too long */
+	};
+	size_t i, bad = 0;
+	double v;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		v = -1;
+		int rc = cb_parse_duration(cases[i].in, &v);
+		if (cases[i].good ? rc != 0 || v != cases[i].sec : rc != -1 || v != -1) {
+			printf("# '%s': rc %d, %.17g s (want %s %.17g)\n", cases[i].in, rc, v,
+			       cases[i].good ? "0," : "-1, untouched", cases[i].good ? cases[i].sec : -1.0);
+			bad++;
+		}
+	}
+	ok(!bad, "durations: bare seconds, us ms s m h, exact (500ms is 0.5); signs, exponents, spaces, two units refused");
+	ok(cb_parse_duration("000000000000000000000000000000000000001", &v) == 0 && v == 1,
+	   "a 39-character number is read");
 }
 
 /* --workload and --msg-size, and the rate arithmetic of a workload row. */
@@ -496,6 +528,7 @@ int main(int argc, char **argv)
 	}
 	hist_tests();
 	opts_tests();
+	duration_tests();
 	workload_tests();
 	json_tests();
 	overhead_tests();
