@@ -262,7 +262,7 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 	};
 	static const char *const check_names[] = { "warps", "tsc", "none", "tsc-rate" };
 	static const char *const workload_names[] = { "tcp-stream", "tcp-rr", "timer", "none" };
-	const char *threads_arg = "1,max", *cpus_arg = NULL, *dry_cpus_arg = NULL;
+	const char *threads_arg = "1,max", *cpus_arg = NULL, *dry_cpus_arg = NULL, *duration_arg = NULL;
 	static unsigned char set[CB_MAX_CPUS + 1];
 	cpu_set_t allowed;
 	int c, i, rc, maxcpu = 0, dry_cpus = 0;
@@ -295,6 +295,7 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 		case 't': threads_arg = optarg; break;
 		case 'C': cpus_arg = optarg; break;
 		case 'd':
+			duration_arg = optarg;
 			if (cb_parse_duration(optarg, &o->duration) < 0)
 				return bad("--duration", optarg,
 					   "not a duration: seconds, or a number with a unit (" CB_DURATION_UNITS ")");
@@ -442,7 +443,7 @@ int cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 	if (o->check_tsc_rate && o->duration < 5) {
 		char v[32];
 		snprintf(v, sizeof v, "%g", o->duration);
-		return bad("--duration", v, "the tsc-rate check needs at least 5 seconds");
+		return bad("--duration", duration_arg ? duration_arg : v, "the tsc-rate check needs at least 5 seconds");
 	}
 	cb_quiet = o->quiet;
 	return -1;

@@ -25,7 +25,7 @@ import tempfile
 import cbhost
 from cbanalysis import runfolder
 from cbanalysis.util import InputError
-from . import frames, kvmtrace, qemu
+from . import duration, frames, kvmtrace, qemu
 from .qemu import RunError
 
 PROG = "bench-guest"
@@ -117,22 +117,28 @@ def parser():
     opt("QEMU", "qemu-system-x86_64", "QEMU binary")
     opt("BACKEND", "qemu", "qemu|libvirt")
     opt("ACCEL", "auto", "auto|kvm|tcg; auto probes KVM with a time-limited boot, else TCG")
-    opt("PROBE_TIMEOUT", "8", "seconds the KVM probe may take")
+    opt("PROBE_TIMEOUT", "8", "how long the KVM probe may take: whole seconds, or with a unit (s, m: 30s, 1m)")
     opt("VCPUS", str(min(online, 4)), "vCPUs [min(online CPUs, 4)]")
     opt("MEM", "256", "guest memory, MiB")
     opt("MACHINE", "q35", "q35|pc|microvm (microvm: acpi=off, results on a 2nd isa-serial)")
     opt("CPU", None, "QEMU CPU model, e.g. host, host,+invtsc, host,-kvmclock, max [host under KVM, max under TCG]")
     opt("HPET", "default", "on|off|default: QEMU's HPET")
     opt("PIN", "1", "1: pin vCPU n to host CPU n; 0: leave them floating")
-    opt("TIMEOUT", "300", "seconds for the whole guest run")
-    opt("APPEND", "", "more kernel parameters, e.g. tsc=unstable")
-    for name, what in (("THREADS", "[1-VCPUS]"), ("DURATION", "[0.5]"), ("CLOCKS", "[all]"),
+    opt("TIMEOUT", "300", "how long the whole guest run may take: whole seconds, or with a unit (s, m, h: 90s, "
+        "5m, 1h; at most 24h)")
+    opt("APPEND", "", "more kernel parameters, e.g. tsc=unstable; its clockbench.* words for the engine (threads, "
+        "duration, ...) override those settings and are checked with them")
+    for name, what in (("THREADS", "[1-VCPUS]"), ("DURATION", "(seconds, or with a unit: us, ms, s, m, h: 500ms, "
+                                                                "1.5s, 2m) [0.5]"), ("CLOCKS", "[all]"),
                        ("METHODS", "[all]"), ("WORKLOADS", "(tcp-stream,tcp-rr,timer, all) [none]"),
                        ("CHECK", "[all]"), ("CPUS", "[-]")):
         opt(name, None, "for the engine in the guest " + what)
     opt("COST", "1", "0|1: the engine's cost estimate")
     opt("OBSERVE", "1", "1: with --trace under TCG, boot a short KVM VM to observe KVM's clock")
-    opt("OBSERVE_SECONDS", "5", "seconds the observer VM runs")
+    opt("OBSERVE_SECONDS", "5", "how long the observer VM runs: whole seconds, or with a unit (s, m: 10s, 1m)")
+    # tests only: skip the engine's dry run, so that a bad engine setting
+    # reaches the guest's own engine (tests/guest/faults.t)
+    p.add_argument("--test-skip-engine-check", action="store_true", help=argparse.SUPPRESS)
     return p
 
 
@@ -169,29 +175,46 @@ def settings(argv):
     a.OBSERVE = int(_one_of("OBSERVE", a.OBSERVE, "0", "1"))
     a.VCPUS = _int_in("VCPUS", a.VCPUS, 1, 64)
     a.MEM = _int_in("MEM", a.MEM, 64, 65536)
-    a.TIMEOUT = _int_in("TIMEOUT", a.TIMEOUT, 1, 86400)
-    a.PROBE_TIMEOUT = _int_in("PROBE_TIMEOUT", a.PROBE_TIMEOUT, 1, 600)
-    a.OBSERVE_SECONDS = _int_in("OBSERVE_SECONDS", a.OBSERVE_SECONDS, 1, 600)
+    # Whole seconds: the result records the limit as an integer (launcher.timeout_s).
+    a.TIMEOUT = _seconds("TIMEOUT", a.TIMEOUT, 86400)
+    a.PROBE_TIMEOUT = _seconds("PROBE_TIMEOUT", a.PROBE_TIMEOUT, 600)
+    a.OBSERVE_SECONDS = _seconds("OBSERVE_SECONDS", a.OBSERVE_SECONDS, 600)
     if a.MACHINE == "microvm" and a.HPET != "default":
         raise Usage("HPET=%s: microvm has no HPET; it applies to q35 and pc" % a.HPET)
     if a.MACHINE == "microvm" and a.BACKEND == "libvirt":
         raise Usage("MACHINE=microvm: BACKEND=libvirt supports q35 and pc")
     if a.CPU is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9,.+=_-]*", a.CPU):
         raise Usage("CPU=%s: expected a QEMU CPU model such as host,+invtsc" % a.CPU)
-    if a.DURATION is not None and not re.fullmatch(r"[0-9]+(\.[0-9]+)?", a.DURATION):
-        raise Usage("DURATION=%s: expected seconds such as 0.5" % a.DURATION)
     a.params = [("cost", a.COST)]
     for name, key in (("THREADS", "threads"), ("DURATION", "duration"), ("CLOCKS", "clock"),
                       ("METHODS", "method"), ("WORKLOADS", "workload"), ("CHECK", "check"), ("CPUS", "cpus")):
         v = getattr(a, name)
         if v is None:
             continue
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9,._-]*", v):
-            raise Usage("%s=%s: expected a list such as 1,2 or monotonic,realtime" % (name, v))
+        if not _list_ok(v):
+            raise Usage("%s=%s: expected a list such as 1,2 or monotonic,realtime" % (name, _cut(v)))
         a.params.append((key, v))
     if "\n" in a.APPEND:
         raise Usage("APPEND: one line only")
+    for w in a.APPEND.split():
+        k, eq, v = w.partition("=")
+        if k[len("clockbench."):] in ENGINE_KEYS and k.startswith("clockbench.") and eq and not _list_ok(v):
+            raise Usage("APPEND: %s: expected a list such as 1,2 or monotonic,realtime" % _cut(w))
     return a
+
+
+def _list_ok(v):
+    """A value /init passes to its engine: one word of letters, digits and , . _ -."""
+    return re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9,._-]*", v) is not None
+
+
+def _seconds(name, v, hi):
+    """A launcher time limit: whole seconds from 1 to hi, units allowed."""
+    try:
+        return duration.seconds(name, v, 1, hi, whole=True,
+                                why_whole="the result records it as an integer, launcher.timeout_s")
+    except duration.DurationError as e:
+        raise Usage(str(e))
 
 
 def check_tools(a):
@@ -235,11 +258,25 @@ def _listdir(d):
 GUEST_ENGINE = (("threads", "--threads", None), ("duration", "--duration", "0.5"), ("check", "--check", "all"),
                 ("clock", "--clock", None), ("method", "--method", None), ("cpus", "--cpus", None),
                 ("workload", "--workload", None))
+ENGINE_KEYS = {key for key, _, _ in GUEST_ENGINE} | {"cost"}
+
+
+def append_params(a):
+    """APPEND's clockbench.KEY=VALUE words for the engine, in order: /init
+    reads the whole command line, the last word of a key winning, and
+    APPEND comes last (kernel_append), so these override the settings."""
+    out = []
+    for w in a.APPEND.split():
+        k, eq, v = w.partition("=")
+        if k.startswith("clockbench.") and k[len("clockbench."):] in ENGINE_KEYS and eq:
+            out.append((k[len("clockbench."):], v))
+    return out
 
 
 def guest_engine_argv(a):
-    """The engine's options in the guest, as /init will build them."""
-    p = dict(a.params)
+    """The engine's options in the guest, as /init will build them from
+    the settings and APPEND's clockbench.* words."""
+    p = dict(a.params + append_params(a))
     argv = []
     for key, opt, default in GUEST_ENGINE:
         v = p.get(key, "1-%d" % a.VCPUS if key == "threads" else default)
@@ -255,33 +292,29 @@ def engine_binary():
 
 
 def check_engine(a):
-    """The guest engine's settings, judged by the engine itself
-    (clockbench --dry-run, the one owner of its option rules) on the CPUs
-    the guest will have: vCPU n is CPU n there, so the check runs on host
-    CPUs 0..VCPUS-1.  Where this process may not use those, the thread and
-    CPU lists go unchecked here (the guest's engine still checks them).
-    Usage with the engine's line; RunError when it cannot be asked."""
+    """The guest engine's settings (APPEND's clockbench.* words included),
+    judged by the engine itself (clockbench --dry-run, the one owner of its
+    option rules) on the CPUs the guest will have: vCPU n is CPU n there,
+    so --dry-run-cpus VCPUS, whatever CPUs this process may use.  Usage
+    with the engine's line; RunError when it cannot be asked.  A bad cost
+    value or an unknown clockbench.* word is /init's to refuse (its stage
+    params), not the engine's."""
+    if a.test_skip_engine_check:
+        return
     binary = engine_binary()
     if not os.access(binary, os.X_OK):
         raise RunError("%s not built (it checks the guest engine's settings): run make" % binary)
-    argv = guest_engine_argv(a)
-    cpus = set(range(a.VCPUS))
-    if cpus <= os.sched_getaffinity(0):
-        def on_guest_cpus():
-            os.sched_setaffinity(0, cpus)
-    else:
-        on_guest_cpus = None
-        drop = {"--threads", "--cpus"}
-        argv = [w for i, w in enumerate(argv) if w not in drop and (i == 0 or argv[i - 1] not in drop)]
+    argv = ["--dry-run", "--dry-run-cpus", str(a.VCPUS)] + guest_engine_argv(a)
     try:
-        r = subprocess.run([binary, "--dry-run"] + argv, stdin=subprocess.DEVNULL, capture_output=True,
-                           text=True, errors="replace", timeout=30, preexec_fn=on_guest_cpus)
+        r = subprocess.run([binary] + argv, stdin=subprocess.DEVNULL, capture_output=True,
+                           text=True, errors="replace", timeout=30)
     except (OSError, subprocess.SubprocessError) as e:
         raise RunError("%s --dry-run: %s" % (binary, e))
     line = (r.stderr.strip().splitlines() or ["exit status %d" % r.returncode])[0]
     line = _cut(line[len("clockbench: "):] if line.startswith("clockbench: ") else line, 200)
     if r.returncode == 2:
-        raise Usage("the guest's engine: %s" % line)
+        words = " ".join("clockbench.%s=%s" % kv for kv in append_params(a))
+        raise Usage("the guest's engine%s: %s" % (" (APPEND: %s)" % _cut(words) if words else "", line))
     if r.returncode != 0:
         raise RunError("%s --dry-run: %s" % (binary, line))
 

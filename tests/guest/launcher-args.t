@@ -43,8 +43,14 @@ expect 2 'MACHINE=virt: expected one of' "MACHINE=virt" MACHINE=virt
 expect 2 'BACKEND=docker: expected one of: qemu libvirt' "BACKEND=docker" BACKEND=docker
 expect 2 'PIN=yes: expected one of: 0 1' "PIN=yes" PIN=yes
 expect 2 'HPET=maybe: expected one of' "HPET=maybe" HPET=maybe
-expect 2 'TIMEOUT=0: expected an integer from 1' "TIMEOUT=0" TIMEOUT=0
-expect 2 'DURATION=1s: expected seconds' "DURATION=1s" DURATION=1s
+expect 2 'TIMEOUT=0: 0 s: expected from 1 s to 86400 s' "TIMEOUT=0" TIMEOUT=0
+expect 2 'TIMEOUT=25h: 90000 s: expected from 1 s to 86400 s$' "TIMEOUT=25h: the limit after the unit" TIMEOUT=25h
+expect 2 'TIMEOUT=1.5s: 1.5 s: expected whole seconds' "TIMEOUT=1.5s: whole seconds" TIMEOUT=1.5s
+expect 2 'TIMEOUT=5 m: not a duration: .*us, ms, s, m, h' "TIMEOUT with a space" 'TIMEOUT=5 m'
+expect 2 'PROBE_TIMEOUT=11m: 660 s: expected from 1 s to 600 s' "PROBE_TIMEOUT=11m" PROBE_TIMEOUT=11m
+expect 2 'OBSERVE_SECONDS=5x: not a duration' "OBSERVE_SECONDS=5x" OBSERVE_SECONDS=5x
+expect 2 "the guest's engine: --duration '1x': not a duration" "DURATION=1x, by the engine" DURATION=1x
+expect 2 "the guest's engine: --duration '2h': 7200 s is beyond the limit of 3600 s" "DURATION=2h, by the engine" DURATION=2h
 expect 2 'THREADS=1;reboot: expected a list' "THREADS with a shell metacharacter" 'THREADS=1;reboot'
 expect 2 'CLOCKS=mono tonic: expected a list' "CLOCKS with a space" 'CLOCKS=mono tonic'
 expect 2 'WORKLOADS=tcp-stream;reboot: expected a list' "WORKLOADS with a shell metacharacter" 'WORKLOADS=tcp-stream;reboot'
@@ -103,6 +109,48 @@ KERNEL=$fake INITRAMFS=$fake QEMU=true ACCEL=tcg VCPUS=1 THREADS=1 "$launch" --c
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ ! -s "$tmp/stdout" ] && [ ! -e "$tmp/results" ]; echo $?)" \
 	"--check-only with good settings: exit $rc, silent, nothing made"
+# checks WHAT VAR=VALUE...: --check-only passes those settings: exit 0, silent.
+checks() {
+	local what=$1 rc
+	shift
+	env KERNEL="$fake" INITRAMFS="$fake" QEMU=true ACCEL=tcg "$@" "$launch" --check-only --results "$tmp/results" \
+		--run-id run1 >"$tmp/stdout" 2>&1
+	rc=$?
+	ok "$([ "$rc" -eq 0 ] && [ ! -s "$tmp/stdout" ] && [ ! -e "$tmp/results" ]; echo $?)" \
+		"--check-only, $what: exit $rc, silent$([ ! -s "$tmp/stdout" ] || echo ": $(head -n1 "$tmp/stdout")")"
+}
+checks "DURATION=500ms TIMEOUT=5m PROBE_TIMEOUT=30s OBSERVE_SECONDS=1m: units" DURATION=500ms TIMEOUT=5m \
+	PROBE_TIMEOUT=30s OBSERVE_SECONDS=1m
+# More vCPUs than this process may use: the guest's lists are still judged,
+# against vCPUs 0..VCPUS-1 (the engine's --dry-run-cpus).
+big=$(($(nproc) + 2))
+checks "VCPUS=$big THREADS=$big CPUS=0-$((big - 1)), beyond the host's $(nproc) CPUs" VCPUS=$big THREADS=$big \
+	CPUS=0-$((big - 1))
+expect 2 "the guest's engine: --threads '$((big + 1))': only $big CPUs are allowed" \
+	"THREADS=$((big + 1)) with VCPUS=$big, beyond the host's CPUs" VCPUS=$big THREADS=$((big + 1)) QEMU=false
+expect 2 "the guest's engine: --cpus '$big': CPU $big is not" "CPUS=$big with VCPUS=$big" VCPUS=$big CPUS=$big QEMU=false
+# APPEND's clockbench.* engine words override the settings (the last word
+# wins in /init): they are judged with them.
+expect 2 "the guest's engine \(APPEND: clockbench.threads=0\): --threads '0'" "APPEND=clockbench.threads=0" \
+	APPEND=clockbench.threads=0 QEMU=false
+expect 2 "the guest's engine \(APPEND: clockbench.duration=3x\): --duration '3x'" \
+	"APPEND's duration over a good DURATION" DURATION=1 APPEND='tsc=unstable clockbench.duration=3x' QEMU=false
+expect 2 "the guest's engine \(APPEND: clockbench.threads=4\): --threads '4': only 2 CPUs" \
+	"APPEND's threads over a good THREADS" VCPUS=2 THREADS=1 APPEND=clockbench.threads=4 QEMU=false
+expect 2 "APPEND: clockbench.cpus=0;reboot: expected a list" "APPEND with a shell metacharacter in an engine word" \
+	'APPEND=clockbench.cpus=0;reboot' QEMU=false
+checks "APPEND=clockbench.duration=200ms clockbench.threads=1: good engine words" \
+	APPEND='clockbench.duration=200ms clockbench.threads=1'
+# The tests' hook that lets a bad engine word reach the guest's engine
+# (tests/guest/faults.t) skips that check, and only that one.
+env KERNEL="$fake" INITRAMFS="$fake" QEMU=true ACCEL=tcg APPEND=clockbench.threads=0 "$launch" --check-only \
+	--test-skip-engine-check --results "$tmp/results" --run-id run1 >"$tmp/stdout" 2>&1
+rc1=$?
+env KERNEL="$fake" INITRAMFS="$fake" QEMU=true ACCEL=tcg VCPUS=0 "$launch" --check-only \
+	--test-skip-engine-check --results "$tmp/results" --run-id run1 >"$tmp/stdout" 2>&1
+rc2=$?
+ok "$([ "$rc1" -eq 0 ] && [ "$rc2" -eq 2 ]; echo $?)" \
+	"--test-skip-engine-check: a bad engine word passes (exit $rc1), VCPUS=0 still refused (exit $rc2)"
 
 # KVM_DEV stands in for /dev/kvm so that a host with KVM can test its absence.
 expect 2 "ACCEL=kvm: $tmp/kvm: no such device \\(load kvm_intel or kvm_amd, or use ACCEL=tcg\\)" \

@@ -20,7 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 export TMPDIR=$tmp
-[ -x bench/clockbench ] || skip_all "bench/clockbench not built" 46
+[ -x bench/clockbench ] || skip_all "bench/clockbench not built" 60
 
 export CB_CS_DIR=$tmp/cs CB_STATE_DIR=$tmp/state CB_KVM_DEV=$tmp/kvm
 mkdir -p "$CB_CS_DIR" "$tmp/results"
@@ -80,7 +80,17 @@ refused "CLOCKS=monotnic" monotnic CLOCKS=monotnic "${compare[@]}"
 # Without KERNEL, where /boot lacks the running kernel's image, compare
 # names a stand-in: said only once the settings have passed.
 refused "CLOCKS=monotnic, no KERNEL given" monotnic env -u KERNEL CLOCKS=monotnic "${compare[@]}"
-refused "DURATION=1s" 1s DURATION=1s "${compare[@]}"
+refused "DURATION=1x" 1x DURATION=1x "${compare[@]}"
+refused "DURATION=2h, beyond 3600 s once converted" "3600 s" DURATION=2h "${compare[@]}"
+refused "TSC_RATE_SECONDS=1x" 'TSC_RATE_SECONDS=1x' TSC_RATE_SECONDS=1x "${compare[@]}"
+refused "TSC_RATE_SECONDS=4500ms, under the check's 5 s" 'TSC_RATE_SECONDS=4500ms' TSC_RATE_SECONDS=4500ms "${compare[@]}"
+refused "TIMEOUT=1x" 'TIMEOUT=1x' TIMEOUT=1x "${compare[@]}"
+# The guest's engine words in APPEND override THREADS and the others: they
+# are judged too, on the guest's VCPUS even beyond this process's CPUs.
+big=$(($(nproc) + 2))
+refused "APPEND=clockbench.threads=0" "clockbench.threads=0" APPEND=clockbench.threads=0 "${compare[@]}"
+refused "VCPUS=$big, APPEND=clockbench.threads=$((big + 1))" "'$((big + 1))'" VCPUS=$big \
+	APPEND=clockbench.threads=$((big + 1)) "${compare[@]}"
 refused "THREADS=$threads, beyond the $(nproc) CPUs allowed" "'$threads'" THREADS="$threads" "${compare[@]}"
 refused "WORKLOADS=bogus" bogus WORKLOADS=bogus "${compare[@]}"
 refused "TSC_RATE_SECONDS=99999" 'TSC_RATE_SECONDS=99999' TSC_RATE_SECONDS=99999 "${compare[@]}"
@@ -132,6 +142,25 @@ ok "$([ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ] && [ -z "$(untouched)" ]; echo $?)"
 env "${base[@]}" host-scripts/bench-guest --check-only --results "$tmp/results" --run-id run1 >"$tmp/out" 2>&1
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ] && [ -z "$(untouched)" ]; echo $?)" "bench-guest --check-only, good settings: exit $rc, no output, nothing made$(head -c 200 "$tmp/out")"
+# Durations with units pass both checks (the engine reads them, the
+# launcher's own limits too), and so do more vCPUs than this process may
+# use, their lists judged on the guest's CPUs.
+units=(DURATION=500ms TSC_RATE_SECONDS=1m TIMEOUT=5m PROBE_TIMEOUT=30s)
+reset
+env "${base[@]}" "${units[@]}" host-scripts/bench-host --check-only >"$tmp/out" 2>&1
+rc1=$?
+env "${base[@]}" "${units[@]}" VCPUS=$big THREADS=1 APPEND="clockbench.threads=$big clockbench.duration=200ms" \
+	host-scripts/bench-guest --check-only --results "$tmp/results" --run-id run1 >>"$tmp/out" 2>&1
+rc2=$?
+ok "$([ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] && [ ! -s "$tmp/out" ] && [ -z "$(untouched)" ]; echo $?)" \
+	"${units[*]}, VCPUS=$big with APPEND's threads=$big: both checks pass (exits $rc1 $rc2), silent$(head -c 200 "$tmp/out")"
+# The preflight passes DURATION=500ms, and the run measures 0.5 s cells.
+reset
+env "${base[@]}" GUEST=0 DURATION=500ms host-scripts/compare "$tmp/results" units >"$tmp/out" 2>"$tmp/err"
+rc=$?
+ok "$([ "$rc" -eq 0 ] && python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["context"]["duration_s"] != 0.5)' \
+	"$tmp/results/units/host-tsc.json"; echo $?)" \
+	"compare DURATION=500ms GUEST=0: exit $rc, host-tsc.json's context.duration_s 0.5$([ "$rc" -eq 0 ] || echo ": $(tail -n1 "$tmp/err" | head -c 200)")"
 
 # Two compares started together (both held at the clocksource lock until
 # each is refused or waiting): one refused at once with nothing made, the
@@ -190,7 +219,7 @@ ok "$([ -n "$lost" ] && [ "${rcs[$([ "$lost" = a ] && echo 0 || echo 1)]}" -eq 1
 
 # The real clocksource, as root with DESTRUCTIVE=1 only: the kernel's count
 # of switches is the same after each bad setting.
-real=(CLOCKS=monotnic DURATION=1s KERNEL=/boot/vmlinuz-6.99 TSC_RATE_SECONDS=99999)
+real=(CLOCKS=monotnic DURATION=1x KERNEL=/boot/vmlinuz-6.99 TSC_RATE_SECONDS=99999)
 if [ "$(id -u)" -ne 0 ] || [ "${DESTRUCTIVE:-0}" != 1 ]; then
 	for s in "${real[@]}"; do skip "$s on the real clocksource: needs root and DESTRUCTIVE=1"; done
 elif ! dmesg >/dev/null 2>&1; then
