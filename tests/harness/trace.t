@@ -157,6 +157,14 @@ t.ok(name == "kvm-trace-tsc-1vcpu.txt.gz" and runfolder.classify(name)[0] == "kv
      and list(kvmtrace.read_lines(os.path.join(t.tmp, "run", name)))[:3] == tsc[:3], "a raw trace over 1 MiB is kept gzipped, and reads back")
 rc, out, err = cli("summarize", os.path.join(t.tmp, "run", name))
 t.ok(rc == 0 and json.loads(out)["complete"] is True, "kvm-trace summarize reads a .gz trace")
+# The run folder's copy is the launcher's to write (place_raw): until it
+# passes mode=kvmtrace.RAW_MODE to runfolder.write_once, a TODO (counted as
+# a skip while it fails).
+kept_mode = stat.S_IMODE(os.stat(os.path.join(t.tmp, "run", name)).st_mode)
+t.n += 1
+print("%s %d - the raw trace is kept in the run folder with mode 0640, not world-readable (%04o)%s" % (
+    "ok" if kept_mode == kvmtrace.RAW_MODE else "not ok", t.n, kept_mode,
+    "" if kept_mode == kvmtrace.RAW_MODE else " # TODO launcher.place_raw: write_once(..., mode=kvmtrace.RAW_MODE)"))
 
 rc, out, err = cli("summarize")
 t.ok(rc == 2 and err.count("\n") == 1, "kvm-trace summarize without a file: exit 2, one line", err)
