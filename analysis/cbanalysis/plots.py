@@ -1,8 +1,13 @@
 """plots.py: the report's pictures (ns per call against threads and vCPUs, and each clocksource against tsc), with gnuplot.
 
-Every picture colours a clocksource the same way (colour()), draws on log
-scales with 1-2-5 ticks, and leaves the data it drew beside it (NAME.dat,
-tab-separated, one block per series) for a reader to check or re-plot.
+Every picture colours a clocksource the same way (colour()), draws y on a
+log scale where the figures span a decade or more and on a linear one from
+0 where they do not, with at least MIN_TICKS labelled ticks either way
+(yaxis()); a picture of one x value (every guest of one vCPU count) is
+points side by side with their figures, not a line; one made only of
+emulated rows says so in its title. Each leaves the data it drew beside it
+(NAME.dat, tab-separated, one block per series) for a reader to check or
+re-plot.
 
 No string of a result is gnuplot code: every name from a result (run ids,
 clocksources, backends, labels of series and bars) reaches gnuplot only in
@@ -233,25 +238,61 @@ def charts(measurements, multi_run, baseline):
             ("guest-ns-vs-threads", series_guest_threads(measurements, multi_run),
              "threads in the guest (each pinned to its own vCPU, all reading)", "Guests, by threads", "guest")):
         title = "%s: CLOCK_MONOTONIC (vdso method), median ns per call, by host clocksource" % what
-        c = Chart(title, xl, "ns per call (median), log scale", series=series) if series else None
+        if series and all(s.emulated for s in series):
+            title += "\n" + EMULATED_TITLE
+        c = Chart(title, xl, "ns per call (median)", series=series) if series else None
         out.append((name, c, "No %s data for `%s`." % (miss, name)))
     return out
 
 
-def ytics(lo, hi):
+EMULATED_TITLE = "EMULATED: every figure here is QEMU TCG's, an emulator's timings, not a hypervisor's cost"
+MIN_TICKS = 4  # labelled ticks on a y axis, at least
+FINE = (1, 1.5, 2, 3, 5, 7)  # a log axis's ticks where 1-2-5 would label fewer than MIN_TICKS
+
+
+def ytics(lo, hi, steps=None):
     """Log-axis ticks covering [lo, hi], one step beyond each end: 1-2-5 per
-    decade over up to four decades, 1-3 beyond (readable, not crowded)."""
+    decade over up to four decades, 1-3 beyond (readable, not crowded);
+    FINE where 1-2-5 gives fewer than MIN_TICKS."""
+    if steps is None:
+        out = ytics(lo, hi, (1, 2, 5) if hi / lo <= 1e4 else (1, 3))
+        return out if len(out) >= MIN_TICKS else ytics(lo, hi, FINE)
     out, dec = [], 10.0 ** math.floor(math.log10(lo))
-    steps = (1, 2, 5) if hi / lo <= 1e4 else (1, 3)
     while not out or out[-1] < hi:
         for m in steps:
-            out.append(m * dec)
+            out.append(float("%.12g" % (m * dec)))
         dec *= 10
     while len(out) > 1 and out[1] <= lo:
         out.pop(0)
     while len(out) > 1 and out[-2] >= hi:
         out.pop()
     return out
+
+
+def linear_tics(hi):
+    """Linear-axis ticks from 0 to just past hi (> 0): a step of 1, 2, 2.5
+    or 5 times a power of ten, 4 (MIN_TICKS) to 7 ticks."""
+    top = hi * 1.1  # room above the highest point and its label
+    raw = top / 6  # a step of raw to 2 x raw: 4 to 7 ticks
+    step = 10.0 ** math.floor(math.log10(raw))
+    step *= next(m for m in (1, 2, 2.5, 5, 10) if m * step >= raw)
+    n = int(math.ceil(top / step - 1e-9))
+    return [round(i * step, 12) for i in range(max(n, MIN_TICKS - 1) + 1)]
+
+
+def yaxis(vals, log=None):
+    """The y axis for figures vals (all > 0): (log, ticks, lo, hi). A log
+    axis where they span a decade or more (or log=True), its ticks by
+    ytics(); else a linear one from 0 (a figure's zero, so heights compare
+    truly), its ticks by linear_tics()."""
+    lo, hi = min(vals), max(vals)
+    if log is None:
+        log = hi / lo >= 10
+    if log:
+        yt = ytics(lo, hi)
+        return True, yt, yt[0], yt[-1]
+    yt = linear_tics(hi)
+    return False, yt, 0, yt[-1]
 
 
 def tick_label(v):
@@ -316,12 +357,6 @@ def _bar_places(chart):
     return out
 
 
-def _range(vals):
-    yt = ytics(min(vals), max(vals))
-    lo, hi = (yt[0], yt[-1]) if len(yt) > 1 else (yt[0] / 2, yt[0] * 2)
-    return yt, lo, hi
-
-
 def script(chart, fmt, out, datafile):
     """The gnuplot script drawing chart from datafile into out (fmt png or
     svg).  It holds no string of a result: those are in datafile (titles
@@ -334,23 +369,39 @@ def script(chart, fmt, out, datafile):
     else:
         lines.append("set terminal svg size %d,640 dynamic noenhanced font 'sans,11'" % width)
     df = _str(datafile)
-    lines += ["set output %s" % _str(out), "set title %s" % _str(chart.title),
-              "set ylabel %s" % _str(chart.ylabel), "set datafile separator \"\\t\"",
-              "set logscale y 10", "set grid ytics", "set key tmargin center horizontal maxcols 3"]
-    plots = []
     if chart.series:
         xs = sorted({x for s in chart.series for x, _ in s.pts})
-        yt, lo, hi = _range([y for s in chart.series for _, y in s.pts])
+        log, yt, lo, hi = yaxis([y for s in chart.series for _, y in s.pts])
+        ylabel = chart.ylabel + (", log scale" if log else ", linear from 0")
+    else:
+        r = [b[2] / b[3] for b in chart.bars] + [1.0]
+        log, yt, lo, hi = yaxis([min(r) / 1.6, max(r) * 1.6], log=True)  # room for the labels; 1.0 never an edge
+        ylabel = chart.ylabel
+    lines += ["set output %s" % _str(out), "set title %s" % _str(chart.title),
+              "set ylabel %s" % _str(ylabel), "set datafile separator \"\\t\""]
+    lines += ["set logscale y 10"] if log else []
+    lines += ["set grid ytics", "set key tmargin center horizontal maxcols 3"]
+    plots = []
+    if chart.series:
         lines += ["set xlabel %s" % _str(chart.xlabel), "set logscale x 2", "set grid xtics",
                   "set xrange [%g:%g]" % (xs[0] / 1.5, xs[-1] * 1.5),
                   "set xtics (%s)" % ", ".join("'%d' %d" % (x, x) for x in xs)]
+        n = len(chart.series)
         for i, s in enumerate(chart.series):
-            style = "linespoints lw 2 pt %d ps 1.2 lc rgb %s" % (POINTS[s.variant % len(POINTS)], _str(colour(s.cs)))
-            plots.append("%s index %d using 1:2 with %s%s title columnheader(2)"
-                         % (df, i, style, " dt 2" if s.emulated else ""))
+            lc = "lc rgb %s" % _str(colour(s.cs))
+            pt = POINTS[s.variant % len(POINTS)]
+            if len(xs) > 1:
+                plots.append("%s index %d using 1:2 with linespoints lw 2 pt %d ps 1.2 %s%s title columnheader(2)"
+                             % (df, i, pt, lc, " dt 2" if s.emulated else ""))
+                continue
+            # One x value: no line to draw; the series' points side by
+            # side (a log-2 step apart each), each with its figure.
+            f = 2.0 ** ((i - (n - 1) / 2.0) * min(0.15, 0.7 / max(n - 1, 1)))
+            plots.append("%s index %d using ($1*%g):2 with points pt %d ps 1.8 %s title columnheader(2)"
+                         % (df, i, f, pt, lc))
+            plots.append("%s index %d using ($1*%g):2:(sprintf('%%.4g', $2)) with labels offset char 0,1.2 "
+                         "font ',9' notitle" % (df, i, f))
     else:
-        r = [b[2] / b[3] for b in chart.bars] + [1.0]
-        yt, lo, hi = _range([min(r) / 1.6, max(r) * 1.6])  # room for the labels; 1.0 never an edge
         css = _bar_css(chart)
         w = min(0.8 / len(css), 0.3)
         lines += ["set xrange [-0.6:%g]" % (len(chart.groups) - 0.4), "set style fill solid 0.85 border -1",

@@ -448,6 +448,9 @@ def detail_tables(ms, outdir):
     return out
 
 
+ONE_X = {"ns-vs-threads": "thread count", "ns-vs-vcpus": "vCPU count", "guest-ns-vs-threads": "thread count"}
+
+
 def plot_section(ms, outdir, multi, want_plots, warn):
     out = ["## Plots", ""]
     if not want_plots:
@@ -462,9 +465,15 @@ def plot_section(ms, outdir, multi, want_plots, warn):
             continue
         plots.plot(chart, os.path.join(outdir, name))
         made.append(name)
-        out += ["![%s](%s.png)" % (chart.title, name), "", "[SVG](%s.svg), [data](%s.dat)" % (name, name), ""]
+        links = "[SVG](%s.svg), [data](%s.dat)" % (name, name)
+        xs = sorted({x for s in chart.series for x, _ in s.pts})
+        if len(xs) == 1:
+            links += "; one %s (%d) in these results: the figures as points, no line to draw" % (
+                ONE_X.get(name, "x value"), xs[0])
+        out += ["![%s](%s.png)" % (chart.title.replace("\n", " "), name), "", links, ""]
     if any(m.emulated for m in ms if m.kind == "guest") and {"ns-vs-vcpus", "guest-ns-vs-threads"} & set(made):
-        out += ["Dashed lines marked [EMULATED: tcg] are QEMU TCG runs: an emulator's timings, not a hypervisor's.", ""]
+        out += ["Lines (dashed) and points marked [EMULATED: tcg] are QEMU TCG runs: an emulator's timings, not a "
+                "hypervisor's; a plot of nothing else says so in its title.", ""]
     return out
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""plots.t: PNG and SVG plots drawn, not empty, embedded; one colour per clocksource in every plot script, log
-scales with readable ticks, guests over threads, the headline picture's ratios to tsc (from its data file);
-a missing gnuplot skips them without failing."""
+"""plots.t: PNG and SVG plots drawn, not empty, embedded; one colour per clocksource in every plot script; y axes
+a person can read (4+ labelled ticks, log only over a decade, linear from 0 below); one x value drawn as points,
+not a line; emulated-only plots titled so; guests over threads, the headline picture's ratios to tsc (from its
+data file); a missing gnuplot skips them without failing."""
 import json
 import os
 import re
@@ -11,7 +12,7 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import BEFORE, LAB, ROOT, WL, Tap, read, run, with_null_rows  # noqa: E402
+from taplib import AFTER, BEFORE, LAB, NEW, ROOT, WL, Tap, read, run, with_null_rows  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 from cbanalysis import load, plots, report  # noqa: E402
@@ -62,12 +63,12 @@ t.ok(len(set(fixed)) == 4 and all(re.fullmatch(r"#[0-9a-f]{6}", c) for c in fixe
      (fixed, seen))
 
 # Every series and bar in every plot script takes its clocksource's colour.
-used, bad, logy = {}, [], []
+used, bad = {}, []
 sc = scripts([BEFORE, LAB]) + scripts([WL])
 for name, text, chart in sc:
     plot = next(ln for ln in text.splitlines() if ln.startswith("plot "))
     if chart.series:
-        found = re.findall(r'index (\d+) using 1:2 with linespoints [^,]*?lc rgb "(#[0-9a-f]{6})"', plot)
+        found = re.findall(r'index (\d+) using (?:1|\(\$1\*[0-9.e+-]+\)):2 with (?:linespoints|points) [^,]*?lc rgb "(#[0-9a-f]{6})"', plot)
         pairs = [(chart.series[int(i)].cs, c) for i, c in found]
         if len(found) != len(chart.series):
             bad.append("%s: %d of %d series coloured" % (name, len(found), len(chart.series)))
@@ -81,19 +82,89 @@ for name, text, chart in sc:
         pairs = [(cs or "tsc", c) for cs, c in pairs]
     for cs, c in pairs:
         used.setdefault(cs, set()).add(c)
-    if "set logscale y 10" not in text or not re.search(r"^set ytics \('", text, re.M):
-        logy.append(name)
 t.ok(not bad and set(used) >= {"tsc", "hpet"} and all(c == {plots.colour(cs)} for cs, c in used.items()),
      "each clocksource has one colour across every plot script (%s)" % ", ".join(sorted({n for n, _, _ in sc})),
      "\n".join(bad) + repr(used))
-t.ok(len(sc) == 8 and not logy, "every plot script (%d) draws y on a log scale with explicit ticks" % len(sc), logy)
+
+
+def yaxis_of(text):
+    """A plot script's y axis: (log, [(label, value)], lo, hi)."""
+    tics = re.search(r"^set ytics \((.*)\)$", text, re.M)
+    rng = re.search(r"^set yrange \[([^:]+):([^\]]+)\]$", text, re.M)
+    pairs = [(a, float(b)) for a, b in re.findall(r"'([^']*)' ([0-9.e+-]+)", tics.group(1))] if tics else []
+    return ("set logscale y 10" in text, pairs, float(rng.group(1)) if rng else None, float(rng.group(2)) if rng else None)
+
+
+def unreadable(name, chart, text):
+    """Why a plot's y axis is not readable, or None: fewer than 4 labelled ticks inside its range, a point
+    outside it, labels repeated, or a log axis for figures within a decade (a linear one for more)."""
+    log, pairs, lo, hi = yaxis_of(text)
+    ys = [y for s in chart.series for _, y in s.pts] or [b[2] / b[3] for b in chart.bars]
+    inside = [v for _, v in pairs if lo is not None and lo <= v <= hi]
+    if len(inside) < 4:
+        return "%s: %d labelled ticks in [%s, %s]: %s" % (name, len(inside), lo, hi, pairs)
+    if len({a for a, _ in pairs}) != len(pairs):
+        return "%s: a tick label twice: %s" % (name, pairs)
+    if not all(lo <= y <= hi for y in ys):
+        return "%s: a figure outside [%s, %s]" % (name, lo, hi)
+    if chart.series and log != (max(ys) / min(ys) >= 10):
+        return "%s: %s axis for figures %g..%g" % (name, "log" if log else "linear", min(ys), max(ys))
+    return None
+
+
+VM = os.path.join(ROOT, "results", "20261130-174842-vm")  # a real run: host 27.7-32.8 ns, TCG guests, 2 vCPUs
+every = [(r, n, txt, c) for r in ([BEFORE], [AFTER], [LAB], [NEW], [WL], [BEFORE, LAB]) + (([VM],) if os.path.isdir(VM) else ())
+         for n, txt, c in scripts(r)]
+# The issue's axis (20 to 50 ns, two labels) and a headline of bars near 1.0 (0.5, 1, 2: three labels).
+narrow = plots.Chart("t", "x", "y", series=[plots.Series("a", "tsc", [(1, 27.7), (2, 27.8)]),
+                                            plots.Series("b", "kvm-clock", [(1, 32.8), (2, 30.7)])])
+close = plots.Chart("t", "", "y", groups=[("host", "read ns")], bars=[(0, "hpet", 105.0, 100.0, "ns")])
+every += [(["synthetic"], n, plots.script(c, "svg", "/dev/null", "x.dat"), c) for n, c in (("narrow", narrow), ("close", close))]
+why = [w for w in (unreadable("%s %s" % ("+".join(map(os.path.basename, r)), n), c, txt) for r, n, txt, c in every) if w]
+t.ok(len(every) >= 20 and not why,
+     "every plot's y axis (%d scripts: fixtures, a real run, 20-50 ns, bars near 1.0): 4+ labelled ticks in range, "
+     "every figure inside, log only over a decade or more, else linear from 0" % len(every), "\n".join(why))
+t.ok(yaxis_of(plots.script(narrow, "svg", "/dev/null", "x.dat"))[0] is False
+     and [v for _, v in yaxis_of(plots.script(narrow, "svg", "/dev/null", "x.dat"))[1]] == [0, 10, 20, 30, 40]
+     and "linear from 0" in plots.script(narrow, "svg", "/dev/null", "x.dat"),
+     "27.7-32.8 ns: a linear axis 0, 10, 20, 30, 40, its label saying so",
+     yaxis_of(plots.script(narrow, "svg", "/dev/null", "x.dat")))
+
+# One x value (every guest of one vCPU count): points side by side, each with its figure; never a line.
+single, bad = 0, []
+for r, n, txt, c in every:
+    if not c.series or len({x for s in c.series for x, _ in s.pts}) != 1:
+        continue
+    single += 1
+    plot = next(ln for ln in txt.splitlines() if ln.startswith("plot "))
+    drawn = re.findall(r"using \(\$1\*([0-9.e+-]+)\):2 with points ", plot)
+    labels = re.findall(r"using \(\$1\*([0-9.e+-]+)\):2:\(sprintf\('%\.4g', \$2\)\) with labels ", plot)
+    if "lines" in plot or len(drawn) != len(c.series) or len(set(drawn)) != len(drawn) or sorted(labels) != sorted(drawn):
+        bad.append("%s %s: %s" % ("+".join(map(os.path.basename, r)), n, plot[:300]))
+t.ok(single >= 5 and not bad, "a plot of one x value (%d: ns-vs-vcpus of one vCPU count, a 1-thread guest): "
+     "points apart, each labelled with its figure, no line" % single, "\n".join(bad))
+
+# A guest plot made only of emulated (TCG) rows says so in its title; one with a real row does not.
+emu, bad = 0, []
+for r, n, txt, c in every:
+    if not c.series:
+        continue
+    all_emu = all(s.emulated for s in c.series)
+    mark = "EMULATED: every figure here is QEMU TCG"
+    titled = mark in c.title and mark in next((ln for ln in txt.splitlines() if ln.startswith("set title ")), "")
+    emu += all_emu
+    if all_emu != titled or ("EMULATED" in c.title) != all_emu:
+        bad.append("%s %s: %d of %d series emulated, title %r" % ("+".join(map(os.path.basename, r)), n,
+                                                                  sum(s.emulated for s in c.series), len(c.series), c.title))
+t.ok(emu >= 4 and not bad, "a plot of emulated rows only (%d) says EMULATED (QEMU TCG) in its title; others do not" % emu,
+     "\n".join(bad))
 t.ok(plots.ytics(25, 1500) == [20, 50, 100, 200, 500, 1000, 2000]
      and plots.ytics(20, 300000) == [10, 30, 100, 300, 1000, 3000, 10000, 30000, 100000, 300000]
      and [plots.tick_label(v) for v in (0.05, 1.0, 1500.0, 1e6)] == ["0.05", "1", "1500", "1000000"],
      "ticks: 1-2-5 per decade, 1-3 over more than four decades, written without exponents")
 
 if not shutil.which(os.environ.get("GNUPLOT", "gnuplot")):
-    for _ in range(10):
+    for _ in range(11):
         t.skip("gnuplot not installed (Debian: gnuplot-nox)")
 else:
     out = os.path.join(t.tmp, "p")
@@ -122,6 +193,11 @@ else:
     md = read(os.path.join(out, "report.md"))
     t.ok(all("](%s.png)" % n in md and "(%s.svg)" % n in md and "(%s.dat)" % n in md for n in NAMES),
          "every plot embedded (PNG) and linked (SVG, data) in report.md")
+    alts = [ln for ln in md.splitlines() if ln.startswith("![")]
+    t.ok(len(alts) == 4 and all(re.fullmatch(r"!\[[^\]]+\]\([a-z-]+\.png\)", a) for a in alts)
+         and "[data](ns-vs-vcpus.dat); one vCPU count (2) in these results: the figures as points, no line to draw" in md
+         and "one thread count" not in md,
+         "report.md: each picture one line; a plot of one x value says so beside its links", alts)
     # Read costs alone (no workloads): the host and the guest at 1 thread.
     h = blocks(os.path.join(out, "headline.dat"))
     rows = {r[5]: r for r in h.get("clocksource hpet", [])}
