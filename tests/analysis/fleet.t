@@ -95,8 +95,8 @@ ok "$([ "$rc" -ne 0 ] && grep -q "clockbench_0_amd64.deb: no such package on the
 
 # Package mode for real, on this machine.
 why=
-if [ "$(id -u)" -ne 0 ]; then
-	why="package mode installs on this machine: root only"
+if ! destructive; then
+	why="package mode installs the package on this machine: root and DESTRUCTIVE=1 only"
 elif dpkg -s clockbench >/dev/null 2>&1; then
 	why="a clockbench package is already installed here: not touched"
 elif ! command -v dpkg-buildpackage >/dev/null || ! command -v dh >/dev/null || ! command -v help2man >/dev/null; then
