@@ -172,30 +172,80 @@ def render_work(work, hosts, excluded=0):
     return lines
 
 
-def states_given(pairs):
-    out = []
-    for i, (label, ns) in enumerate(pairs):
-        out.append(State(label, ns, "given (--ns)"))
-    for st in out[1:]:
-        st.baseline = out[0]
+def is_tsc(label):
+    return label.strip().lower() == "tsc"
+
+
+def given_baseline(pairs):
+    """The state given as tsc (--ns tsc=NS), whatever its place, or None."""
+    for label, ns in pairs:
+        if is_tsc(label):
+            return State(label, ns, "given (--ns)")
+    return None
+
+
+def tsc_state(measurements, named=True):
+    """The host on tsc among measurements (not emulated, a median known) as
+    a State to plan given states against, its run named in the label when
+    named; a guest on a tsc host where no host was measured; else None."""
+    for kind in ("host", "guest"):
+        for m in measurements:
+            if m.kind != kind or m.host_cs != "tsc" or m.emulated:
+                continue
+            rows = m.headline()
+            if not rows or rows[-1].median is None:
+                continue
+            r = rows[-1]
+            what = "host on tsc" if kind == "host" else "%s, host on tsc" % m.where
+            st = State("%s (%s)" % (what, m.run) if named else what, r.median,
+                       "measured: %s/%s, monotonic vdso, %d thread%s, median" % (
+                           m.run, os.path.basename(m.path), r.threads, "" if r.threads == 1 else "s"))
+            st.cs = "tsc"
+            return st
+    return None
+
+
+def baseline_note(base, results=None):
+    """One line saying what the states given by hand are planned against:
+    base (a State) or, without one, that a tsc figure is needed (results:
+    the folder whose newest runs had none)."""
+    if base is None:
+        where = " (none of the newest runs under %s has a host on tsc)" % cut(results) if results else ""
+        return ("no tsc baseline for the states given%s: their extra cores against tsc are not shown; give the tsc "
+                "read's cost with --ns tsc=NS, or a run folder measured on tsc" % where)
+    if base.source.startswith("given"):
+        return "the states given are planned against tsc = %.2f ns (given, --ns %s=%g)" % (base.ns, base.label, base.ns)
+    return ("no --ns tsc=NS given: the states given are planned against %s, %.2f ns (%s); "
+            "give --ns tsc=NS for another tsc figure" % (base.label, base.ns, base.source))
+
+
+def states_given(pairs, base=None):
+    """States for --ns LABEL=NS, each but a tsc one planned against base
+    (given_baseline(), tsc_state() or None: no baseline)."""
+    out = [State(label, ns, "given (--ns)") for label, ns in pairs]
+    for st in out:
+        if not is_tsc(st.label) and base is not None:
+            st.baseline = base
     return out
 
 
-def render(states, rates, hosts, vcpus, excluded=0, work=()):
-    """The capacity section: inputs, formula, share of a vCPU and fleet
-    cores; with work (WorkStates), the real work each state loses."""
-    return "\n".join(_render_reads(states, rates, hosts, vcpus, excluded).rstrip("\n").split("\n") + [""] + (
+def render(states, rates, hosts, vcpus, excluded=0, work=(), note=None):
+    """The capacity section: inputs (note: what the states given are planned
+    against), formula, share of a vCPU and fleet cores; with work
+    (WorkStates), the real work each state loses."""
+    return "\n".join(_render_reads(states, rates, hosts, vcpus, excluded, note).rstrip("\n").split("\n") + [""] + (
         render_work(work, hosts, excluded) if work else []))
 
 
-def _render_reads(states, rates, hosts, vcpus, excluded):
+def _render_reads(states, rates, hosts, vcpus, excluded, note=None):
     total = hosts * vcpus
     lines = ["### Inputs", "",
              "- reads per second per vCPU: %s" % ", ".join(frate(r) for r in rates),
              "- fleet: %d hosts x %d vCPUs each = %d vCPUs, every vCPU reading at that rate" % (hosts, vcpus, total),
              "- ns per read: the median ns per call of each state (the row named); the median, not the mean, "
-             "because the mean carries preemptions of the measuring thread, which are not the clock's cost",
-             ""]
+             "because the mean carries preemptions of the measuring thread, which are not the clock's cost"]
+    lines += ["- baseline: " + note] if note else []
+    lines += [""]
     if excluded:
         lines += ["- %d emulated (TCG) result%s left out: an emulator's timings are not a hypervisor's cost" %
                   (excluded, "" if excluded == 1 else "s"), ""]

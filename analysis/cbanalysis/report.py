@@ -499,10 +499,12 @@ def build(ms, outdir, rates, hosts, vcpus, given, want_plots, warn):
     lines += workloads_section(ms, multi)
     lines += tsc_rate_section(every, multi)
     lines += plot_section(ms, outdir, multi, want_plots, warn)
-    states = capacity.states_from(ms, multi) + capacity.states_given(given)
+    base = capacity.given_baseline(given) or capacity.tsc_state(ms)
+    states = capacity.states_from(ms, multi) + capacity.states_given(given, base)
     excluded = sum(1 for m in ms if m.emulated)
     lines += ["## Capacity planning", "", capacity.render(states, rates, hosts, vcpus, excluded,
-                                                          capacity.work_from(ms, multi))]
+                                                          capacity.work_from(ms, multi),
+                                                          given and capacity.baseline_note(base))]
     lines += ["## Context", ""] + context_tables(ms, outdir)
     lines += ["## Every clock and method", ""] + detail_tables(ms, outdir)
     lines += ["---", "Written by `analysis/clockbench-report`; the formulas and columns are explained in "
