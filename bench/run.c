@@ -1,5 +1,6 @@
 /* run.c: clockbench_main(): options, measuring plan, checks, outputs. */
 #include "clockbench.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -86,9 +87,9 @@ static int measure(struct cb_report *r, const struct cb_opts *o, double tpn)
 				unsigned b = batch[ck >= 0 ? ck : 0][m];
 				struct cb_stats *s = &r->cells[n];
 				if (est > 3)
-					cb_progress("[%d/%d] %s %s, %d thread%s", n + 1, total,
-						    ck >= 0 ? cb_clocks[ck].name : "tsc",
-						    cb_method_names[m], o->threads[t], o->threads[t] > 1 ? "s" : "");
+					cb_progress_cell("[%d/%d] %s %s, %d thread%s", n + 1, total,
+							 ck >= 0 ? cb_clocks[ck].name : "tsc",
+							 cb_method_names[m], o->threads[t], o->threads[t] > 1 ? "s" : "");
 				if (cb_measure_cell(o, ck, (enum cb_method)m, o->threads[t], b, tpn, s) < 0)
 					return -1;
 				cb_current_clocksource(s->clocksource, sizeof s->clocksource);
@@ -179,12 +180,18 @@ static int checks(struct cb_report *r, const struct cb_opts *o, double tpn)
 {
 	static struct cb_tsc_result tsc;
 	static struct cb_tsc_rate rate;
-	int k;
+	int k, nk = 0;
 
+	for (k = 0; o->check_warps && k < cb_nclocks; k++)
+		nk += !!(o->clocks & (1u << k));
+	if (nk > 1)
+		cb_progress("warp checks: %d clocks on %d CPUs, %.2g s each", nk, o->ncpus, o->duration);
 	for (k = 0; o->check_warps && k < cb_nclocks; k++) {
 		if (!(o->clocks & (1u << k)))
 			continue;
-		cb_progress("warp check: %s on %d CPUs for %.2g s", cb_clocks[k].name, o->ncpus, o->duration);
+		/* one line for all the clocks' checks; each one in place */
+		(nk > 1 ? cb_progress_cell : cb_progress)("warp check: %s on %d CPUs for %.2g s",
+							  cb_clocks[k].name, o->ncpus, o->duration);
 		if (cb_check_warps(o, k, tpn, &r->warps[r->nwarps]) < 0)
 			return -1;
 		r->nwarps++;
@@ -218,6 +225,8 @@ int clockbench_main(int argc, char **argv)
 	rc = cb_parse_opts(&o, argc, argv);
 	if (rc >= 0)
 		return rc;
+	if (cb_progress_setup() < 0)
+		return CB_EXIT_USAGE;
 	/* Every output is checked, and created as a temporary, before any
 	 * measuring: a bad path fails in a second, not after the run. */
 	if ((rc = cb_outputs_check(&o)) >= 0)
@@ -274,6 +283,7 @@ int clockbench_main(int argc, char **argv)
 	cb_iso_time(r.ctx.end, sizeof r.ctx.end);
 
 done:
+	cb_progress_end();
 	/* Every file written first, then all put in place: together or none. */
 	for (i = 0; !failed && i < n; i++)
 		if (emit(&r, fmts[i], i) < 0)

@@ -1,13 +1,81 @@
 /* util.c: diagnostics, progress, small file readers and atomic output. */
 #include "clockbench.h"
+#include "progress.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 int cb_quiet;
+
+/* none: nothing; steps: a line a step (pipes, logs); tty: one line redrawn
+ * in place and cleared when done; cells: a line a cell. */
+enum mode { M_NONE, M_STEPS, M_TTY, M_CELLS };
+static const char *const mode_names[] = { "none", "steps", "tty", "cells" };
+static enum mode mode = M_STEPS;
+static int shown;         /* mode tty: a line is on the screen */
+static double last_line;  /* mode steps: CLOCK_MONOTONIC seconds of the last line */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int cb_progress_setup(void)
+{
+	const char *v = getenv("CLOCKBENCH_PROGRESS");
+	int i;
+
+	mode = isatty(STDERR_FILENO) ? M_TTY : M_STEPS;
+	if (v && *v && strcmp(v, "auto")) {
+		for (i = 0; i < 4 && strcmp(v, mode_names[i]); i++)
+			;
+		if (i == 4) {
+			fprintf(stderr, "clockbench: CLOCKBENCH_PROGRESS '%.80s': expected auto, steps, tty, "
+				"cells or none\n", v);
+			return -1;
+		}
+		mode = (enum mode)i;
+	}
+	if (cb_quiet)
+		mode = M_NONE;
+	return 0;
+}
+
+void cb_progress_end(void)
+{
+	if (shown)
+		fputs("\r\033[K", stderr);
+	shown = 0;
+}
+
+/* Writes "clockbench: MSG" as a line, or in place cut to the terminal's
+ * width (a line that wrapped could not be redrawn). */
+static void put(int in_place, const char *fmt, va_list ap)
+{
+	char buf[512];
+	struct winsize ws;
+	int w = 80;
+
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	if (!in_place) {
+		cb_progress_end();
+		fprintf(stderr, "clockbench: %s\n", buf);
+		last_line = now_s();
+		return;
+	}
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
+		w = ws.ws_col;
+	fprintf(stderr, "\r\033[Kclockbench: %.*s", w - 13, buf);
+	shown = 1;
+}
 
 void cb_warn(const char *fmt, ...)
 {
@@ -17,20 +85,30 @@ void cb_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
+	cb_progress_end();
 	fprintf(stderr, "clockbench: %s\n", buf);
 }
 
 void cb_progress(const char *fmt, ...)
 {
 	va_list ap;
-	char buf[512];
 
-	if (cb_quiet)
+	if (cb_quiet || mode == M_NONE)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	put(mode == M_TTY, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "clockbench: %s\n", buf);
+}
+
+void cb_progress_cell(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cb_quiet || mode == M_NONE || (mode == M_STEPS && now_s() - last_line < 10))
+		return;
+	va_start(ap, fmt);
+	put(mode == M_TTY, fmt, ap);
+	va_end(ap);
 }
 
 /* Reads the first line of path into buf without its newline.
