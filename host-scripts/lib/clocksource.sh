@@ -12,6 +12,8 @@
 # Recover, check, save and switch happen under $CB_STATE_DIR/lock, and so
 # does the restore command.
 #
+# CB_CS_NOTES=0: the routine switch and restore lines are not said (compare
+# says the run's once); failures always are.
 # Test hooks: CB_CS_DIR (a fake clocksource0 folder), CB_STATE_DIR,
 # CB_KVM_DEV (the device whose users count as VMs).
 
@@ -27,7 +29,17 @@ else
 	CS_RESTORE="clockbench-clocksource restore"
 fi
 
-cs_say() { echo "clockbench: $*" >&2; }
+# cs_say MSG: one line on stderr.  On a terminal it first clears the line
+# the cursor is on: what a stopped engine left drawn in place, or a ^C.
+cs_say() {
+	if [ -t 2 ]; then
+		printf '\r\033[Kclockbench: %s\n' "$*" >&2
+	else
+		printf 'clockbench: %s\n' "$*" >&2
+	fi
+}
+# cs_note MSG: a routine switch or restore, said unless CB_CS_NOTES=0.
+cs_note() { [ "${CB_CS_NOTES:-1}" = 0 ] || cs_say "$@"; }
 
 cs_current() { cat "$CB_CS_DIR/current_clocksource"; }
 cs_available() { tr ' ' '\n' <"$CB_CS_DIR/available_clocksource" | sed '/^$/d'; }
@@ -165,7 +177,7 @@ cs_restore() {
 			cs_say "RESTORE FAILED: the clocksource is '$(cs_current)', it was '$back'; $cs_state kept"
 			return 1
 		}
-		cs_say "clocksource restored to '$back'"
+		cs_note "clocksource restored to '$back'"
 	fi
 	if [ -n "$kept" ]; then
 		cs_write_state "$orig" manual
@@ -299,5 +311,5 @@ cs_set() {
 		return 2
 	fi
 	[ "$(cs_current)" = "$1" ] && return 0
-	cs_write "$1" && cs_say "clocksource set to '$1'"
+	cs_write "$1" && cs_note "clocksource set to '$1'"
 }
