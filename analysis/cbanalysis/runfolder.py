@@ -61,8 +61,10 @@ PATTERNS = {
 
 # Where run folders and reports go when the user names no folder.  A
 # checkout (its top holds the Makefile) keeps results/ of the current folder
-# and its own build/report/; an installed copy (make install, the Debian
-# package) uses /var/lib/clockbench/ as root, else the current folder.
+# and its reports in its own results/_report/ (beside the runs, so make clean
+# never deletes one; no run id begins with _, so it is no run folder, and
+# git ignores it as it does new runs); an installed copy (make install, the
+# Debian package) uses /var/lib/clockbench/ as root, else the current folder.
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 STATE_DIR = "/var/lib/clockbench"
 
@@ -70,7 +72,7 @@ STATE_DIR = "/var/lib/clockbench"
 def default_dirs():
     """(results folder, report folder) for a user who names neither."""
     if os.path.isfile(os.path.join(TOP, "Makefile")):
-        return "results", os.path.join(TOP, "build", "report")
+        return "results", os.path.join(TOP, "results", "_report")
     base = STATE_DIR if os.geteuid() == 0 else ""
     return os.path.join(base, "results"), os.path.join(base, "report")
 

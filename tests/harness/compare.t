@@ -81,6 +81,14 @@ ok "$([ "$order" = "tsc acpi_pm hpet" ] && [[ $first =~ ^tsc\ +[0-9.]+\ x1\.00 ]
 	"tsc is first and the baseline of the ratios ($order; on the screen: ${first:-no host table})"
 report=$(sed -n 's/^report: //p' "$tmp/out")
 ok "$([ "$report" = "$REPORT_OUT/report.md" ] && [ -s "$report" ]; echo $?)" "it ends with the report and says where: ${report:-no 'report:' line}"
+# Without REPORT_OUT a checkout's report goes beside its run folders, under
+# results/ (make clean removes build/), in a folder no run id can take (none
+# begins with _) and git ignores as it does new runs.
+rd=$(host-scripts/runfolder report-dir)
+ign=0
+! git rev-parse --git-dir >/dev/null 2>&1 || git check-ignore -q results/_report/r2/report.md || ign=1
+ok "$([ "$rd" = "$PWD/results/_report" ] && [ "$ign" = 0 ] && ! host-scripts/runfolder new "$tmp/results" _report 2>/dev/null &&
+	[ ! -e "$tmp/results/_report" ]; echo $?)" "the default report folder: results/_report/RUN_ID, not under build/ ($rd)"
 GUEST=0 DURATION=0.02 THREADS=1 host-scripts/compare "$tmp/results" r2 2>"$tmp/err"
 ok "$([ $? -eq 1 ] && grep -q 'exists' "$tmp/err"; echo $?)" "an existing run folder is never reused"
 
