@@ -95,9 +95,16 @@ def check_run_id(run_id):
     return run_id
 
 
+# The kernel's CS_NAME_LEN (32, kernel/time/timekeeping.h), less the NUL:
+# no clocksource name is longer.
+CS_NAME_MAX = 31
+
+
 def check_cs(cs):
     if not isinstance(cs, str) or not CS_RE.fullmatch(cs):
         raise ValueError("clocksource name %s cannot be part of a file name" % show(repr(cs)))
+    if len(cs) > CS_NAME_MAX:
+        raise ValueError("clocksource name %s: longer than the kernel's %d characters" % (show(repr(cs)), CS_NAME_MAX))
     return cs
 
 

@@ -35,7 +35,8 @@ class InputError(Exception):
     (at most MAX_MESSAGE characters)."""
 
     def __init__(self, path, msg):
-        super().__init__(bounded("%s: %s" % (path, msg) if path else msg))
+        # The path cut first, so that a long one leaves room for the reason.
+        super().__init__(bounded("%s: %s" % (cut(path, 160), msg) if path else msg))
         self.path = path
 
 
