@@ -248,4 +248,23 @@ else
 	fi
 	diag_lines <"$tmp/stderr"
 fi
+
+# Units reach the guest as they are: clockbench.duration=200ms, read by the
+# guest's engine; the result keeps seconds (bench.context.duration_s, and
+# TIMEOUT=2m as launcher.timeout_s 120).
+if [ -z "$kernel" ] || [ -z "$initrd" ] || ! command -v qemu-system-x86_64 >/dev/null; then
+	skip "DURATION=200ms in a guest: needs a kernel image, the initramfs and qemu-system-x86_64"
+else
+	KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg VCPUS=1 TIMEOUT=2m DURATION=200ms CLOCKS=monotonic METHODS=vdso \
+		CHECK=none "$launch" --quiet --results "$tmp/results" --run-id units >"$tmp/stdout" 2>"$tmp/stderr"
+	rc=$?
+	res=$(tail -n1 "$tmp/stdout")
+	ok "$([ "$rc" -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(not (d["bench"]["context"]["duration_s"] == 0.2 and d["launcher"]["timeout_s"] == 120
+              and "clockbench.duration=200ms" in d["launcher"]["append"]))' "$res"; echo $?)" \
+		"DURATION=200ms TIMEOUT=2m in a TCG guest: exit $rc, duration_s 0.2, timeout_s 120"
+	diag_lines <"$tmp/stderr"
+fi
 done_testing
