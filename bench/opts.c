@@ -101,7 +101,8 @@ static const char usage[] =
 
 static int bad(const char *opt, const char *val, const char *why)
 {
-	fprintf(stderr, "clockbench: %s '%s': %s (see --help)\n", opt, val, why);
+	/* a value cut at 80 bytes: the line stays one line of a screen */
+	fprintf(stderr, "clockbench: %s '%.80s%s': %s (see --help)\n", opt, val, strlen(val) > 80 ? "..." : "", why);
 	return CB_EXIT_USAGE;
 }
 

@@ -74,6 +74,12 @@ expect 2 "message size negative" --msg-size -1
 expect 2 "unknown format" --format yaml
 expect 2 "empty --json name" --json ''
 
+# A long value is cut in its one line.
+long=$(printf '9%.0s' $(seq 5000))x
+"$bin" --dry-run --duration "$long" >"$tmp/so" 2>"$tmp/se"
+rc=$?
+ok "$([ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/se")" -eq 1 ] && [ "$(wc -c <"$tmp/se")" -lt 250 ]; echo $?)" \
+	"--duration of 5001 characters: exit $rc, one line of $(wc -c <"$tmp/se") bytes"
 # The limit is named after the unit's conversion.
 "$bin" --dry-run --duration 61m >"$tmp/so" 2>"$tmp/se"
 rc=$?
