@@ -116,7 +116,7 @@ bench-host: deps
 
 # TSC against every other clocksource, host and guest, always restored;
 # then the summary table and the report (REPORT_OUT=DIR, default
-# build/report/<run-id>).
+# results/_report/<run-id>; QUIET=1 or VERBOSE=1 for less or more progress).
 compare: deps
 	$(Q)$(MAKE) --no-print-directory all guest-initramfs
 	$(Q)./host-scripts/compare "$(RESULTS)" "$(RUN_ID)"
@@ -155,7 +155,8 @@ help:
 	@echo "make bench-host   measure this host on its current clocksource into $(RESULTS)/<run-id>/"
 	@echo "make compare      flip the host clocksource (tsc first, then the others), bench host and guest under"
 	@echo "                  each, trace KVM's master clock and stable bit; always restored (root); then"
-	@echo "                  summary.md and the report (REPORT_OUT=DIR, default build/report/<run-id>)"
+	@echo "                  the verdict, summary.md and the report (REPORT_OUT=DIR, default"
+	@echo "                  results/_report/<run-id>); QUIET=1 or VERBOSE=1 for less or more progress"
 	@echo "make bench        the main job: make compare"
 	@echo "make host-check   read-only health report of this host's clock (exit 0 healthy, 1 degraded)"
 	@echo "make bench-guest  one QEMU guest run (clockbench as PID 1) on the current clocksource"

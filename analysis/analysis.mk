@@ -1,6 +1,7 @@
 # analysis.mk: `make report` and friends: reports, comparisons, capacity and
 # Prometheus files from $(RESULTS)/.  Included by the top Makefile; reads only
-# $(RESULTS)/, writes under $(BUILD)/report/ (or where told).  docs/analysis.md.
+# $(RESULTS)/, writes reports under $(RESULTS)/_report/ (or where told),
+# never under $(BUILD)/, which make clean deletes.  docs/analysis.md.
 #
 #   make report [RUNS="results/<id> ..."] [RATE=2e5] [FLEET_HOSTS=100] [FLEET_VCPUS=64] [PROM=FILE]
 #   make report-compare BEFORE=results/<id> AFTER=results/<id>
@@ -23,13 +24,13 @@ REPORT_PLAN = $(if $(FLEET_HOSTS),--hosts "$(FLEET_HOSTS)") $(if $(FLEET_VCPUS),
 
 .PHONY: report report-compare capacity prom help-analysis
 report:
-	$(Q)$(REPORT_TOOL) report --results "$(RESULTS)" --build "$(BUILD)" $(REPORT_PLAN) \
+	$(Q)$(REPORT_TOOL) report --results "$(RESULTS)" $(REPORT_PLAN) \
 		$(if $(REPORT_OUT),--out "$(REPORT_OUT)") $(if $(PROM),--prom "$(PROM)") $(RUNS)
 
 report-compare:
 	$(Q)test -n "$(BEFORE)" -a -n "$(AFTER)" || { echo "clockbench: usage: make report-compare BEFORE=results/<id> AFTER=results/<id>" >&2; exit 2; }
-	$(Q)mkdir -p "$(BUILD)/report"
-	$(Q)$(REPORT_TOOL) compare --out "$(BUILD)/report/compare-$(notdir $(BEFORE:/=))-$(notdir $(AFTER:/=)).md" "$(BEFORE)" "$(AFTER)"
+	$(Q)mkdir -p "$(RESULTS)/_report"
+	$(Q)$(REPORT_TOOL) compare --out "$(RESULTS)/_report/compare-$(notdir $(BEFORE:/=))-$(notdir $(AFTER:/=)).md" "$(BEFORE)" "$(AFTER)"
 
 capacity:
 	$(Q)$(REPORT_TOOL) capacity --results "$(RESULTS)" $(REPORT_PLAN) $(RUNS)
@@ -39,7 +40,7 @@ prom:
 	$(Q)$(REPORT_TOOL) prom --results "$(RESULTS)" --out "$(PROM)" $(RUNS)
 
 help-analysis:
-	@echo "make report       report.md + plots for RUNS (default: the newest run) in $(BUILD)/report/<run-id>/"
+	@echo "make report       report.md + plots for RUNS (default: the newest run) in $(RESULTS)/_report/<run-id>/"
 	@echo "make report-compare BEFORE=results/<id> AFTER=results/<id>   deltas with a noise band"
 	@echo "make capacity     share of a vCPU and fleet cores spent (RATE=, FLEET_HOSTS=, FLEET_VCPUS=, NS=)"
 	@echo "make prom PROM=FILE   node_exporter textfile for RUNS (default: the newest run)"

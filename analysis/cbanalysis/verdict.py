@@ -69,7 +69,8 @@ def lines(rows, available, now=None):
         if "guest_file" in r:
             line += "; %s" % _guests(r)
         out.append(line + ".")
-    missing = [c for c in FALLBACKS if c not in (available or [])]
+    measured = {r["clocksource"] for r in rows}
+    missing = [c for c in FALLBACKS if c not in (available or []) and c not in measured]
     for c in missing:
         out.append("This host offers no %s: a fallback to it was not measured here; plan with %s." % (c, PUBLISHED[c]))
     return out

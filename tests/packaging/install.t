@@ -81,7 +81,7 @@ rc=$?
 ok "$([ "$rc" -eq 0 ] && [ -s "$tmp/work/rep/report.md" ]; echo $?)" "clockbench-report writes a report"
 
 # Default folders: an installed copy as root uses /var/lib/clockbench, as a
-# user the current folder; the checkout keeps results/ and its build/report.
+# user the current folder; the checkout keeps results/ and its reports in results/_report.
 rf=$dest/usr/lib/clockbench/host-scripts/runfolder
 if [ "$(id -u)" -eq 0 ]; then
 	ok "$([ "$("$rf" results-dir)" = /var/lib/clockbench/results ] && [ "$("$rf" report-dir)" = /var/lib/clockbench/report ]; echo $?)" \
@@ -92,8 +92,8 @@ else
 	skip "root's default folder (not root)"
 	ok "$([ "$("$rf" results-dir)" = results ] && [ "$("$rf" report-dir)" = report ]; echo $?)" "installed, as a user: results and report in the current folder"
 fi
-ok "$([ "$("$top/host-scripts/runfolder" results-dir)" = results ] && [ "$("$top/host-scripts/runfolder" report-dir)" = "$top/build/report" ]; echo $?)" \
-	"the checkout keeps results and build/report, as root too"
+ok "$([ "$("$top/host-scripts/runfolder" results-dir)" = results ] && [ "$("$top/host-scripts/runfolder" report-dir)" = "$top/results/_report" ]; echo $?)" \
+	"the checkout keeps results and results/_report (never under build/, which make clean deletes), as root too"
 
 cd "$top" || exit 1
 make -s uninstall DESTDIR="$dest" PREFIX=/usr >"$tmp/log" 2>&1
