@@ -196,10 +196,9 @@ def settings(argv):
         a.params.append((key, v))
     if "\n" in a.APPEND:
         raise Usage("APPEND: one line only")
-    for w in a.APPEND.split():
-        k, eq, v = w.partition("=")
-        if k[len("clockbench."):] in ENGINE_KEYS and k.startswith("clockbench.") and eq and not _list_ok(v):
-            raise Usage("APPEND: %s: expected a list such as 1,2 or monotonic,realtime" % _cut(w))
+    for k, v in append_params(a):
+        if not _list_ok(v):
+            raise Usage("APPEND: clockbench.%s=%s: expected a list such as 1,2 or monotonic,realtime" % (k, _cut(v)))
     return a
 
 
