@@ -38,7 +38,7 @@ static void check(const struct cb_opts *o)
 	FUZZ_ASSERT(o->ncpus >= 1 && o->ncpus <= CB_MAX_CPUS);
 	FUZZ_ASSERT(o->nthreads >= 1 && o->nthreads <= o->ncpus);
 	for (int i = 0; i < o->ncpus; i++) {
-		FUZZ_ASSERT(o->cpus[i] >= 0 && o->cpus[i] < CB_MAX_CPUS && CPU_ISSET(o->cpus[i], &allowed));
+		FUZZ_ASSERT(o->cpus[i] >= 0 && o->cpus[i] < CB_MAX_CPUS && (o->dry_run || CPU_ISSET(o->cpus[i], &allowed)));
 		FUZZ_ASSERT(i == 0 || o->cpus[i] > o->cpus[i - 1]);
 	}
 	for (int i = 0; i < o->nthreads; i++) {
