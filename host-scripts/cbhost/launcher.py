@@ -553,12 +553,13 @@ def observe(a, work, tracer):
 
 def place_raw(run_dir, name, src):
     """Writes a raw trace once into run_dir as name, gzipped (name.gz) when
-    over RAW_GZIP_OVER; returns the name written."""
+    over RAW_GZIP_OVER, mode kvmtrace.RAW_MODE (it names every VM's
+    processes on this host); returns the name written."""
     with open(src, "rb") as f:
         data = f.read()
     if len(data) > RAW_GZIP_OVER:
         name, data = name + ".gz", gzip.compress(data, 9, mtime=0)
-    runfolder.write_once(os.path.join(run_dir, name), data)
+    runfolder.write_once(os.path.join(run_dir, name), data, mode=kvmtrace.RAW_MODE)
     return name
 
 
@@ -658,6 +659,16 @@ def write_trace(a, run_dir, names, work, raw, pid, tracer):
     Under TCG the guest's QEMU has no KVM clock: with a usable /dev/kvm
     (and OBSERVE=1) a short KVM VM of our own is traced instead, and the
     summary's subject says so."""
+    try:
+        doc = _trace_doc(a, run_dir, names, work, raw, pid, tracer)
+    except (OSError, EOFError, kvmtrace.TraceError) as e:
+        # An unreadable raw trace costs the trace's facts, not the run.
+        doc = kvmtrace.document(names["guest"], reason="raw trace unreadable: %s" % (getattr(e, "strerror", None) or e))
+    runfolder.write_once(os.path.join(run_dir, names["trace"]), json.dumps(doc, indent=1) + "\n")
+
+
+def _trace_doc(a, run_dir, names, work, raw, pid, tracer):
+    """write_trace's document: the raw traces placed, then summarised."""
     if not raw:
         doc = kvmtrace.document(names["guest"], reason=tracer.why or "not traced")
     else:
@@ -683,7 +694,7 @@ def write_trace(a, run_dir, names, work, raw, pid, tracer):
             doc = kvmtrace.document(names["guest"], trace_file=kept,
                                     reason="the guest ran under %s, so its QEMU has no KVM clock, and no observer "
                                            "VM was booted (%s)" % (a.accel, why))
-    runfolder.write_once(os.path.join(run_dir, names["trace"]), json.dumps(doc, indent=1) + "\n")
+    return doc
 
 
 # ---- output -----------------------------------------------------------------

@@ -157,14 +157,28 @@ t.ok(name == "kvm-trace-tsc-1vcpu.txt.gz" and runfolder.classify(name)[0] == "kv
      and list(kvmtrace.read_lines(os.path.join(t.tmp, "run", name)))[:3] == tsc[:3], "a raw trace over 1 MiB is kept gzipped, and reads back")
 rc, out, err = cli("summarize", os.path.join(t.tmp, "run", name))
 t.ok(rc == 0 and json.loads(out)["complete"] is True, "kvm-trace summarize reads a .gz trace")
-# The run folder's copy is the launcher's to write (place_raw): until it
-# passes mode=kvmtrace.RAW_MODE to runfolder.write_once, a TODO (counted as
-# a skip while it fails).
+# The run folder's copy names every VM's processes on this host: 0640.
 kept_mode = stat.S_IMODE(os.stat(os.path.join(t.tmp, "run", name)).st_mode)
-t.n += 1
-print("%s %d - the raw trace is kept in the run folder with mode 0640, not world-readable (%04o)%s" % (
-    "ok" if kept_mode == kvmtrace.RAW_MODE else "not ok", t.n, kept_mode,
-    "" if kept_mode == kvmtrace.RAW_MODE else " # TODO launcher.place_raw: write_once(..., mode=kvmtrace.RAW_MODE)"))
+t.ok(kept_mode == kvmtrace.RAW_MODE, "the raw trace is kept in the run folder with mode 0640, not world-readable (%04o)" % kept_mode)
+
+# An unreadable raw trace (here: gone) costs the trace's facts, not the run.
+bad = os.path.join(t.tmp, "gone.txt")
+os.mkdir(os.path.join(t.tmp, "run2"))
+
+
+class _A:
+    accel = "kvm"
+    OBSERVE = 0
+
+
+names = launcher.out_names(type("S", (), {"VCPUS": 1, "BACKEND": "qemu"})(), "tsc")
+try:
+    launcher.write_trace(_A(), os.path.join(t.tmp, "run2"), names, t.tmp, bad, 1, None)
+    doc = json.load(open(os.path.join(t.tmp, "run2", names["trace"])))
+    t.ok(doc.get("available") is False and "raw trace unreadable" in (doc.get("reason") or ""),
+         "a raw trace that cannot be read: the summary says why", doc.get("reason"))
+except Exception as e:  # noqa: BLE001
+    t.ok(False, "a raw trace that cannot be read: the summary says why", "%s: %s" % (type(e).__name__, e))
 
 rc, out, err = cli("summarize")
 t.ok(rc == 2 and err.count("\n") == 1, "kvm-trace summarize without a file: exit 2, one line", err)
