@@ -6,6 +6,8 @@ import socket
 import subprocess
 import time
 
+from . import frames
+
 # A guest that sent its result is given this long to power off, then killed.
 POWEROFF_GRACE = 10.0
 # timeout(1) sends SIGKILL 5 s after its limit; past this many seconds
@@ -145,8 +147,15 @@ def watch(chan, t0, done, on_hello=None, on_end=None, limit=None):
     on_hello/on_end when the guest's hello and the end of a frame first
     appear.  Returns (bytes, hello ms, end ms) with times since t0, None
     where not seen."""
-    data, hello_ms, result_ms = b"", None, None
+    data, hello_ms, result_ms = bytearray(), None, None
+    cap = frames.MAX_CHANNEL + 1  # one byte over: the frame reader says "too long"
     f = None
+
+    def seen(mark, new):
+        """mark in the part read last (and the bytes before it a mark may
+        straddle): each byte is searched a bounded number of times."""
+        return data.find(mark, max(0, len(data) - new - len(mark))) >= 0
+
     while True:
         finished = done()
         if result_ms is not None and time.monotonic() - t0 > result_ms / 1000 + POWEROFF_GRACE:
@@ -155,16 +164,16 @@ def watch(chan, t0, done, on_hello=None, on_end=None, limit=None):
             finished = True
         if f is None and os.path.exists(chan):
             f = open(chan, "rb")
-        if f is not None:
-            more = f.read()
+        if f is not None and len(data) < cap:
+            more = f.read(cap - len(data))
             if more:
                 data += more
                 t = round((time.monotonic() - t0) * 1000)
-                if hello_ms is None and b"CLOCKBENCH-HELLO" in data:
+                if hello_ms is None and seen(b"CLOCKBENCH-HELLO", len(more)):
                     hello_ms = t
                     if on_hello:
                         on_hello()
-                if result_ms is None and b"CLOCKBENCH-END" in data:
+                if result_ms is None and seen(b"CLOCKBENCH-END", len(more)):
                     result_ms = t
                     if on_end:
                         on_end()
@@ -172,9 +181,10 @@ def watch(chan, t0, done, on_hello=None, on_end=None, limit=None):
             break
         time.sleep(0.005)
     if f is not None:
-        data += f.read()
+        if len(data) < cap:
+            data += f.read(cap - len(data))
         f.close()
-    return data, hello_ms, result_ms
+    return bytes(data), hello_ms, result_ms
 
 
 def stop(proc, grace):

@@ -31,6 +31,35 @@ took = time.monotonic() - t0
 ok(0.3 <= took < 2 and (data, hello, end) == (b"", None, None),
    "watch() ends at its limit while the process never ends (%.2f s)" % took)
 
+# A channel is read to frames.MAX_CHANNEL + 1 bytes and no further (the
+# frame reader then says it is too long).
+from cbhost import frames  # noqa: E402
+with open(chan, "wb") as f:
+    f.write(b"x" * 1000 + b"CLOCKBENCH-HELLO" + b"y" * (frames.MAX_CHANNEL + (1 << 20)))
+data, hello, end = qemu.watch(chan, time.monotonic(), lambda: True)
+ok(len(data) == frames.MAX_CHANNEL + 1 and hello is not None and end is None,
+   "a channel over 16 MiB: read to the cap and one byte (%d bytes), the hello seen" % len(data))
+os.unlink(chan)
+
+# A mark cut in two by the guest's writes is still found (each poll
+# searches the new bytes and the few before them).
+with open(chan, "wb") as f:
+    f.write(b"z" * 5000 + b"CLOCKBENCH-E")
+calls = []
+
+
+def grow():
+    calls.append(1)
+    if len(calls) == 2:
+        with open(chan, "ab") as g:
+            g.write(b"ND\n")
+    return len(calls) > 3
+
+
+data, hello, end = qemu.watch(chan, time.monotonic(), grow)
+ok(end is not None and data.endswith(b"CLOCKBENCH-END\n"), "an end mark written in two parts is seen (end %s)" % end)
+os.unlink(chan)
+
 # A stand-in for QEMU that ignores SIGTERM and whose timeout(1) never ends:
 # `timeout` is replaced by a program that waits for ever, deaf to TERM.
 stub = os.path.join(work, "timeout")
