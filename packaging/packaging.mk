@@ -28,20 +28,38 @@ DASHBOARDS := analysis/grafana/clockbench.json
 
 .PHONY: install uninstall man deb help-packaging
 
-# help2man runs each command's --help under the name it is installed as
-# (links in $(MAN_BUILD)/bin), 80 columns wide; the date is
+# help2man reads each command's --help, run under the name it is installed
+# as (links in $(MAN_BUILD)/bin), 80 columns wide, with two headings made
+# sections of their own ("Commands:", "Exit status:"; help2man knows
+# "Options:" and "Environment:"); a command whose Commands have their own
+# --help (clockbench-report) gets each one's options, under "Options of
+# COMMAND:".  Then packaging/man/<name>.h2m (FILES, EXAMPLES, SEE ALSO) and
+# packaging/man.h2m (what every page shares).  The date is
 # SOURCE_DATE_EPOCH's where set (a package build).
-$(MAN_BUILD)/.stamp: $(COMMANDS) packaging/man.h2m $(filter-out $(BUILD)/%,$(LIB_PROGRAMS)) $(filter %.py,$(LIB_DATA))
+MAN_SHAPE := sed -E 's/^(Commands|Exit status):$$/*\1*/'
+MAN_COMMANDS := awk '/^Commands:$$/ { on = 1; next } on && /^$$/ { exit } on && /^  [a-z]/ { print $$1 }'
+MAN_SUBOPTS := awk -v c="$$c" 'NR == 1 { print "Options of " c ":" } /^$$/ { body = 1; next } body && /^ / && !/^  -h, --help /'
+$(MAN_BUILD)/.stamp: $(COMMANDS) packaging/man.h2m $(wildcard packaging/man/*.h2m) \
+		$(filter-out $(BUILD)/%,$(LIB_PROGRAMS)) $(filter %.py,$(LIB_DATA))
 	$(Q)command -v help2man >/dev/null || { echo "clockbench: help2man not found: run 'make deps-dev' (Debian: apt-get install help2man)" >&2; exit 1; }
-	$(Q)rm -rf $(MAN_BUILD) && mkdir -p $(MAN_BUILD)/bin
+	$(Q)rm -rf $(MAN_BUILD) && mkdir -p $(MAN_BUILD)/bin $(MAN_BUILD)/help
 	$(Q)sed '/^#/d' $(COMMANDS) | while read -r name dir sec src what; do \
 		echo "  MAN     $(MAN_BUILD)/$$name.$$sec"; \
 		ln -s "$(CURDIR)/$$src" "$(MAN_BUILD)/bin/$$name" && \
-		COLUMNS=80 help2man --no-info --no-discard-stderr --section="$$sec" --name="$$what" \
-			--version-string="$(CB_VERSION)" --source="clockbench $(CB_VERSION)" --include=packaging/man.h2m \
-			--output="$(MAN_BUILD)/$$name.$$sec" "$(MAN_BUILD)/bin/$$name" || exit 1; \
+		h="$(MAN_BUILD)/help/$$name" && \
+		COLUMNS=80 "$(MAN_BUILD)/bin/$$name" --help >"$$h.txt" 2>&1 && \
+		{ $(MAN_SHAPE) "$$h.txt"; \
+		  if grep -qx 'subcommand-help' "packaging/man/$$name.h2m"; then echo; echo "Options:"; \
+		    $(MAN_COMMANDS) "$$h.txt" | while read -r c; do \
+		      COLUMNS=80 "$(MAN_BUILD)/bin/$$name" "$$c" --help 2>&1 | $(MAN_SUBOPTS); echo; done; \
+		  fi; } >"$$h.man" && \
+		printf '#!/bin/sh\nexec cat "%s"\n' "$(CURDIR)/$$h.man" >"$$h" && chmod +x "$$h" && \
+		help2man --no-info --section="$$sec" --name="$$what" \
+			--version-string="$(CB_VERSION)" --source="clockbench $(CB_VERSION)" \
+			--include="packaging/man/$$name.h2m" --include=packaging/man.h2m \
+			--output="$(MAN_BUILD)/$$name.$$sec" "$$h" || exit 1; \
 	done
-	$(Q)rm -rf $(MAN_BUILD)/bin
+	$(Q)rm -rf $(MAN_BUILD)/bin $(MAN_BUILD)/help
 	@touch $@
 
 man: $(MAN_BUILD)/.stamp

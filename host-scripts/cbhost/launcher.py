@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import textwrap
 
 import cbhost
 from cbanalysis import runfolder
@@ -82,38 +83,53 @@ class Parser(argparse.ArgumentParser):
         raise Usage("%s (see --help)" % message)
 
 
+class Help(argparse.RawDescriptionHelpFormatter):
+    """--help as help2man reads it (packaging/packaging.mk): "Usage:", "or:"."""
+
+    def add_usage(self, usage, actions, groups, prefix=None):
+        super().add_usage(usage, actions, groups, "Usage: ")
+
+
 def parser():
     online = os.cpu_count() or 1
-    p = Parser(prog=PROG, formatter_class=argparse.RawDescriptionHelpFormatter,
-               description="Boots the guest initramfs (make guest-initramfs) on a host kernel under QEMU, with\n"
-                           "clockbench as PID 1, and writes guest-<clocksource>-<N>vcpu.json (never overwriting)\n"
-                           "with the console log beside it; the last line on stdout is its path.",
-               epilog="Each setting defaults to the environment variable of its name (KERNEL, ACCEL, ...).\n"
-                      "Exit status: 0 result written, 1 failure (one line naming the console log), 2 usage.")
-    g = p.add_argument_group("where")
-    g.add_argument("--results", help="results folder for a new run folder [results; installed, as root: "
-                                     "/var/lib/clockbench/results]")
-    g.add_argument("--run-id", help="the new run folder's name [<UTC time>-<host>]; it must not exist")
-    g.add_argument("--run-dir", help="an existing run folder to write into (compare's)")
-    g.add_argument("--clocksource", help="the host clocksource label of this run [the kernel's current one]")
+    p = Parser(prog=PROG, formatter_class=Help,
+               usage="%(prog)s [--results DIR] [--run-id ID] [SETTING]...\n"
+                     "   or: %(prog)s --run-dir DIR [--clocksource CS] [--trace] [SETTING]...\n"
+                     "   or: %(prog)s --check-only [SETTING]...\n"
+                     "   or: %(prog)s --probe-only [SETTING]...",
+               description="Boot the guest initramfs (make guest-initramfs) on a host kernel under QEMU,\n"
+                           "with clockbench as PID 1, and write guest-<clocksource>-<N>vcpu.json (never\n"
+                           "overwriting) with the console log beside it; the last line on stdout is its\n"
+                           "path.")
+    p._optionals.title = "Options"
+    g = p.add_argument_group("Run folder and mode")
+    g.add_argument("--results", metavar="DIR", help="results folder for a new run folder [results; installed, as "
+                                                    "root: /var/lib/clockbench/results]")
+    g.add_argument("--run-id", metavar="ID", help="the new run folder's name [<UTC time>-<host>]; it must not exist")
+    g.add_argument("--run-dir", metavar="DIR", help="an existing run folder to write into (compare's)")
+    g.add_argument("--clocksource", metavar="CS", help="the host clocksource label of this run [the kernel's "
+                                                       "current one]")
     g.add_argument("--trace", action="store_true",
                    help="trace KVM's clock events (kvm-trace-<cs>-<N>vcpu.json beside the result)")
     g.add_argument("--probe-only", action="store_true", help="print the accelerator ACCEL=auto would choose, and exit")
     g.add_argument("--check-only", action="store_true",
                    help="check every setting as a run would (the kernel, initramfs and QEMU, the accelerator, the "
-                        "engine's options by the engine's own --dry-run, the results folder) and exit: 0 and no "
+                        "engine's options by the engine's own dry run, the results folder) and exit: 0 and no "
                         "output, or one line; nothing is booted or written")
     g.add_argument("--quiet", action="store_true", help="print only the result's path")
-    s = p.add_argument_group("settings")
+    s = p.add_argument_group("Settings")
+    names = []
 
     def opt(name, default, text):
+        names.append(name)
         shown = "" if text.endswith("]") else " [%s]" % ("-" if default is None else default)
         s.add_argument("--" + name.lower().replace("_", "-"), dest=name, metavar=name,
                        default=_env(name, default), help=text + shown)
     # Defaults of this machine or install, shown in words (the man pages are made from --help).
     opt("KERNEL", "/boot/vmlinuz-" + os.uname().release, "kernel image [/boot/vmlinuz-RELEASE of the running kernel]")
     opt("INITRAMFS", os.path.join(cbhost.TOP, "build", "guest", "initramfs.cpio"),
-        "the guest initramfs [build/guest/initramfs.cpio of the checkout, or of PREFIX/lib/clockbench]")
+        "the guest initramfs [the suite's own, made by make guest-initramfs; installed: "
+        "/usr/lib/clockbench/build/guest/initramfs.cpio]")
     opt("QEMU", "qemu-system-x86_64", "QEMU binary")
     opt("BACKEND", "qemu", "qemu|libvirt")
     opt("ACCEL", "auto", "auto|kvm|tcg; auto probes KVM with a time-limited boot, else TCG")
@@ -136,6 +152,12 @@ def parser():
     opt("COST", "1", "0|1: the engine's cost estimate")
     opt("OBSERVE", "1", "1: with --trace under TCG, boot a short KVM VM to observe KVM's clock")
     opt("OBSERVE_SECONDS", "5", "how long the observer VM runs: whole seconds, or with a unit (s, m: 10s, 1m)")
+    p.epilog = "\n".join(["Environment:", "  Each setting's default is the environment variable of its name (an option"]
+                         + textwrap.wrap(", ".join(names) + ".", 78, initial_indent="  given wins): ",
+                                         subsequent_indent="  ")
+                         + ["", "Exit status:", "  0  result written (--check-only: every setting good; --probe-only: "
+                            "printed)", "  1  failure (one line naming the console log)", "  2  usage, or a bad setting "
+                            "(one line naming it)"])
     # tests only: skip the engine's dry run, so that a bad engine setting
     # reaches the guest's own engine (tests/guest/faults.t)
     p.add_argument("--test-skip-engine-check", action="store_true", help=argparse.SUPPRESS)

@@ -1,34 +1,97 @@
 #!/usr/bin/env bash
-# man.t: the man pages (make man, from each command's --help by help2man)
-# agree with --help: one page per command of packaging/commands, named and
-# described as there, with exactly the long options its --help lists.
+# man.t: the man pages (make man, from each command's --help by help2man,
+# plus packaging/man/<name>.h2m and packaging/man.h2m) read like man pages
+# and agree with --help: one page per command of packaging/commands, named
+# and described as there; the sections a user looks for; no groff warning;
+# lexgrog parses it; OPTIONS has each long option --help lists (and, for a
+# command with subcommands, each one's own --help) as its own item, no
+# other; 2-5 examples of the command; installed paths only (no PREFIX
+# placeholder, no path of the checkout).
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/lib.sh
 . tests/lib.sh
 n=$(sed '/^#/d' packaging/commands | wc -l)
-command -v help2man >/dev/null || skip_all "help2man not installed (Debian: help2man)" $((n * 3 + 1))
+per=10
+command -v help2man >/dev/null || skip_all "help2man not installed (Debian: help2man)" $((n * per + 1))
 make -s man >/dev/null 2>&1
 ok $? "make man"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/bin"
 
+# Commands that take no setting from the environment: no ENVIRONMENT.
+no_env=" clockbench-host-check clockbench-clocksource clockbench-kvm-trace "
+
 # long_opts: the long options (--name) in the text on stdin, one a line, sorted.
 long_opts() { grep -oE -- '--[a-z][a-z0-9-]*[a-z0-9]' | sort -u; }
+# plain PAGE: the page's source with help2man's escapes for - and fonts undone.
+plain() { sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\f(CW//g' -e 's/\\(aq/'"'"'/g' "$1"; }
+# section NAME: the lines of section NAME of the plain page on stdin.
+section() { awk -v s="$1" '/^\.SH/ { on = ($0 == ".SH " s || $0 == ".SH \"" s "\"") ; next } on'; }
+# subcommands: the names of the "Commands:" block of --help on stdin.
+subcommands() { awk '/^Commands:$/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }'; }
 
 while read -r name _ sec src what; do
 	page=build/man/$name.$sec
 	# --help under the installed name, as help2man ran it.
 	ln -sf "$PWD/$src" "$tmp/bin/$name"
 	ok "$([ -s "$page" ] && grep -q "^\.TH \"\?${name^^}\"\? \"\?$sec\"\?" "$page"; echo $?)" "$name: a page in section $sec"
-	# help2man writes a hyphen as \- and may break a line anywhere but in a word.
-	sed -n '/^\.SH NAME/{n;p;q}' "$page" | sed 's/\\-/-/g' >"$tmp/name"
+	plain "$page" >"$tmp/page"
+	# help2man may break a line anywhere but in a word.
+	sed -n '/^\.SH NAME/{n;p;q}' "$tmp/page" >"$tmp/name"
 	ok "$(grep -qxF "$name - $what" "$tmp/name"; echo $?)" "$name: NAME says the list's description"
-	COLUMNS=80 "$tmp/bin/$name" --help 2>&1 | long_opts >"$tmp/help"
-	sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' "$page" | long_opts >"$tmp/man"
-	diff "$tmp/help" "$tmp/man" >"$tmp/diff"
-	ok $? "$name: the page has the $(wc -l <"$tmp/help") long options of --help, no other"
-	sed 's/^/# /' "$tmp/diff"
+
+	want="NAME SYNOPSIS DESCRIPTION OPTIONS EXIT_STATUS FILES EXAMPLES SEE_ALSO"
+	[[ $no_env == *" $name "* ]] || want="$want ENVIRONMENT"
+	missing=()
+	for s in $want; do
+		grep -qxE "\.SH \"?${s//_/ }\"?" "$page" || missing+=("${s//_/ }")
+	done
+	ok "${#missing[@]}" "$name: sections $want"
+	[ "${#missing[@]}" -eq 0 ] || diag "missing: ${missing[*]}"
+
+	man --warnings -l "$page" 2>"$tmp/warn" >/dev/null
+	ok "$([ ! -s "$tmp/warn" ]; echo $?)" "$name: man --warnings prints nothing"
+	sed 's/^/# /' "$tmp/warn" | head -5
+	lexgrog "$page" >"$tmp/lex" 2>&1
+	ok "$(grep -q "\"$name - " "$tmp/lex"; echo $?)" "$name: lexgrog parses it"
+	grep -q "\"$name - " "$tmp/lex" || sed 's/^/# /' "$tmp/lex"
+
+	# SYNOPSIS: a line per subcommand where there are subcommands.
+	COLUMNS=80 "$tmp/bin/$name" --help >"$tmp/help" 2>&1
+	subcommands <"$tmp/help" >"$tmp/subs"
+	section SYNOPSIS <"$tmp/page" | grep -c '^\.B ' >"$tmp/syn"
+	ok "$([ "$(cat "$tmp/syn")" -ge 1 ] && [ "$(cat "$tmp/syn")" -ge "$(wc -l <"$tmp/subs")" ]; echo $?)" \
+		"$name: SYNOPSIS has $(cat "$tmp/syn") line(s), at least one per subcommand ($(wc -l <"$tmp/subs"))"
+
+	# OPTIONS: each long option of --help the tag of an item (.TP) of its
+	# own, no other; the command's subcommands' own --help where they have one.
+	long_opts <"$tmp/help" >"$tmp/helpopts"
+	while read -r c; do
+		COLUMNS=80 "$tmp/bin/$name" "$c" --help >"$tmp/subhelp" 2>&1 && grep -q "^Usage: \|^usage: " "$tmp/subhelp" &&
+			long_opts <"$tmp/subhelp" >>"$tmp/helpopts"
+	done <"$tmp/subs"
+	sort -u "$tmp/helpopts" -o "$tmp/helpopts"
+	section OPTIONS <"$tmp/page" | awk '/^\.TP/ { getline; print }' | long_opts >"$tmp/tagged"
+	long_opts <"$tmp/page" >"$tmp/all"
+	diff "$tmp/helpopts" "$tmp/tagged" >"$tmp/diff"
+	rc=$?
+	diff "$tmp/helpopts" "$tmp/all" >>"$tmp/diff" || rc=1
+	ok "$rc" "$name: OPTIONS has the $(wc -l <"$tmp/helpopts") long options of --help, each its own item, and the page no other"
+	sed 's/^/# /' "$tmp/diff" | head -20
+
+	# EXAMPLES: 2-5, each a command line of this command (as root: sudo;
+	# settings from the environment first).
+	section EXAMPLES <"$tmp/page" | awk '/^\.TP/ { getline; print }' >"$tmp/ex"
+	bad=$(grep -cvE "^\.B (sudo )?([A-Z_]+=[^ ]+ )*$name( |$)" "$tmp/ex")
+	ok "$([ "$(wc -l <"$tmp/ex")" -ge 2 ] && [ "$(wc -l <"$tmp/ex")" -le 5 ] && [ "$bad" -eq 0 ]; echo $?)" \
+		"$name: EXAMPLES has 2-5 command lines of $name ($(wc -l <"$tmp/ex"), $bad not)"
+
+	# Installed paths only: no PREFIX placeholder, no path of the checkout
+	# (relative, or this checkout's own).
+	grep -nE -e 'PREFIX|(^|[^/[:alnum:]_.-])(host-scripts|analysis|build)/' -e "$PWD" "$tmp/page" >"$tmp/paths"
+	ok "$([ ! -s "$tmp/paths" ]; echo $?)" "$name: no PREFIX and no checkout path (host-scripts/, analysis/, build/, $PWD)"
+	sed 's/^/# /' "$tmp/paths" | head -5
 done < <(sed '/^#/d' packaging/commands)
 done_testing
