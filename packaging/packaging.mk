@@ -55,7 +55,7 @@ $(MAN_BUILD)/.stamp: $(COMMANDS) packaging/man.h2m $(wildcard packaging/man/*.h2
 		  fi; } >"$$h.man" && \
 		printf '#!/bin/sh\nexec cat "%s"\n' "$(CURDIR)/$$h.man" >"$$h" && chmod +x "$$h" && \
 		help2man --no-info --section="$$sec" --name="$$what" \
-			--version-string="$(CB_VERSION)" --source="clockbench $(CB_VERSION)" \
+			--version-string="$(CB_VERSION)" --source="clockbench $(CB_VERSION)" --manual=clockbench \
 			--include="packaging/man/$$name.h2m" --include=packaging/man.h2m \
 			--output="$(MAN_BUILD)/$$name.$$sec" "$$h" || exit 1; \
 	done

@@ -93,10 +93,10 @@ class Help(argparse.RawDescriptionHelpFormatter):
 def parser():
     online = os.cpu_count() or 1
     p = Parser(prog=PROG, formatter_class=Help,
-               usage="%(prog)s [--results DIR] [--run-id ID] [SETTING]...\n"
-                     "   or: %(prog)s --run-dir DIR [--clocksource CS] [--trace] [SETTING]...\n"
-                     "   or: %(prog)s --check-only [SETTING]...\n"
-                     "   or: %(prog)s --probe-only [SETTING]...",
+               usage="%(prog)s [--results DIR] [--run-id ID] [OPTION]...\n"
+                     "   or: %(prog)s --run-dir DIR [OPTION]...\n"
+                     "   or: %(prog)s --check-only [OPTION]...\n"
+                     "   or: %(prog)s --probe-only [OPTION]...",
                description="Boot the guest initramfs (make guest-initramfs) on a host kernel under QEMU,\n"
                            "with clockbench as PID 1, and write guest-<clocksource>-<N>vcpu.json (never\n"
                            "overwriting) with the console log beside it; the last line on stdout is its\n"
@@ -152,9 +152,8 @@ def parser():
     opt("COST", "1", "0|1: the engine's cost estimate")
     opt("OBSERVE", "1", "1: with --trace under TCG, boot a short KVM VM to observe KVM's clock")
     opt("OBSERVE_SECONDS", "5", "how long the observer VM runs: whole seconds, or with a unit (s, m: 10s, 1m)")
-    p.epilog = "\n".join(["Environment:", "  Each setting's default is the environment variable of its name (an option"]
-                         + textwrap.wrap(", ".join(names) + ".", 78, initial_indent="  given wins): ",
-                                         subsequent_indent="  ")
+    p.epilog = "\n".join(["Environment:", "Each setting's default is the environment variable of its name (an option"]
+                         + textwrap.wrap(", ".join(names) + ".", 78, initial_indent="given wins): ")
                          + ["", "Exit status:", "  0  result written (--check-only: every setting good; --probe-only: "
                             "printed)", "  1  failure (one line naming the console log)", "  2  usage, or a bad setting "
                             "(one line naming it)"])
