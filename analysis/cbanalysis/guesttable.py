@@ -1,10 +1,21 @@
 """guesttable.py: the guest launcher's readable table of one guest result (a loaded Measurement)."""
 from .load import trace_facts
-from .util import fquant
+from .util import cut, fquant, is_num
 
 
 def fmt(v, nd=1):
     return "-" if v is None else ("%.*f" % (nd, v) if isinstance(v, float) else str(v))
+
+
+def settle_text(w):
+    """/init's clocksource wait (docs/guest.md), in one line; a wait that
+    ran out is said loudly (the engine then measured an unsettled kernel)."""
+    end = cut(w.get("end"), 20)
+    ms = "%d ms" % w["ms"] if is_num(w.get("ms")) else "? ms"
+    moved = "%s -> %s" % (cut(w.get("from"), 31), cut(w.get("to"), 31))
+    if end == "timeout":
+        return "clocksource wait: TIMED OUT after %s (%s): the kernel had not settled when the engine began" % (ms, moved)
+    return "clocksource wait: %s after %s (%s)" % (end, ms, moved)
 
 
 def text(m, path=None):
@@ -23,6 +34,9 @@ def text(m, path=None):
                "invtsc %s" % (fmt(m.clocksource_after), " ".join(avail) if avail else "-",
                               fmt(m.stable_bit_advertised), fmt(lg.get("sched_clock_marked_stable")),
                               fmt(lg.get("tsc_marked_unstable")), fmt(m.invtsc)))
+    w = m.guest.get("clocksource_settle")
+    if isinstance(w, dict):
+        out.append(settle_text(w))
     f = trace_facts(m)
     if f.reason:
         out.append("host trace: %s" % f.reason)
