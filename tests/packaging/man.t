@@ -66,12 +66,14 @@ while read -r name _ sec src what; do
 		"$name: SYNOPSIS has $(cat "$tmp/syn") line(s), at least one per subcommand ($(wc -l <"$tmp/subs"))"
 
 	# OPTIONS: each long option of --help the tag of an item (.TP) of its
-	# own, no other; the command's subcommands' own --help where they have one.
+	# own, no other; with its commands' own (COMMAND --help), where its
+	# packaging/man/<name>.h2m says they have one (subcommand-help).
 	long_opts <"$tmp/help" >"$tmp/helpopts"
-	while read -r c; do
-		COLUMNS=80 "$tmp/bin/$name" "$c" --help >"$tmp/subhelp" 2>&1 && grep -q "^Usage: \|^usage: " "$tmp/subhelp" &&
-			long_opts <"$tmp/subhelp" >>"$tmp/helpopts"
-	done <"$tmp/subs"
+	if grep -qx subcommand-help "packaging/man/$name.h2m"; then
+		while read -r c; do
+			COLUMNS=80 "$tmp/bin/$name" "$c" --help 2>&1 | long_opts >>"$tmp/helpopts"
+		done <"$tmp/subs"
+	fi
 	sort -u "$tmp/helpopts" -o "$tmp/helpopts"
 	section OPTIONS <"$tmp/page" | awk '/^\.TP/ { getline; print }' | long_opts >"$tmp/tagged"
 	long_opts <"$tmp/page" >"$tmp/all"
