@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# usage.t: every command's usage error is one line on stderr and exit 2,
+# with nothing made or switched (each bad call here fails before the
+# command reads or writes anything of the host's).
+set -u -o pipefail
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export CB_CS_DIR=$tmp/cs CB_STATE_DIR=$tmp/state
+mkdir -p "$CB_CS_DIR"
+echo "tsc hpet" >"$CB_CS_DIR/available_clocksource"
+echo tsc >"$CB_CS_DIR/current_clocksource"
+
+# bad DESCRIPTION CMD...: exit 2, one line on stderr, nothing new in $tmp.
+bad() {
+	local what=$1 rc before after
+	shift
+	before=$(find "$tmp" ! -name .err | sort | md5sum)
+	(cd "$tmp" && "$@") >/dev/null 2>"$tmp/.err" </dev/null
+	rc=$?
+	after=$(find "$tmp" ! -name .err | sort | md5sum)
+	ok "$([ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/.err")" -eq 1 ] && [ "$before" = "$after" ]; echo $?)" \
+		"$what: exit $rc, $(wc -l <"$tmp/.err") line(s): $(head -c 160 "$tmp/.err" | head -n1)"
+	rm -f "$tmp/.err"
+}
+top=$PWD
+bad "bench-host, an unknown option" "$top/host-scripts/bench-host" --bogus
+bad "bench-host, three arguments" "$top/host-scripts/bench-host" a b c
+bad "bench-host, --run-dir without a folder" "$top/host-scripts/bench-host" --run-dir
+bad "compare, one argument" "$top/host-scripts/compare" results
+bad "compare, an unknown option" "$top/host-scripts/compare" --bogus
+bad "clocksource, no command" "$top/host-scripts/clocksource"
+bad "clocksource, an unknown command" "$top/host-scripts/clocksource" frob
+bad "kvm-trace, an unknown command" "$top/host-scripts/kvm-trace" frob
+bad "bench-guest, an unknown option" "$top/host-scripts/bench-guest" --bogus
+bad "host-check, an unknown option" "$top/host-scripts/host-check" --bogus
+bad "runfolder, no command" "$top/host-scripts/runfolder"
+bad "deps, an unknown option" "$top/host-scripts/deps" --bogus
+bad "clockbench-report, no command" "$top/analysis/clockbench-report"
+bad "clockbench-report, an unknown option" "$top/analysis/clockbench-report" report --bogus
+bad "clockbench, an unknown option" "$top/bench/clockbench" --bogus
+done_testing
