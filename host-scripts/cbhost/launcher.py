@@ -460,7 +460,12 @@ def choose_accel(a):
                 a.accel_note = "KVM probe failed: %s" % what
         a.accel = "tcg" if a.accel_note else "kvm"
         if a.accel_note:
-            warn("%s; falling back to TCG: every figure of this run is EMULATED" % a.accel_note)
+            # One terminal line: the whole reason is in the result
+            # (launcher.accel_note).
+            tail = "; using TCG: every figure EMULATED"
+            room = 100 - len("%s: warning: " % PROG) - len(tail)
+            why = a.accel_note if len(a.accel_note) <= room else a.accel_note[:room - 3] + "..."
+            warn(why + tail)
     if a.accel == "tcg" and a.CPU and re.match(r"host(,|$)", a.CPU):
         raise RunError("CPU=%s: the host model needs KVM, and ACCEL=auto fell back to TCG: use CPU=max, or fix KVM"
                        % a.CPU)
