@@ -241,7 +241,7 @@ else
 	if [ "$accel" = tcg ] && [ -e /dev/kvm ] && { [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; }; then
 		skip "ACCEL=auto, CPU=qemu64: /dev/kvm is not open to $(id -un), so no probe ran to be limited"
 	elif [ "$accel" = tcg ] && [ -e /dev/kvm ]; then
-		ok "$([ "$rc" -eq 0 ] && [ "$took" -le 10 ] && grep -qE 'KVM probe failed: (no guest /init within 3s|guest did not reach|QEMU failed)' "$tmp/stderr"; echo $?)" \
+		ok "$([ "$rc" -eq 0 ] && [ "$took" -le 10 ] && grep -qE 'KVM probe failed: (no guest /init within 3|guest did not reach|QEMU failed)' "$tmp/stderr"; echo $?)" \
 			"ACCEL=auto, CPU=qemu64: probe limited to 3 s, fell back in ${took}s"
 	else
 		ok "$([ "$rc" -eq 0 ] && [ "$took" -le 10 ]; echo $?)" "ACCEL=auto, CPU=qemu64: chose '$accel' in ${took}s"
