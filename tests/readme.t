@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# readme.t: the README's commands run as written.  Every line of its sh
+# blocks and every `make TARGET VAR=...` example in its tables is checked
+# here: the engine's lines by the engine itself with --dry-run appended
+# (the same options, nothing measured), make lines by `make -n` (the target
+# exists) and, for the measuring targets, their settings by bench-host's
+# own preflight (--check-only).  A line of another kind fails: a new README
+# command needs a way to be checked here first.
+set -u -o pipefail
+cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+[ -x bench/clockbench ] || skip_all "bench/clockbench not built (make)"
+
+# The sh blocks' lines, comments cut; then the make examples of the tables.
+awk '/^```sh/{f=1;next} /^```/{f=0} f' README.md | sed 's/[[:space:]]*#.*$//; /^[[:space:]]*$/d' >"$tmp/lines"
+grep -o '`make [a-z-]*\( [A-Z_]*=[^` ]*\)\+`' README.md | tr -d '`' >>"$tmp/lines"
+n=$(wc -l <"$tmp/lines")
+ok "$([ "$n" -ge 9 ]; echo $?)" "the README holds $n command lines to check"
+
+check_line() {
+	local line=$1 words target rc=0
+	read -r -a words <<<"$line"
+	[ "${words[0]}" = sudo ] && words=("${words[@]:1}")
+	case "${words[0]}" in
+	bench/clockbench)
+		(cd "$tmp" && "$OLDPWD/bench/clockbench" "${words[@]:1}" --dry-run) >"$tmp/out" 2>&1 || rc=$?
+		;;
+	make)
+		target=${words[1]:-all}
+		make -n --no-print-directory "$target" RUN_ID=readme-t >/dev/null 2>"$tmp/out" || rc=$?
+		if [ "$rc" = 0 ]; then
+			case "$target" in
+			bench | bench-host | compare)
+				env "${words[@]:2}" host-scripts/bench-host --check-only >"$tmp/out" 2>&1 || rc=$?
+				;;
+			esac
+		fi
+		;;
+	*)
+		echo "no way to check a '${words[0]}' line" >"$tmp/out"
+		rc=1
+		;;
+	esac
+	ok "$rc" "README: $line$([ "$rc" = 0 ] || echo " (exit $rc: $(head -c 200 "$tmp/out" | head -n1))")"
+}
+while IFS= read -r line; do
+	check_line "$line"
+done <"$tmp/lines"
+done_testing
