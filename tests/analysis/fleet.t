@@ -45,6 +45,7 @@ inventory() {
 }
 play() { # play INVENTORY LOG
 	ANSIBLE_NOCOLOR=1 ANSIBLE_PIPELINING=1 ANSIBLE_LOCALHOST_WARNING=0 ANSIBLE_INVENTORY_UNPARSED_WARNING=0 \
+		ANSIBLE_REMOTE_TMP="$tmp/ansible-remote" ANSIBLE_LOCAL_TEMP="$tmp/ansible-local" \
 		ansible-playbook -i "$1" "$pb" >"$2" 2>&1
 }
 

@@ -102,8 +102,9 @@ refused "ACCEL=kvm without the KVM device" "ACCEL=kvm" ACCEL=kvm KVM_DEV="$tmp/n
 refused "GUEST=yes" GUEST=yes GUEST=yes "${compare[@]}"
 refused "a results folder that cannot be made (under a file)" "$tmp/afile" host-scripts/compare "$tmp/afile/results" run1
 if [ "$(id -u)" -ne 0 ]; then
-	chmod 555 "$tmp/results"
-	refused "a read-only results folder" "$tmp/results" "${compare[@]}"
+	# Made read-only after refused's reset (which makes the folder anew).
+	refused "a read-only results folder" "$tmp/results" \
+		bash -c 'chmod 555 "$1" && shift && exec "$@"' - "$tmp/results" "${compare[@]}"
 	chmod 755 "$tmp/results"
 else
 	skip "a read-only results folder: root writes anyway"
