@@ -5,7 +5,7 @@ Usage: assert.py LAB_DIR STATES
 Each fact a state expects is read from its own evidence, never from a
 summary the harness wrote: the raw KVM trace of the guest's QEMU (counted
 here with cbhost.kvmtrace.summarize), the guest's console (its kernel's own
-lines), the path probe in the guest result (read by cbanalysis.load), L1's
+lines), the path probe in the guest result (read by cbcontract.load), L1's
 kernel log and the clocksource L1 read.  An assertion whose evidence file
 is missing or empty fails.  Every state is also checked for a harness run
 that succeeded (at most one retry), a guest result, a complete trace of the
@@ -24,8 +24,11 @@ import re
 import sys
 import zlib
 
-import labtable  # noqa: I001  (first: it puts host-scripts/ and analysis/ on the path)
-from cbanalysis import load, runfolder
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+sys.path[:0] = [os.path.join(TOP, "contract"), os.path.join(TOP, "host-scripts"), HERE]  # the one place this command finds its packages
+import labtable  # noqa: E402
+from cbcontract import load, runfolder
 from cbhost import kvmtrace
 
 SWITCHED = re.compile(r"clocksource: Switched to clocksource (\S+)")

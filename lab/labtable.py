@@ -24,9 +24,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 TABLE = os.path.join(HERE, "states.cfg")
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "host-scripts"))
-import cbhost  # noqa: E402,F401  (puts analysis/ on the path)
-from cbanalysis import runfolder  # noqa: E402
+if __name__ == "__main__":  # run as a command: the one place it finds its packages
+    sys.path[:0] = [os.path.join(os.path.dirname(HERE), "contract")]
+from cbcontract import runfolder  # noqa: E402
 
 KEYS = ("label", "l1_vcpus", "l1_mem", "l1_machine", "l1_append", "clocksource", "l2_vcpus", "pin", "cpu",
         "l2_append", "attempts", "expect")

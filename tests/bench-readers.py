@@ -43,7 +43,7 @@ MB = 1000 * 1000
 
 
 def load(path, name):
-    sys.path[:0] = [os.path.join(ROOT, "host-scripts"), os.path.join(ROOT, "analysis")]
+    sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "host-scripts"), os.path.join(ROOT, "analysis")]
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check_report.py: a clockbench/1 report as today's engine writes it.
 
-The JSON is read through the analysis's loader (cbanalysis.load.load_host,
+The JSON is read through the analysis's loader (cbcontract.load.load_host,
 the one reader: schema, rows, quantiles, nulls named in below_overhead, the
 later fields' types).  Checked here is only what a reader need not demand
 but today's engine must do: every context field and the later fields
@@ -16,9 +16,9 @@ import csv
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "analysis"))
-from cbanalysis import load  # noqa: E402
-from cbanalysis.util import InputError, is_num  # noqa: E402
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", d) for d in ("contract", "analysis")]
+from cbcontract import load  # noqa: E402
+from cbcontract.util import InputError, is_num  # noqa: E402
 
 QUANTS = list(load.QUANTS)
 CONTEXT_KEYS = ["clockbench_version", "command_line", "hostname", "kernel", "kernel_cmdline",

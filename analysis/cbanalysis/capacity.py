@@ -6,7 +6,8 @@ work lost = 1 - rate / rate on tsc; more hosts = ceil(hosts x rate on tsc / rate
 import math
 import os
 
-from .util import cut, frate, md_table, UsageError
+from cbcontract.util import cut, UsageError
+from .fmt import frate, md_table
 
 PRESET_RATES = (1e4, 1e5, 1e6)
 DEFAULT_HOSTS = 100

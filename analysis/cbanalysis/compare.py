@@ -10,8 +10,8 @@ cell with no measured sibling (coarse clocks, rdtsc, a run of one clock)
 uses half its own (p99 - median) / median instead.  The band of a comparison is the larger of
 the two runs' bands, never below MIN_BAND.  docs/analysis.md explains why.
 """
-from .load import HRES_CLOCKS
-from .util import fquant, md_table
+from cbcontract.load import HRES_CLOCKS
+from .fmt import fquant, md_table
 
 MIN_BAND = 0.01
 

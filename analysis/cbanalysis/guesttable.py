@@ -1,6 +1,7 @@
 """guesttable.py: the guest launcher's readable table of one guest result (a loaded Measurement)."""
-from .load import trace_facts
-from .util import cut, fquant, is_num
+from cbcontract.load import trace_facts
+from cbcontract.util import cut, is_num
+from .fmt import fquant
 
 
 def fmt(v, nd=1):

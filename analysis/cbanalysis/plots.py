@@ -25,8 +25,8 @@ import shutil
 import subprocess
 import zlib
 
-from .load import WORKLOADS
-from .util import InputError, write_atomic
+from cbcontract.load import WORKLOADS
+from cbcontract.util import InputError, write_atomic
 
 GNUPLOT = os.environ.get("GNUPLOT", "gnuplot")
 
@@ -432,7 +432,7 @@ def plot(chart, base):
     each into a private folder beside them (runfolder.Private), whence it is
     renamed into place, its mode set on its descriptor; no name another user
     can change is written, chmodded or followed. Returns the three paths."""
-    from . import runfolder
+    from cbcontract import runfolder
     datafile = base + ".dat"
     write_atomic(datafile, data(chart))
     outs = [datafile]

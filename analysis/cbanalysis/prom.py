@@ -7,8 +7,8 @@ out: their timings are not a hypervisor's.
 import datetime
 import re
 
-from .load import trace_facts
-from .util import write_atomic
+from cbcontract.load import trace_facts
+from cbcontract.util import write_atomic
 
 HELP = {
     "node_clockbench_clock_read_median_seconds": "Seconds per clock read measured by clockbench: median over timed batches.",

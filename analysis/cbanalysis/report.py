@@ -2,8 +2,9 @@
 import os
 
 from . import capacity, plots
-from .load import QUANTS, WORKLOADS, trace_facts
-from .util import fquant, md_table, obj, write_atomic
+from cbcontract.load import QUANTS, WORKLOADS, trace_facts
+from cbcontract.util import obj, write_atomic
+from .fmt import fquant, md_table
 
 EMU_MARK = "†"
 CONTROL = dict.fromkeys([c for c in range(0x20) if c != 0x0a] + [0x7f] + list(range(0x80, 0xa0)), "?")

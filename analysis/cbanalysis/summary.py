@@ -7,10 +7,11 @@ thread and with every thread (vCPU) reading, and its ratio to the tsc row.
 import json
 import os
 
-from . import runfolder, verdict
-from .load import WORKLOAD_UNITS, WORKLOADS, load_run, trace_facts
+from cbcontract import runfolder
+from . import verdict
+from cbcontract.load import WORKLOAD_UNITS, WORKLOADS, load_run, trace_facts
 from .report import mitigation_text
-from .util import InputError
+from cbcontract.util import InputError
 
 FIGURES = ("host_1", "host_all", "guest_1", "guest_all")
 

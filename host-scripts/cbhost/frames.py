@@ -32,10 +32,9 @@ import stat
 import sys
 import zlib
 
-if not __package__:  # run as a program: make cbhost importable
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import cbhost  # noqa: E402,F401  (puts analysis/ on the path)
-from cbanalysis.runfolder import SCHEMA_GUEST  # noqa: E402
+if __name__ == "__main__":  # run as a program: the one place it finds its packages
+    sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "contract")]
+from cbcontract.runfolder import SCHEMA_GUEST  # noqa: E402
 
 BEGIN = b"CLOCKBENCH-BEGIN"
 END = b"CLOCKBENCH-END"

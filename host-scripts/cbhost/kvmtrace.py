@@ -20,7 +20,7 @@ import stat
 import subprocess
 import zlib
 
-from cbanalysis.runfolder import SCHEMA_KVM_TRACE
+from cbcontract.runfolder import SCHEMA_KVM_TRACE
 
 # The one list of KVM's clock events (docs/harness.md says what each tells).
 EVENTS = ("kvm_update_master_clock", "kvm_pvclock_update", "kvm_track_tsc", "kvm_write_tsc_offset")

@@ -4,7 +4,7 @@ Every setting is an option whose default is the environment variable of the
 same name (KERNEL, ACCEL, VCPUS...), checked once here.  A run boots the
 guest initramfs under QEMU (or libvirt), reads its framed result, and writes
 guest-<cs>-<N>vcpu.json with its console log (and, with --trace, the KVM
-trace files) into a run folder, each once (cbanalysis.runfolder).  The last
+trace files) into a run folder, each once (cbcontract.runfolder).  The last
 line on stdout is the result's path.  Exit status: 0 written, 1 failure
 (one line naming the console log), 2 usage.
 """
@@ -24,8 +24,8 @@ import tempfile
 import textwrap
 
 import cbhost
-from cbanalysis import runfolder
-from cbanalysis.util import InputError
+from cbcontract import runfolder
+from cbcontract.util import InputError
 from . import duration, frames, kvmtrace, qemu
 from .qemu import RunError
 
@@ -727,7 +727,8 @@ def _trace_doc(a, run_dir, names, work, raw, pid, tracer):
 
 def table(path):
     """The launcher's table, drawn by the one reader of result files."""
-    from cbanalysis import guesttable, load
+    from cbanalysis import guesttable
+    from cbcontract import load
     return guesttable.text(load.load_guest(path, os.path.basename(os.path.dirname(os.path.abspath(path)))))
 
 

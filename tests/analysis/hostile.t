@@ -98,8 +98,9 @@ else:
          "the hostile names are text in the pictures: the key, the bars' tick labels", (rc, se))
 
 # Every plot script of the hostile runs: the project's text only (none of a result's bytes, no backquote).
-sys.path.insert(0, os.path.join(ROOT, "analysis"))
-from cbanalysis import load, plots, report  # noqa: E402
+sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "analysis")]
+from cbcontract import load  # noqa: E402
+from cbanalysis import plots, report  # noqa: E402
 ms = [m for d in folders for m in load.load_run(d)]
 # Letters, digits, the punctuation the project's scripts are written in; no backquote, no @.
 allowed = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 ,.:=+-_/()[]#%\n\\\"'?$<>!*")

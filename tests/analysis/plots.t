@@ -14,8 +14,9 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from taplib import AFTER, BEFORE, LAB, NEW, ROOT, WL, Tap, read, run, with_null_rows  # noqa: E402
 
-sys.path.insert(0, os.path.join(ROOT, "analysis"))
-from cbanalysis import load, plots, report  # noqa: E402
+sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "analysis")]
+from cbcontract import load  # noqa: E402
+from cbanalysis import plots, report  # noqa: E402
 
 NAMES = ("headline", "ns-vs-threads", "ns-vs-vcpus", "guest-ns-vs-threads")
 t = Tap()

@@ -8,8 +8,8 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from taplib import ROOT, Tap  # noqa: E402
 
-sys.path.insert(0, os.path.join(ROOT, "analysis"))
-from cbanalysis import runfolder as rf  # noqa: E402
+sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "analysis")]
+from cbcontract import runfolder as rf  # noqa: E402
 
 t = Tap()
 CLI = os.path.join(ROOT, "host-scripts", "runfolder")

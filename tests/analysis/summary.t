@@ -151,9 +151,10 @@ else:
 
 # The second placement fails (summary.json put in place by another writer
 # meanwhile): the first is taken back, and the line says what was kept.
-sys.path.insert(0, os.path.join(os.path.dirname(TOOL)))
-from cbanalysis import runfolder, summary  # noqa: E402
-from cbanalysis.util import InputError  # noqa: E402
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(TOOL)), "contract"), os.path.dirname(TOOL)]
+from cbcontract import runfolder  # noqa: E402
+from cbanalysis import summary  # noqa: E402
+from cbcontract.util import InputError  # noqa: E402
 d2 = copy(BEFORE, "race")
 real_place = runfolder.Private.place
 

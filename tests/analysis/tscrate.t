@@ -11,8 +11,8 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from taplib import edited_copy, ROOT, WL, Tap, read, run, table_row  # noqa: E402
 
-sys.path.insert(0, os.path.join(ROOT, "analysis"))
-from cbanalysis import load, runfolder as rf  # noqa: E402
+sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "analysis")]
+from cbcontract import load, runfolder as rf  # noqa: E402
 
 t = Tap()
 

@@ -13,8 +13,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from taplib import BEFORE, LAB, NEW, ROOT, WL, Tap  # noqa: E402
 
-sys.path.insert(0, os.path.join(ROOT, "analysis"))
-from cbanalysis import load, summary, verdict  # noqa: E402
+sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "analysis")]
+from cbcontract import load  # noqa: E402
+from cbanalysis import summary, verdict  # noqa: E402
 
 t = Tap()
 

@@ -7,7 +7,7 @@ import sys
 import zlib
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "host-scripts"))
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", d) for d in ("contract", "host-scripts")]
 from cbhost import frames  # noqa: E402
 
 n = 0

@@ -18,7 +18,7 @@ ok $? "$unit frames: exit 0"
 # One "name verdict" line per check, over the reader's view of the channel.
 python3 - "$tmp/channel" "$tmp/more" >"$tmp/verdicts" 2>&1 <<'EOF'
 import json, sys
-sys.path.insert(0, "host-scripts")
+sys.path[:0] = ["contract", "host-scripts"]
 from cbhost import frames
 U = "\ufffd"
 p, more = (frames.parse(open(f, "rb").read()) for f in sys.argv[1:])

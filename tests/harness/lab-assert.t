@@ -18,7 +18,7 @@ import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "analysis"))
-sys.path.insert(0, os.path.join(ROOT, "lab"))
+sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "lab")]
 from taplib import Tap  # noqa: E402
 import labtable  # noqa: E402
 

@@ -44,7 +44,7 @@ ok "${#unlisted[@]}" "every program of host-scripts/ is a command of packaging/c
 for u in "${unlisted[@]+"${unlisted[@]}"}"; do diag "not installed as a command: $u"; done
 lib=$dest/usr/lib/clockbench
 ok "$([ -x "$lib/build/clockbench-static" ] && [ -x "$lib/build/guest/init" ] && [ -s "$lib/build/guest/initramfs.cpio" ] &&
-	[ -x "$lib/guest-init/mkinitramfs.py" ] && [ -f "$lib/host-scripts/cbhost/launcher.py" ] && [ -f "$lib/analysis/cbanalysis/load.py" ]; echo $?)" \
+	[ -x "$lib/guest-init/mkinitramfs.py" ] && [ -f "$lib/host-scripts/cbhost/launcher.py" ] && [ -f "$lib/contract/cbcontract/load.py" ]; echo $?)" \
 	"the static engine, the guest's init, its initramfs and builder, the Python packages"
 ok "$([ -f "$dest/usr/share/doc/clockbench/README.md" ] && [ -f "$dest/usr/share/doc/clockbench/docs/harness.md" ] &&
 	[ -f "$dest/usr/share/clockbench/fleet/clockbench.yml" ] && [ -f "$dest/usr/share/clockbench/fleet/clockbench-alerts.yml" ] &&

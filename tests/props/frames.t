@@ -13,7 +13,7 @@ import proplib  # noqa: E402  (re-executes under /usr/bin/python3 when needed)
 from hypothesis import example, strategies as st  # noqa: E402
 
 from cbhost import frames  # noqa: E402
-from cbanalysis.runfolder import SCHEMA_GUEST  # noqa: E402
+from cbcontract.runfolder import SCHEMA_GUEST  # noqa: E402
 
 t = proplib.Props("frames")
 # The bounds docs/guest.md states (the numbers, not the module's names: the

@@ -17,8 +17,8 @@ import proplib  # noqa: E402  (re-executes under /usr/bin/python3 when needed)
 from hypothesis import example, strategies as st  # noqa: E402
 
 from cbhost import kvmtrace  # noqa: E402
-from cbanalysis.load import load_trace, stable_all, trace_facts  # noqa: E402
-from cbanalysis.util import InputError  # noqa: E402
+from cbcontract.load import load_trace, stable_all, trace_facts  # noqa: E402
+from cbcontract.util import InputError  # noqa: E402
 
 FX = os.path.join(proplib.ROOT, "tests", "harness", "fixtures")
 TRACES = {n: open(os.path.join(FX, n)).read().splitlines(keepends=True)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # test-timeout: 1800
-"""loader.t: properties of the result loader's limits (analysis/cbanalysis/load.py) on hostile shapes: numbers
+"""loader.t: properties of the result loader's limits (contract/cbcontract/load.py) on hostile shapes: numbers
 past a double or 2^64, lone surrogates, huge values and keys, control characters, spliced into the fixtures'
 files; FIFOs, devices, folders and oversized files in place of a result: a measurement holding only finite
 numbers and real text, or one InputError line of bounded length, never a hang (TAP)."""
@@ -15,8 +15,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import proplib  # noqa: E402  (re-executes under /usr/bin/python3 when needed)
 from hypothesis import example, strategies as st  # noqa: E402
 
-from cbanalysis import load, prom, util  # noqa: E402
-from cbanalysis.util import InputError  # noqa: E402
+from cbcontract import load, util  # noqa: E402
+from cbanalysis import prom  # noqa: E402
+from cbcontract.util import InputError  # noqa: E402
 
 FX = os.path.join(proplib.ROOT, "tests", "analysis", "fixtures")
 HOST = open(os.path.join(FX, "20260101-120000-hv1", "host-hpet.json")).read()

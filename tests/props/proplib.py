@@ -49,7 +49,7 @@ from hypothesis.reporting import with_reporter  # noqa: E402
 # Its caches (the Unicode tables of st.text) go to build/, never into the checkout.
 set_hypothesis_home_dir(os.path.join(ROOT, "build", "hypothesis"))
 
-sys.path[:0] = [os.path.join(ROOT, "host-scripts"), os.path.join(ROOT, "analysis")]
+sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "host-scripts"), os.path.join(ROOT, "analysis")]
 
 
 class Hang(Exception):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # test-timeout: 1800
-"""results.t: properties of the results loader (analysis/cbanalysis/load.py) and of what reads its
+"""results.t: properties of the results loader (contract/cbcontract/load.py) and of what reads its
 measurements: any bytes, any JSON and the fixtures' run folders mutated give measurements that every
 report renders, or one InputError line; analysis/clockbench-report exits 0 or 1, one line, no traceback (TAP)."""
 import copy
@@ -15,9 +15,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import proplib  # noqa: E402  (re-executes under /usr/bin/python3 when needed)
 from hypothesis import example, strategies as st  # noqa: E402
 
-from cbanalysis import capacity, compare, guesttable, prom, report, runfolder, summary  # noqa: E402
-from cbanalysis.load import label_problem, load_file, load_run  # noqa: E402
-from cbanalysis.util import InputError  # noqa: E402
+from cbcontract import runfolder  # noqa: E402
+from cbanalysis import capacity, compare, guesttable, prom, report, summary  # noqa: E402
+from cbcontract.load import label_problem, load_file, load_run  # noqa: E402
+from cbcontract.util import InputError  # noqa: E402
 
 TOOL = os.path.join(proplib.ROOT, "analysis", "clockbench-report")
 FX = os.path.join(proplib.ROOT, "tests", "analysis", "fixtures")

@@ -17,8 +17,8 @@ import proplib  # noqa: E402  (re-executes under /usr/bin/python3 when needed)
 from hypothesis import example, strategies as st  # noqa: E402
 
 from cbanalysis import prom  # noqa: E402
-from cbanalysis.load import load_run  # noqa: E402
-from cbanalysis.util import InputError  # noqa: E402
+from cbcontract.load import load_run  # noqa: E402
+from cbcontract.util import InputError  # noqa: E402
 
 FX = os.path.join(proplib.ROOT, "tests", "analysis", "fixtures")
 HV1 = os.path.join(FX, "20260101-120000-hv1")
