@@ -1,0 +1,104 @@
+"""rounds.py: the rounds of a run folder: round-<N>/ subfolders, each a complete flat run folder.
+
+A compare run with ROUNDS=R keeps each round as results/<run-id>/round-<N>/
+(N = 1..R), a run folder of the flat shape runfolder describes; summary.json
+and summary.md stay at the top.  A flat run folder (no round-*/) reads as one
+round.  A folder holding both flat result files and round-*/ folders is
+refused: which of them a figure came from would be a guess.
+"""
+import os
+import re
+import stat
+
+from . import load, runfolder
+from .util import InputError, cut
+
+# Anchored and matched with fullmatch, as runfolder's patterns: N as
+# round_name writes it (no 0, no leading zero).
+ROUND_RE = re.compile(r"\Around-(?P<n>[1-9][0-9]*)\Z")
+MAX_ROUNDS = 1000  # a reader of rounds is bounded: no run measures more
+
+
+def round_name(n):
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_ROUNDS:
+        raise ValueError("round %s: expected an integer from 1 to %d" % (cut(repr(n)), MAX_ROUNDS))
+    return "round-%d" % n
+
+
+def round_number(name):
+    """N of a round folder's name round-<N>, else None."""
+    m = ROUND_RE.fullmatch(name)
+    return int(m.group("n")) if m and int(m.group("n")) <= MAX_ROUNDS else None
+
+
+def round_dir(run_dir, n):
+    """Creates run_dir/round-<n> (0755, never reusing one) and returns its
+    path.  run_dir must exist and pass runfolder.check_folder (no other user
+    can write in it); RunFolderError otherwise, or when the round exists."""
+    name = round_name(n)
+    if not os.path.isdir(run_dir):
+        raise runfolder.RunFolderError("%s: no such run folder" % runfolder.show(run_dir))
+    runfolder.check_folder(run_dir)
+    path = os.path.join(run_dir, name)
+    try:
+        os.mkdir(path, 0o755)  # never wider, whatever the umask: check_folder must pass it
+    except FileExistsError:
+        raise runfolder.RunFolderError("%s exists: a round folder is never reused" % runfolder.show(path))
+    except OSError as e:
+        raise runfolder.RunFolderError("%s: mkdir: %s" % (runfolder.show(path), e.strerror))
+    return path
+
+
+def round_folders(run_dir):
+    """[(n, path)] of run_dir's round-<N> folders, sorted by n; [] for a flat
+    folder.  An entry named round-... that is no round folder (round-0,
+    round-01, a file, a symlink) is refused (InputError): it is not skipped
+    silently."""
+    try:
+        names = os.listdir(run_dir)
+    except FileNotFoundError:
+        raise InputError(run_dir, "no such run folder")
+    except NotADirectoryError:
+        raise InputError(run_dir, "not a folder (give a run folder, results/<run-id>)")
+    except OSError as e:
+        raise InputError(run_dir, "open: %s" % e.strerror)
+    out = []
+    for name in names:
+        if not name.startswith("round-"):
+            continue
+        n = round_number(name)
+        p = os.path.join(run_dir, name)
+        if n is None:
+            raise InputError(p, "not a round folder name (round-<N>, N from 1 to %d, no leading zero)" % MAX_ROUNDS)
+        try:
+            st = os.lstat(p)
+        except OSError as e:
+            raise InputError(p, "lstat: %s" % e.strerror)
+        if not stat.S_ISDIR(st.st_mode):
+            raise InputError(p, "not a folder (a round is a folder; a symlink is not followed)")
+        out.append((n, p))
+    return sorted(out)
+
+
+def load_rounds(run_dir, skip_bad=False, warn=None):
+    """[(n, measurements)] of a run folder, by round: each round folder read
+    by load.load_run (skip_bad, warn as there), or a flat folder as round 1.
+    Each Measurement gets .round = n, and .run the run folder's name (not
+    round-<N>).  InputError for a folder with both flat result files and
+    round folders, or a bad round folder."""
+    run_dir = run_dir.rstrip("/") or "/"
+    rounds = round_folders(run_dir)
+    run = os.path.basename(os.path.abspath(run_dir))
+    if not rounds:
+        out = [(1, load.load_run(run_dir, skip_bad, warn))]
+    else:
+        flat = load.result_files(run_dir)
+        if flat:
+            raise InputError(run_dir, "both result files (%s) and round folders: refusing to guess which to read"
+                             % cut(", ".join(flat[:3]) + (", ..." if len(flat) > 3 else ""), 120))
+        out = [(n, load.load_run(p, skip_bad, warn)) for n, p in rounds]
+    for n, ms in out:
+        for m in ms:
+            m.round = n
+            m.run = run
+    return out
