@@ -1,2 +1,1 @@
-"""cbanalysis: the analysis of clockbench results (reads only results/)."""
-VERSION = "0.1.0"
+"""cbanalysis: the modules that make reports from clockbench results (reads only results/, through cbcontract)."""

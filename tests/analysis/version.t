@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+"""version.t: every command of packaging/commands prints one version with --version, the one source's
+(CB_VERSION in bench/clockbench.h, read by cbcontract.names): one line "NAME VERSION", exit 0, stderr empty."""
+import os
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import ROOT, Tap  # noqa: E402
+
+sys.path[:0] = [os.path.join(ROOT, "contract")]
+from cbcontract import names  # noqa: E402
+
+t = Tap()
+t.ok(names.VERSION != "unknown", "the one source gives a version (%s)" % names.VERSION)
+with open(os.path.join(ROOT, "packaging", "commands")) as f:
+    cmds = [ln.split() for ln in f if ln.strip() and not ln.startswith("#")]
+for name, _, _, src, *_ in cmds:
+    path = os.path.join(ROOT, src)
+    if not os.access(path, os.X_OK):
+        t.skip("%s: %s not built (make all)" % (name, src))
+        continue
+    p = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    lines = p.stdout.splitlines()
+    t.ok(p.returncode == 0 and p.stderr == "" and len(lines) == 1 and lines[0].split()[-1:] == [names.VERSION],
+         "%s --version: one line ending in %s, exit 0" % (name, names.VERSION),
+         "exit %d, stdout %r, stderr %r" % (p.returncode, p.stdout[:200], p.stderr[:200]))
+t.done()
