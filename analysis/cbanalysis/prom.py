@@ -1,14 +1,14 @@
 """prom.py: a node_exporter textfile-collector file from one run's results.
 
+The metrics of a run; their format and writer are cbcontract.textfile's.
 Names sit beside node_time_clocksource_*: node_clockbench_*, base units
 (seconds, hertz), info metrics end in _info.  Emulated (TCG) guests are left
 out: their timings are not a hypervisor's.
 """
 import datetime
-import re
 
+from cbcontract import textfile
 from cbcontract.load import trace_facts
-from cbcontract.util import write_atomic
 
 HELP = {
     "node_clockbench_clock_read_median_seconds": "Seconds per clock read measured by clockbench: median over timed batches.",
@@ -38,28 +38,7 @@ HELP = {
 }
 
 
-# Characters a textfile line cannot hold as they are: control characters
-# other than the line feed (escaped below), and the Unicode line breaks.
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_DROP = dict.fromkeys([c for c in range(0x20) if c != 0x0a] + [0x7f] + list(range(0x80, 0xa0)) + [0x2028, 0x2029],
-                      "\ufffd")
-
-
-def esc(v):
-    """Any string as a label value or comment text of the exposition format:
-    backslash, double quote and line feed escaped (the format's three
-    escapes), other control characters and lone surrogates replaced by
-    U+FFFD, so that it stays within its line and its quotes."""
-    s = _SURROGATE.sub("\ufffd", str(v).translate(_DROP))
-    return s.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def fmt_value(v):
-    if isinstance(v, bool):
-        return "1" if v else "0"
-    if isinstance(v, int):
-        return str(v)
-    return "%.12g" % v
+esc = textfile.esc  # the textfile's escaping, in cbcontract.textfile
 
 
 def epoch(iso):
@@ -68,35 +47,6 @@ def epoch(iso):
             tzinfo=datetime.timezone.utc).timestamp()
     except (TypeError, ValueError):
         return None
-
-
-class Families:
-    """Samples grouped by metric name, in the order first seen."""
-
-    def __init__(self):
-        self.order, self.samples = [], {}
-
-    def add(self, name, labels, value):
-        if value is None:
-            return
-        if name not in self.samples:
-            self.order.append(name)
-            self.samples[name] = []
-        self.samples[name].append((labels, value))
-
-    def text(self, comments):
-        out = ["# clockbench: %s" % esc(c) for c in comments]
-        for name in self.order:
-            out.append("# HELP %s %s" % (name, HELP[name]))
-            out.append("# TYPE %s gauge" % name)
-            seen = set()
-            for labels, v in self.samples[name]:
-                lab = ",".join('%s="%s"' % (k, esc(val)) for k, val in labels if val is not None)
-                if lab in seen:
-                    continue
-                seen.add(lab)
-                out.append("%s{%s} %s" % (name, lab, fmt_value(v)) if lab else "%s %s" % (name, fmt_value(v)))
-        return "\n".join(out) + "\n"
 
 
 def base_labels(m):
@@ -116,7 +66,7 @@ def tsc_rate(f, bl, tr):
 
 
 def render(ms, all_clocks=False):
-    f = Families()
+    f = textfile.Families(HELP)
     comments = []
     last = None
     for m in ms:
@@ -202,4 +152,4 @@ def render(ms, all_clocks=False):
 
 
 def write(ms, path, all_clocks=False):
-    write_atomic(path, render(ms, all_clocks))
+    textfile.write_file(path, render(ms, all_clocks))

@@ -107,6 +107,50 @@ t.ok(all(w in mw_lines for w in mw_want) and not any("_measuring_" in ln and 'cl
      "the measuring window's counts and length, only for the result that has one",
      [w for w in mw_want if w not in mw_lines] or se)
 
+# The one writer (contract/cbcontract/textfile.py): the folder's rules.  As root, a folder owned by root or by
+# node_exporter's account and writable by its owner only is taken; one owned by another user, one others can
+# write to, and a path through a symlink are refused, and nothing is written there.
+sys.path.insert(0, os.path.join(ROOT, "contract"))
+from cbcontract import textfile  # noqa: E402
+from cbcontract.util import InputError  # noqa: E402
+
+
+def try_write(folder):
+    try:
+        textfile.write(folder, "x.prom", "node_clockbench_x 1\n")
+        return None
+    except InputError as e:
+        return str(e)
+
+
+import pwd  # noqa: E402
+svc = next((pwd.getpwnam(n) for n in textfile.SERVICE_USERS if n in {p.pw_name for p in pwd.getpwall()}), None)
+if os.geteuid() != 0 or svc is None:
+    for _ in range(4):
+        t.skip("needs root and node_exporter's account (Debian: prometheus-node-exporter)")
+else:
+    base = os.path.join(t.tmp, "w")
+    os.mkdir(base, 0o755)
+    own = os.path.join(base, "svc")
+    os.mkdir(own, 0o755)
+    os.chown(own, svc.pw_uid, svc.pw_gid)
+    e = try_write(own)
+    t.ok(e is None and read(os.path.join(own, "x.prom")) == "node_clockbench_x 1\n" and os.listdir(own) == ["x.prom"],
+         "a folder of %s's, 0755: written, no temporary file left" % svc.pw_name, e)
+    os.chmod(own, 0o775)
+    e = try_write(own)
+    t.ok(e and "other users can write" in e and len(e.splitlines()) == 1, "the same, group-writable: refused", e)
+    other = os.path.join(base, "nobody")
+    os.mkdir(other, 0o755)
+    os.chown(other, 65534, 65534)
+    e = try_write(other)
+    t.ok(e and "uid 65534" in e and os.listdir(other) == [], "a folder of another user's: refused, nothing made", e)
+    real = os.path.join(base, "real")
+    os.mkdir(real, 0o755)
+    os.symlink("real", os.path.join(base, "link"))
+    e = try_write(os.path.join(base, "link"))
+    t.ok(e and "symlink" in e and os.listdir(real) == [], "a path through a symlink: refused (never followed)", e)
+
 promtool = shutil.which("promtool")
 if not promtool:
     for _ in range(4):

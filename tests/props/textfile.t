@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # test-timeout: 1800
-"""textfile.t: properties of the node_exporter textfile writer (analysis/cbanalysis/prom.py): any text in a run
+"""textfile.t: properties of the node_exporter textfile (contract/cbcontract/textfile.py, the one writer, and
+analysis/cbanalysis/prom.py's metrics of a run): any text in a run
 folder's name, its files' names and every string of its results gives a textfile whose every line parses as the
 exposition format, with node_clockbench_* metrics only, label values that read back as written (control
 characters replaced), and that promtool check metrics accepts where promtool is installed (TAP)."""
@@ -17,6 +18,7 @@ import proplib  # noqa: E402  (re-executes under /usr/bin/python3 when needed)
 from hypothesis import example, strategies as st  # noqa: E402
 
 from cbanalysis import prom  # noqa: E402
+from cbcontract import textfile  # noqa: E402
 from cbcontract.load import load_run  # noqa: E402
 from cbcontract.util import InputError  # noqa: E402
 
@@ -117,14 +119,32 @@ def hostile(run, cs, kernel, cpu, tail):
     t.tally("written")
 
 
-@t.prop("prom.esc: a label value of one line whose unescaping gives the string back (control characters replaced)",
+@t.prop("textfile.esc: a label value of one line whose unescaping gives the string back (control characters replaced)",
         st.text(max_size=60))
 @example("a\\nb\"\n\\\\")
 def esc_round_trip(s):
-    e = prom.esc(s)
+    e = textfile.esc(s)
     assert "\n" not in e and "\r" not in e and re.fullmatch(VALUE, e), repr(e)
     back = re.sub(r'\\(.)', lambda x: "\n" if x.group(1) == "n" else x.group(1), e)
     assert back == seen_as(s), (s, e, back)
+
+
+@t.prop("textfile.esc_help: HELP text of one line, only \\\\ and \\n escaped, that reads back; promtool takes it",
+        texts)
+@example('say "tsc"\\\n\r\x00')
+def help_round_trip(s):
+    fam = textfile.Families({"node_clockbench_x": "h" + s})  # promtool's lint wants some HELP text
+    fam.add("node_clockbench_x", [("a", s)], 1)
+    text = fam.text([s])
+    lines = text.split("\n")
+    assert len(lines) == 5 and lines[-1] == "", repr(text)
+    m = re.fullmatch(r"# HELP node_clockbench_x ((?:[^\\\n]|\\[\\n])*)", lines[1])
+    assert m, repr(lines[1])
+    back = re.sub(r'\\(.)', lambda x: "\n" if x.group(1) == "n" else x.group(1), m.group(1))
+    assert back == seen_as("h" + s), (s, lines[1], back)
+    parse(text)
+    if PROMTOOL:
+        promtool(text)
 
 
 if not PROMTOOL:

@@ -1,0 +1,223 @@
+"""textfile.py: node_exporter's textfile format and its atomic writer, the project's one Prometheus writer.
+
+Escaping (esc for label values and comments, esc_help for HELP text), sample
+families rendered in one place (Families), and write()/write_file(): the
+whole file or the old one, never half, made in the folder through its open
+descriptor.
+
+The folder (open_folder): reached from / one component at a time with
+O_NOFOLLOW, so no symlink on the way is followed (Debian's
+/var/lib/prometheus, owned by the prometheus account, holds node-exporter/:
+that account could otherwise swap node-exporter for a symlink to /etc and
+have root write there).  It must then be the writer's or root's and pass
+runfolder.check_folder, or belong to the account node_exporter runs as
+(SERVICE_USERS) and be writable by its owner only.  That account may own it
+because in such a folder a root writer is as safe as in its own: the
+temporary file is created O_EXCL|O_NOFOLLOW relative to the folder's
+descriptor, written and chmodded through its own descriptor, and renamed
+(which never follows the final name) into place: nothing is ever reopened
+by a name the owner can change.  What the owner can do (delete, replace or
+symlink the textfile) it could do to its own input anyway.
+"""
+import errno
+import os
+import re
+import secrets
+
+from .runfolder import RunFolderError, check_folder, check_text, show
+from .util import InputError
+
+# The accounts node_exporter runs as: Debian's prometheus-node-exporter
+# (User=prometheus in its unit), upstream's examples (node_exporter).
+SERVICE_USERS = ("prometheus", "node_exporter", "node-exporter")
+MODE = 0o644  # node_exporter reads it as another user
+PROM_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]*\.prom\Z")  # a name the textfile collector reads
+
+# Characters a textfile line cannot hold as they are: control characters
+# other than the line feed (escaped below), and the Unicode line breaks.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_DROP = dict.fromkeys([c for c in range(0x20) if c != 0x0a] + [0x7f] + list(range(0x80, 0xa0)) + [0x2028, 0x2029],
+                      "\ufffd")
+
+
+def _clean(v):
+    return _SURROGATE.sub("\ufffd", str(v).translate(_DROP))
+
+
+def esc(v):
+    """Any string as a label value or comment text of the exposition format:
+    backslash, double quote and line feed escaped (the format's three
+    escapes), other control characters and lone surrogates replaced by
+    U+FFFD, so that it stays within its line and its quotes."""
+    return _clean(v).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def esc_help(v):
+    """Any string as HELP text: backslash and line feed escaped (HELP's
+    two escapes; a double quote stays as it is), control characters as in
+    esc()."""
+    return _clean(v).replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def fmt_value(v):
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, int):
+        return str(v)
+    if v != v:
+        return "NaN"
+    if v in (float("inf"), float("-inf")):
+        return "+Inf" if v > 0 else "-Inf"
+    return "%.12g" % v
+
+
+NAME = re.compile(r"\A[a-zA-Z_:][a-zA-Z0-9_:]*\Z")
+LABEL = re.compile(r"\A[a-zA-Z_][a-zA-Z0-9_]*\Z")
+
+
+class Families:
+    """Gauge samples grouped by metric name, in the order first seen; help:
+    name -> HELP text (every name added must have one)."""
+
+    def __init__(self, help):
+        self.help = help
+        self.order, self.samples = [], {}
+
+    def add(self, name, labels, value):
+        """labels: [(name, value)], a None value leaves that label out; a
+        None sample value leaves the sample out."""
+        if value is None:
+            return
+        if name not in self.samples:
+            if not NAME.match(name) or name not in self.help:
+                raise ValueError("metric %s: not a name, or no HELP for it" % show(name))
+            self.order.append(name)
+            self.samples[name] = []
+        self.samples[name].append((labels, value))
+
+    def text(self, comments=()):
+        """The textfile: comments first ("# clockbench: ..."), then each
+        family's HELP, TYPE gauge and samples; a repeated label set is
+        written once (its first value)."""
+        out = ["# clockbench: %s" % esc(c) for c in comments]
+        for name in self.order:
+            out.append("# HELP %s %s" % (name, esc_help(self.help[name])))
+            out.append("# TYPE %s gauge" % name)
+            seen = set()
+            for labels, v in self.samples[name]:
+                for k, _ in labels:
+                    if not LABEL.match(k):
+                        raise ValueError("label %s: not a label name" % show(k))
+                lab = ",".join('%s="%s"' % (k, esc(val)) for k, val in labels if val is not None)
+                if lab in seen:
+                    continue
+                seen.add(lab)
+                out.append("%s{%s} %s" % (name, lab, fmt_value(v)) if lab else "%s %s" % (name, fmt_value(v)))
+        return "\n".join(out) + "\n"
+
+
+def _owner_ok(uid):
+    """True for the writer, root and the accounts of SERVICE_USERS."""
+    if uid in (os.geteuid(), 0):
+        return True
+    import pwd
+    for n in SERVICE_USERS:
+        try:
+            if pwd.getpwnam(n).pw_uid == uid:
+                return True
+        except KeyError:
+            pass
+    return False
+
+
+def open_folder(path):
+    """The folder path open (O_DIRECTORY), reached component by component
+    from / (or the current folder) without following a symlink, judged as
+    the module's docstring says; RunFolderError (one line) otherwise."""
+    try:
+        check_text(path, "textfile folder")
+    except ValueError as e:
+        raise RunFolderError(str(e))
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open("/" if path.startswith("/") else ".", flags)
+    try:
+        for part in [p for p in path.split("/") if p not in ("", ".")]:
+            try:
+                nfd = os.open(part, flags, dir_fd=fd)
+            except OSError as e:
+                why = "not a folder, or a symlink (never followed)" if e.errno in (errno.ENOTDIR, errno.ELOOP) \
+                    else e.strerror
+                raise RunFolderError("%s: open %s: %s" % (show(path), show(part, 40), why))
+            os.close(fd)
+            fd = nfd
+        st = os.fstat(fd)
+        if st.st_uid in (os.geteuid(), 0):
+            check_folder(path, fd)
+        elif not _owner_ok(st.st_uid):
+            raise RunFolderError("%s: owned by uid %d, neither root nor node_exporter's account (%s): refusing to "
+                                 "write in it" % (show(path), st.st_uid, ", ".join(SERVICE_USERS)))
+        elif st.st_mode & 0o022:
+            raise RunFolderError("%s: a folder other users can write to (mode %04o): refusing to write in it"
+                                 % (show(path), st.st_mode & 0o7777))
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def write(folder, name, text, mode=MODE):
+    """Replaces folder/name (a file name; node_exporter reads *.prom) with
+    text, whole: a temporary .clockbench-*.tmp made in the folder,
+    fsynced, renamed over name.  InputError (one line, naming the folder)
+    when it cannot be."""
+    if not name or "/" in name or name in (".", "..") or name.startswith(".clockbench-"):
+        raise InputError(name, "not a file name for a textfile")
+    try:
+        check_text(name, "textfile name")
+    except ValueError as e:
+        raise InputError(None, str(e))
+    data = _clean(text).encode("utf-8")
+    try:
+        dfd = open_folder(folder)
+    except RunFolderError as e:
+        raise InputError(None, str(e))
+    tmp = None
+    try:
+        for _ in range(8):
+            tmp = ".clockbench-%s.tmp" % secrets.token_hex(6)
+            try:
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                             dir_fd=dfd)
+                break
+            except FileExistsError:
+                tmp = None
+        else:
+            raise OSError(17, "no free temporary name")
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        tmp = None
+        try:
+            os.fsync(dfd)
+        except OSError:
+            pass
+    except OSError as e:
+        raise InputError(folder, "write %s: %s" % (show(name, 40), e.strerror))
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except OSError:
+                pass
+        os.close(dfd)
+
+
+def write_file(path, text, mode=MODE):
+    """write() by a whole path (FOLDER/NAME.prom, or a NAME.prom here)."""
+    return write(os.path.dirname(path) or ".", os.path.basename(path), text, mode)
