@@ -15,6 +15,11 @@ static const char *const log_patterns[] = {
 	"kvm-clock", "sched_clock: Marking stable", "Marking TSC unstable", "clocksource: Switched",
 	"TSC warp", "as unstable", "tsc: Refined TSC", "tsc: Detected", "Hypervisor detected",
 	"clocksource: Watchdog", "clocksource: timekeeping watchdog",
+	/* The watchdog's skip test (5.17+), long intervals (6.5+), CPUs out of
+	 * step, and the 2026 rewrite's verdicts by frequency and inter-CPU
+	 * skew: the lines contract/cbcontract/kmsg.py knows. */
+	"clocksource: wd-", "clocksource: Long readout", "clocksource: Marking clocksource",
+	" ahead of CPU ", " behind CPU ",
 };
 
 void gf_log_line(struct gf_log *lf, const char *msg)

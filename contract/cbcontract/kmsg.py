@@ -1,0 +1,163 @@
+"""kmsg.py: every kernel-log line clockbench knows, and the one classifier.
+
+The phrases come from the kernel's own format strings (kernel/time/
+clocksource.c, arch/x86/kernel/tsc.c, tsc_sync.c, kernel/sched/clock.c) of
+every era clockbench reads: 2.6 ("Switching to clocksource"), 5.14's
+read-back retries, 6.x's skip test and uncertainty margins, and the 2026
+rewrite ("Watchdog %s read timed out", frequency and inter-CPU skew).
+tests/harness/fixtures/kmsg/lines.txt holds a real line of each, with where
+it came from.  guest-init/facts.c keeps its own short list (C); the test
+tests/harness/hostcheck-kmsg.t checks that it agrees with this one.
+
+classify(line) -> (kind, detail) or None.  kind is one of KINDS:
+  switched                 the kernel changed clocksource (detail: to)
+  unstable                 tsc.c marked the TSC unstable (reason, cause)
+  warp, sync-check         tsc_sync.c's boot-time warp test (cycles; CPUs)
+  tsc-adjust               IA32_TSC_ADJUST found or set wrong at boot
+  verdict/...              the watchdog marked a clocksource unstable
+  near-miss/...            the watchdog was close, skipped, or retried
+  detail/...               a continuation line of a verdict or a check
+  sched-clock/..., info/...  context lines (calibration, hypervisor)
+A line is data: it is cut to MAX_LINE characters before it is matched and
+every pattern is linear (no nested repetition).
+"""
+import re
+
+MAX_LINE = 2048
+
+_N = r"(-?\d+)"
+
+# (kind, pattern): the first that matches names the line.  Order matters
+# where one phrase contains another (a verdict before its near miss).
+RULES = [
+    # clocksource.c, every era: the switch itself (2.6: "Switching to").
+    ("switched", r"clocksource: Switched to clocksource (?P<to>\S+)"),
+    ("switched", r"Switching to clocksource (?P<to>\S+)"),
+    # tsc.c mark_tsc_unstable() ("Marking TSC unstable due to %s"; 2.6.2x:
+    # "due to: %s.") and tsc_cs_mark_unstable() ("... clocksource watchdog").
+    ("unstable", r"Marking TSC unstable due to:? (?P<reason>.+?)\.?\s*$"),
+    # tsc_sync.c check_tsc_sync_source(): the boot-time warp test.
+    ("warp", r"Measured (?P<cycles>\d+) cycles TSC warp between CPUs, turning off TSC clock"),
+    ("sync-check", r"(?:checking )?TSC synchronization \[CPU#(?P<from_cpu>\d+) -> CPU#(?P<to_cpu>\d+)\]:\s*$"),
+    # tsc_sync.c: TSC_ADJUST found wrong at boot or changed after it.
+    ("tsc-adjust", r"TSC ADJUST differs: CPU(?P<cpu>\d+) " + _N + r" --> " + _N + r"\. Restoring"),
+    ("tsc-adjust", r"TSC ADJUST differs within socket\(s\), fixing all errors"),
+    ("tsc-adjust", r"TSC ADJUST: CPU(?P<cpu>\d+): " + _N + r" force to 0"),
+    ("tsc-adjust", r"TSC ADJUST compensate: CPU(?P<cpu>\d+) observed (?P<warp>-?\d+) warp\. Adjust: " + _N),
+    # clocksource.c cs_watchdog_read(), every attempt slow: 5.14
+    # (db3a34e17433) "%s read-back delay of %lldns, attempt %d, marking
+    # unstable"; 5.19 "wd-%s-wd read-back delay of ..."; 6.3 "wd-%s-wd
+    # excessive read-back delay of %lldns vs. limit of %ldns, wd-wd
+    # read-back delay only %lldns, attempt %d, marking %s unstable".
+    ("verdict/readback", r"timekeeping watchdog on CPU(?P<cpu>\d+): (?:wd-(?P<cs>[\w.-]+)-wd |(?P<watchdog>[\w.-]+) )?"
+                         r"(?:excessive )?read-back delay (?:of )?(?P<delay_ns>\d+)ns"
+                         r"(?:(?: vs\.)? limit of (?P<limit_ns>\d+)ns)?"
+                         r"(?:, wd-wd read-back delay only (?P<wd_wd_ns>\d+)ns)?"
+                         r", attempt (?P<attempt>\d+), marking (?:(?P<marked>[\w.-]+) )?unstable"),
+    # The -rcu patch in the LKML seed (9ec2a03bbf4b, "Forgive repeated
+    # long-latency watchdog clocksource reads"): slow, but not marked.
+    ("near-miss/coarse", r"timekeeping watchdog on CPU(?P<cpu>\d+): (?P<watchdog>[\w.-]+) read-back delay of "
+                         r"(?P<delay_ns>\d+)ns, attempt (?P<attempt>\d+), (?:coarse-grained skew check|awaiting re-initialization)"),
+    ("near-miss/coarse", r"timekeeping watchdog on CPU(?P<cpu>\d+): (?P<watchdog>[\w.-]+) (?:(?P<reads>\d+) consecutive "
+                         r"coarse-grained reads|coarse-grained [\d.]+ ms clock-skew check)"),
+    # The skew test (every era since 4.x): TSC and watchdog disagree.
+    ("verdict/skew", r"timekeeping watchdog(?: on CPU(?P<cpu>\d+))?: Marking clocksource '?(?P<cs>[\w.-]+)'? "
+                     r"as unstable because the skew is too large"),
+    ("verdict/skew", r"Clocksource (?P<cs>[\w.-]+) unstable \(delta = (?P<delta_ns>-?\d+) ns\)"),  # 2.6-3.x
+    # The 2026 rewrite: verdicts by frequency and by inter-CPU order.
+    ("verdict/freq-skew", r"Marking clocksource (?P<cs>[\w.-]+) unstable due to frequency skew"),
+    ("verdict/inter-cpu-skew", r"Marking clocksource (?P<cs>[\w.-]+) unstable due to inter CPU skew"),
+    # Near misses of every era.
+    ("near-miss/retried", r"timekeeping watchdog on CPU(?P<cpu>\d+): (?P<watchdog>[\w.-]+) retried (?P<retries>\d+) times before success"),
+    ("near-miss/skip-test", r"wd-(?P<cs>[\w.-]+)-wd read-back delay of (?P<delay_ns>\d+)ns, clock-skew test skipped"),
+    ("detail/wd-wd", r"timekeeping watchdog on CPU(?P<cpu>\d+): (?P<watchdog>[\w.-]+) wd-wd read-back delay of (?P<wd_wd_ns>\d+)ns"),
+    ("near-miss/long-interval", r"Long readout interval, skipping watchdog check(?:: cs_nsec: (?P<cs_ns>-?\d+) wd_nsec: (?P<wd_ns>-?\d+))?"),
+    ("near-miss/read-timeout", r"Watchdog (?P<watchdog>[\w.-]+) read timed out\. Readout sequence took: (?P<seq_ns>\d+)ns"),
+    ("near-miss/remote-timeout", r"Watchdog remote CPU (?P<remote_cpu>\d+) read timed out"),
+    ("near-miss/cpus-ahead", r"CPUs (?P<cpus>[\d,-]+) ahead of CPU (?P<cpu>\d+) for clocksource (?P<cs>[\w.-]+)"),
+    ("near-miss/cpus-behind", r"CPUs (?P<cpus>[\d,-]+) behind CPU (?P<cpu>\d+) for clocksource (?P<cs>[\w.-]+)"),
+    # Continuation lines.
+    ("detail/cpus-check", r"Checking clocksource (?P<cs>[\w.-]+) synchronization from CPU (?P<cpu>\d+) to CPUs (?P<cpus>[\d,-]+)"),
+    ("detail/cpus-check", r"CPU (?P<cpu>\d+) check durations (?P<min_ns>\d+)ns - (?P<max_ns>\d+)ns for clocksource (?P<cs>[\w.-]+)"),
+    ("detail/cpus-check", r"Not enough CPUs to check clocksource '(?P<cs>[\w.-]+)'"),
+    ("detail/skew", r"'(?P<cs>[\w.-]+)' (?:wd|cs)_(?:nsec: -?\d+ \w+_now|now): [0-9a-f]+ \w+_last: [0-9a-f]+ mask: [0-9a-f]+"),
+    ("detail/skew", r"Clocksource '(?P<cs>[\w.-]+)' skewed (?P<skew_ns>-?\d+) ns \(-?\d+ ms\) over watchdog '(?P<watchdog>[\w.-]+)' "
+                    r"interval of (?P<interval_ns>-?\d+) ns"),
+    ("detail/skew", r"clocksource: +(?:'(?P<cs>[\w.-]+)' (?:\(not '[\w.-]+'\) )?is current clocksource|No current clocksource)\.$"),
+    ("detail/interval", r"clocksource: (?P<which>Watchdog|Clocksource) +(?P<cs>[\w.-]+) interval: +(?P<interval_ns>\d+)ns"),
+    ("detail/inter-cpu", r"clocksource: CPU(?P<cpu>\d+) +(?P<cycles>\d+) < CPU(?P<cpu2>\d+) +(?P<cycles2>\d+) \(cycles\)"),
+    # kernel/sched/clock.c and context.
+    ("sched-clock/unstable", r"TSC found unstable after boot, most likely due to broken BIOS"),
+    ("sched-clock/unstable", r"sched_clock: Marking unstable"),
+    ("sched-clock/stable", r"sched_clock: Marking stable"),
+    ("info/refined", r"tsc: Refined TSC clocksource calibration: (?P<mhz>[\d.]+) MHz"),
+    ("info/detected", r"tsc: Detected (?P<mhz>[\d.]+) MHz (?:processor|TSC)"),
+    ("info/hypervisor", r"Hypervisor detected: (?P<hypervisor>.+?)\s*$"),
+    ("info/kvm-clock", r"kvm-clock"),
+]
+_RULES = [(k, re.compile(p)) for k, p in RULES]
+
+KINDS = tuple(dict.fromkeys(k for k, _ in RULES))
+VERDICTS = tuple(k for k in KINDS if k.startswith("verdict/"))
+NEAR_MISSES = tuple(k for k in KINDS if k.startswith("near-miss/"))
+
+# mark_tsc_unstable()'s reasons (tsc.c, tsc_sync.c and their callers), as cause.
+_CAUSES = [
+    ("clocksource watchdog", "watchdog"),
+    ("check_tsc_sync_source failed", "boot_warp"),
+    ("boot parameter", "cmdline"),        # tsc=unstable
+    ("TSCs unsynchronized", "unsynchronized"),
+    ("cpufreq changes", "cpufreq"),
+    ("TSC halts in idle", "idle"),
+    ("running on Hyper-V", "hypervisor"),
+    ("KVM discovered backwards TSC", "kvm"),
+]
+
+# Human words for each kind, for reports.
+TEXT = {
+    "verdict/readback": "every watchdog readout was too slow (read-back delay)",
+    "verdict/skew": "skew too large",
+    "verdict/freq-skew": "frequency skew",
+    "verdict/inter-cpu-skew": "inter-CPU skew",
+    "near-miss/retried": "readout retried before success",
+    "near-miss/skip-test": "readout slow, clock-skew test skipped",
+    "near-miss/long-interval": "long readout interval, check skipped",
+    "near-miss/read-timeout": "watchdog read timed out (reported only)",
+    "near-miss/remote-timeout": "remote CPU read timed out",
+    "near-miss/coarse": "slow readouts, coarse-grained check",
+    "near-miss/cpus-ahead": "CPUs ahead on the clocksource",
+    "near-miss/cpus-behind": "CPUs behind on the clocksource",
+}
+
+_INT = re.compile(r"-?\d+$")
+
+
+def classify(line):
+    """(kind, detail) of one kernel-log line, or None when clockbench does
+    not know it.  detail holds the line's figures (ints where they are
+    integers) and, for 'unstable', the reason and its cause."""
+    if not isinstance(line, str):
+        return None
+    line = line[:MAX_LINE].rstrip("\r\n")
+    for kind, rx in _RULES:
+        m = rx.search(line)
+        if not m:
+            continue
+        d = {k: (int(v) if _INT.match(v) and k != "cpus" else v) for k, v in m.groupdict().items() if v is not None}
+        if kind == "unstable":
+            d["cause"] = next((c for phrase, c in _CAUSES if d["reason"].startswith(phrase)), "other")
+        return kind, d
+    return None
+
+
+def switched_to(line):
+    """The clocksource a 'Switched to clocksource' line names, else None."""
+    c = classify(line)
+    return c[1]["to"] if c and c[0] == "switched" else None
+
+
+def marks_tsc_unstable(line):
+    """Whether a line says the kernel gave up the TSC: tsc.c's 'Marking TSC
+    unstable' (any reason) or a watchdog verdict on tsc."""
+    c = classify(line)
+    return bool(c) and (c[0] == "unstable" or (c[0] in VERDICTS and c[1].get("marked", c[1].get("cs")) in ("tsc", None)))

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""hostcheck-kmsg.t: contract/cbcontract/kmsg.py on real kernel lines of each era.
+
+tests/harness/fixtures/kmsg/lines.txt: KIND | LINE, each under a comment
+saying where it came from.  Every line gets its kind; every kind of KINDS
+has a line; the figures of a few lines come out as read by hand; removing
+one pattern makes its lines fail (the classifier is checked, not trusted);
+guest-init/facts.c's own list of phrases agrees with this one.
+"""
+import os
+import re
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+sys.path[:0] = [os.path.join(TOP, "contract"), os.path.join(TOP, "tests", "analysis")]
+from cbcontract import kmsg  # noqa: E402
+from taplib import Tap  # noqa: E402
+
+t = Tap()
+FX = os.path.join(TOP, "tests", "harness", "fixtures", "kmsg", "lines.txt")
+cases = []
+legacy = set()  # lines of 2.6-era kernels: no guest of today's host prints them
+where = ""
+for raw in open(FX, encoding="utf-8"):
+    if raw.startswith(("# from:", "# constructed:")):
+        where = raw
+    if raw.startswith("#") or not raw.strip():
+        continue
+    kind, line = raw.rstrip("\n").split(" | ", 1)
+    cases.append((kind, line))
+    if "2.6" in where:
+        legacy.add(line)
+
+
+def kind_of(line, mod=kmsg):
+    c = mod.classify(line)
+    return c[0] if c else "-"
+
+
+wrong = [(k, kind_of(l), l) for k, l in cases if kind_of(l) != k]
+t.ok(not wrong, "every fixture line (%d) gets its kind" % len(cases), "\n".join("want %s got %s: %s" % w for w in wrong))
+missing = [k for k in kmsg.KINDS if k not in {k for k, _ in cases}]
+t.ok(not missing, "every kind has a real or constructed line (%d kinds)" % len(kmsg.KINDS), missing)
+
+lkml = "[ 13.669682] clocksource: timekeeping watchdog on CPU6: hpet read-back delay of 60666ns, attempt 4, marking unstable"
+t.ok(kmsg.classify(lkml) == ("verdict/readback", {"cpu": 6, "watchdog": "hpet", "delay_ns": 60666, "attempt": 4}),
+     "5.14 read-back verdict: CPU, watchdog, delay and attempt", kmsg.classify(lkml))
+feng = ("clocksource: timekeeping watchdog on CPU227: wd-tsc-wd excessive read-back delay of 153560ns vs. limit of "
+        "125000ns, wd-wd read-back delay only 11440ns, attempt 3, marking tsc unstable")
+d = kmsg.classify(feng)[1]
+t.ok((d["delay_ns"], d["limit_ns"], d["wd_wd_ns"], d["attempt"], d["marked"]) == (153560, 125000, 11440, 3, "tsc"),
+     "6.3+ read-back verdict: delay, limit, wd-wd delay, attempt, what was marked", d)
+d = kmsg.classify("Measured 6601281288 cycles TSC warp between CPUs, turning off TSC clock.")[1]
+t.ok(d == {"cycles": 6601281288}, "boot warp: its cycle count (the blog's 6601281288)", d)
+got = [kmsg.classify(l)[1]["cause"] for l in (
+    "tsc: Marking TSC unstable due to clocksource watchdog",
+    "tsc: Marking TSC unstable due to check_tsc_sync_source failed",
+    "Marking TSC unstable due to: check_tsc_sync_source failed.",
+    "tsc: Marking TSC unstable due to boot parameter",
+    "tsc: Marking TSC unstable due to something new")]
+t.ok(got == ["watchdog", "boot_warp", "boot_warp", "cmdline", "other"], "the causes of 'Marking TSC unstable'", got)
+d = kmsg.classify("clocksource: Long readout interval, skipping watchdog check: cs_nsec: 8022630082 wd_nsec: 8022627385")[1]
+t.ok(d == {"cs_ns": 8022630082, "wd_ns": 8022627385}, "long readout interval: both intervals", d)
+t.ok(kmsg.classify("clocksource: Watchdog hpet read timed out. Readout sequence took: 61234ns")[1]
+     == {"watchdog": "hpet", "seq_ns": 61234}, "the rewrite's read timeout: the readout's length")
+
+# Which lines mark the TSC lost, for the lab's assertions.
+lost = [l for k, l in cases if kmsg.marks_tsc_unstable(l)]
+t.ok(all(kind_of(l) in ("unstable",) + kmsg.VERDICTS for l in lost) and
+     not kmsg.marks_tsc_unstable("clocksource: timekeeping watchdog on CPU2: Marking clocksource 'kvm-clock' as unstable because the skew is too large:")
+     and kmsg.marks_tsc_unstable("clocksource: Marking clocksource tsc unstable due to frequency skew"),
+     "marks_tsc_unstable: tsc.c's line and the verdicts on tsc, not on another clocksource")
+t.ok(kmsg.switched_to("[ 13.673148] clocksource: Switched to clocksource hpet") == "hpet" and
+     kmsg.switched_to("Switching to clocksource acpi_pm") == "acpi_pm" and kmsg.switched_to("tsc: Detected") is None,
+     "switched_to: both eras' phrase")
+
+# Hostile lines: bounded and linear (a long line is cut, never scanned whole).
+t.ok(kmsg.classify("x" * 10 ** 6) is None and kmsg.classify(None) is None and
+     kind_of("Marking TSC unstable due to " + "a" * 5000) == "unstable", "a megabyte line, None, a long reason")
+
+# Removing one pattern: its lines are no longer known (the test can fail).
+class Without:
+    def __init__(self, kind):
+        self._rules = [(k, re.compile(p)) for k, p in kmsg.RULES if k != kind]
+
+    def classify(self, line):
+        saved = kmsg._RULES
+        kmsg._RULES = self._rules
+        try:
+            return kmsg.classify(line)
+        finally:
+            kmsg._RULES = saved
+
+
+for kind in ("near-miss/retried", "verdict/readback", "near-miss/skip-test"):
+    w = Without(kind)
+    broken = [l for k, l in cases if k == kind and kind_of(l, w) != k]
+    t.ok(broken and len(broken) == sum(1 for k, _ in cases if k == kind),
+         "without the %s pattern, its %d lines fail (seen failing)" % (kind, len(broken)))
+
+# guest-init/facts.c keeps its own phrases (C): each one is a phrase this
+# module knows (a fixture line holding it is classified), and every line
+# that decides a guest's verdict (a switch, a loss, a warp, a watchdog
+# verdict or near miss) holds one of them, so /init keeps it.
+src = open(os.path.join(TOP, "guest-init", "facts.c"), encoding="utf-8").read()
+arr = re.search(r"log_patterns\[\]\s*=\s*\{(.*?)\};", src, re.S).group(1)
+phrases = re.findall(r'"((?:[^"\\]|\\.)*)"', arr)
+t.ok(len(phrases) >= 5, "facts.c's phrases read (%d)" % len(phrases))
+unknown = [p for p in phrases if not any(p in l and kind_of(l) != "-" for _, l in cases)]
+t.ok(not unknown, "every facts.c phrase is in a line kmsg.py knows", unknown)
+deciding = [l for k, l in cases if l not in legacy and (k in ("switched", "unstable", "warp") or k.startswith(("verdict/", "near-miss/")))]
+dropped = [l for l in deciding if not any(p in l for p in phrases)]
+t.ok(not dropped, "every deciding line (%d) holds a facts.c phrase, so a guest keeps it" % len(deciding), "\n".join(dropped))
+for flag, test, kinds in (("tsc_unstable", ('"Marking TSC unstable"', "\"'tsc' as unstable\""), None),
+                          ("tsc_warp", ('"TSC warp"',), ("warp",))):
+    body = re.search(r"if \(([^)]*\)[^{;]*)\)\s*\n\s*lf->%s = 1;" % flag, src)
+    t.ok(body and all(x in body.group(1) for x in test), "facts.c sets %s on the phrases kmsg.py reads the same way" % flag,
+         body.group(1) if body else "no condition for %s" % flag)
+sys.exit(t.done())
