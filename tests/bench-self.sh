@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # bench-self.sh: the engine's own accuracy, as figures (not a pass/fail test):
-# loop overhead per call, run-to-run spread of the median over 5 runs, the
+# loop overhead per call, run-to-run spread over 5 runs of the figures make
+# bench turns into ratios (the vDSO median, the kernel's own read, each
+# workload's rate and latency: the noise any one ratio carries here), the
 # static musl build against the host build, clockbench's vdso and syscall
 # figures against plain loops of the C library's clock_gettime() and
 # syscall(SYS_clock_gettime, ...), and the gap between the syscall inlined
@@ -26,9 +28,11 @@ cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
 for i in $(seq 1 "$runs"); do
 	echo "clockbench: bench-self run $i of $runs" >&2
 	for b in bench/clockbench build/clockbench-static; do
-		"$b" --clock monotonic --method vdso,syscall,syscall-inline,rdtsc --threads 1 --duration "${DURATION:-1}" \
+		"$b" --clock monotonic --method vdso,syscall,syscall-inline,null,rdtsc --threads 1 --duration "${DURATION:-1}" \
 			--quiet --format json --output "$tmp/$(basename "$b")-$i.json"
 	done
+	# The workloads as make bench runs them (0.5 s each).
+	bench/clockbench --no-cost --workload all --duration 500ms --quiet --format json --output "$tmp/workloads-$i.json"
 	taskset -c "$cpu" "$tmp/plainloop" vdso 20000000 >"$tmp/plain-vdso-$i.txt"
 	taskset -c "$cpu" "$tmp/plainloop" syscall 2000000 >"$tmp/plain-syscall-$i.txt"
 done
@@ -67,6 +71,29 @@ for b, ds in docs.items():
         mean[(b, m)] = statistics.median(fig(d, m, "mean") for d in ds)
         print("%-18s %-15s %12.2f %10.2f %8.2fns   %s" % (b, m, mm, 100 * (max(meds) - min(meds)) / mm, ovh,
               " ".join("%.2f" % x for x in meds)))
+# The run-to-run spread of what make bench divides: a ratio of two runs on
+# this machine moves by as much as max/min here with no change at all.
+print("\nrun-to-run spread of the figures make bench turns into ratios (host build, %d runs):" % runs)
+print("%-34s %10s %10s %10s %9s   %s" % ("figure", "min", "median", "max", "max/min", "per run"))
+def spread(name, xs, unit):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        print("%-34s %10s" % (name, "n/a"))
+        return
+    mm = statistics.median(xs)
+    print("%-34s %10.4g %10.4g %10.4g %9.3f   %s %s" % (name, min(xs), mm, max(xs), max(xs) / min(xs),
+          " ".join("%.4g" % x for x in xs), unit))
+ds = docs["clockbench"]
+spread("vdso read, median", [fig(d, "vdso", "median") for d in ds], "ns")
+spread("kernel read (syscall - null)", [fig(d, "syscall", "median") - fig(d, "null", "median") for d in ds], "ns")
+wl = [json.load(open("%s/workloads-%d.json" % (tmp, i)))["workloads"] for i in range(1, runs + 1)]
+for name in ("tcp-stream", "tcp-rr", "timer"):
+    rows = [next((w for w in ws if w["workload"] == name), {}) for ws in wl]
+    spread("%s rate" % name, [r.get("rate") for r in rows], rows[0].get("rate_unit", ""))
+    if any((r.get("latency_us") or {}).get("median") is not None for r in rows):
+        spread("%s latency median" % name, [(r.get("latency_us") or {}).get("median") for r in rows], "us")
+print("(max/min: how far one run's figure over another's moves with nothing changed; make bench's rounds"
+      " and intervals exist for this)")
 print("\nstatic musl / host glibc, median of medians:")
 for m in METHODS:
     print("  %-15s %.3f (%+.1f %%)" % (m, med[("clockbench-static", m)] / med[("clockbench", m)],
