@@ -12,8 +12,10 @@
 #define CB_SCHEMA "clockbench/1"
 #define CB_MAX_CPUS 1024
 
-/* Exit statuses, documented in README.md. */
-enum { CB_EXIT_OK = 0, CB_EXIT_FAIL = 1, CB_EXIT_USAGE = 2 };
+/* Exit statuses, documented in README.md and --help.  CB_EXIT_CANNOT: the
+ * check asked for cannot be made here (--probe --require user without a
+ * working path probe; --check watchdog with neither device readable). */
+enum { CB_EXIT_OK = 0, CB_EXIT_FAIL = 1, CB_EXIT_USAGE = 2, CB_EXIT_CANNOT = 3 };
 
 /* The whole program as a function: the host build's main() and the guest's
  * PID 1 both call it, so the two builds share every line of the engine. */
@@ -66,11 +68,18 @@ struct cb_opts {
 	int cost;                 /* measure cost cells */
 	int check_warps, check_tsc;
 	int check_tsc_rate;       /* --check tsc-rate: only when named */
-	const char *test_rtc_device; /* tests only: read as the RTC (NULL: /dev/rtc0) */
+	int check_watchdog;       /* --check watchdog: only when named */
+	unsigned long long watchdog_limit_ns; /* --watchdog-limit */
+	int load;                 /* --load: memory-bandwidth loops on the other CPUs */
+	int require_user;         /* --probe --require user */
+	/* Test hooks, from the environment only (CLOCKBENCH_TEST_*, see
+	 * cb_parse_opts); never options a user sees. */
+	const char *test_rtc_device; /* read as the RTC (NULL: /dev/rtc0) */
+	const char *test_watchdog_file; /* a delay schedule read as the watchdog */
 	unsigned tsc_rounds;      /* round trips per CPU in the TSC check */
 	unsigned workloads;       /* bitmask over enum cb_workload */
 	unsigned msg_size;        /* tcp-stream's write size, bytes */
-	int test_stall;           /* tests only: the peer never answers */
+	int test_stall;           /* test hook: the peer never answers */
 	enum cb_format format;
 	const char *output;       /* NULL = stdout */
 	const char *json_out, *csv_out;

@@ -212,6 +212,34 @@ static int checks(struct cb_report *r, const struct cb_opts *o, double tpn)
 	return 0;
 }
 
+/* --probe --require user: the path probe alone, no calibration, no report.
+ * Returns 0 if every --clock is read in user space through the C library,
+ * else 1 after one line naming each clock that is not, its path and the
+ * kernel's clocksource; CB_EXIT_CANNOT if the probe cannot run here. */
+static int require_user(const struct cb_opts *o)
+{
+	static struct cb_probe p;
+	char bad[512] = "", cs[64];
+	int k;
+
+	cb_probe_paths(&p);
+	if (!p.ok) {
+		cb_warn("--require user: cannot tell which path a clock read takes here: %s", p.reason);
+		return CB_EXIT_CANNOT;
+	}
+	for (k = 0; k < cb_nclocks; k++)
+		if ((o->clocks & (1u << k)) && p.vdso[k] != CB_PATH_USER)
+			cb_append(bad, sizeof bad, "%s%s (path %s)", bad[0] ? ", " : "", cb_clocks[k].name,
+				  cb_path_names[p.vdso[k]]);
+	if (!bad[0])
+		return CB_EXIT_OK;
+	if (cb_current_clocksource(cs, sizeof cs) < 0)
+		snprintf(cs, sizeof cs, "unknown");
+	cb_warn("not read in user space: %s; clocksource %s%s", bad, cs,
+		p.vdso_present ? "" : "; this process has no vDSO");
+	return CB_EXIT_FAIL;
+}
+
 int clockbench_main(int argc, char **argv)
 {
 	static struct cb_opts o;
@@ -233,6 +261,8 @@ int clockbench_main(int argc, char **argv)
 		return rc;
 	if (o.dry_run)
 		return CB_EXIT_OK;
+	if (o.require_user)
+		return require_user(&o);
 	if (cb_refuse_unsettled && cb_current_clocksource(cs, sizeof cs) == 0 && cb_clocksource_unsettled(cs)) {
 		cb_warn("clocksource '%s': the kernel has not settled on a clocksource yet (tsc-early, jiffies "
 			"and refined-jiffies are its stand-ins while it boots); not measuring", cs);
