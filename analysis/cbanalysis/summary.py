@@ -3,13 +3,17 @@
 Headline figure: CLOCK_MONOTONIC through the C library (the engine's vdso
 method: what a program's clock_gettime does), median ns per call, with one
 thread and with every thread (vCPU) reading, and its ratio to the tsc row.
+Over rounds (round-<N>/, cbcontract.rounds) each figure is the median of
+the rounds' figures and each ratio the median of the rounds' paired ratios
+with its interval (interval.py): the FIELD_ratio key keeps its meaning (a
+number, x / tsc), FIELD_interval beside it says how far it can be trusted.
 """
 import json
 import os
 
-from cbcontract import runfolder
-from . import verdict
-from cbcontract.load import WORKLOAD_UNITS, WORKLOADS, load_run, trace_facts
+from cbcontract import rounds as cbrounds, runfolder
+from . import interval, verdict
+from cbcontract.load import WORKLOAD_UNITS, WORKLOADS, trace_facts
 from .report import mitigation_text
 from cbcontract.util import InputError
 
@@ -45,7 +49,74 @@ def stable_text(r):
 
 def rows_of(ms):
     """One row per host clocksource and guest (a clocksource with several
-    guests gets a row for each); tsc first."""
+    guests gets a row for each); tsc first.  ms may hold several rounds
+    (Measurement.round): each round's rows are made alone, then merged
+    (merge)."""
+    by = {}
+    for m in ms:
+        by.setdefault(interval.round_of(m), []).append(m)
+    return merge([_rows_one(by[n]) for n in sorted(by)])
+
+
+def _rkey(r):
+    return (r["clocksource"], r.get("guest_file"))
+
+
+def _base(rows):
+    return next((r for r in rows if r["clocksource"] == "tsc"), rows[0] if rows else None)
+
+
+def _ratio(pairs):
+    """(median ratio or None, its interval document or None)."""
+    q = interval.paired(pairs)
+    return (q.median, q.doc()) if q.n else (None, None)
+
+
+def merge(per_round):
+    """The rows of each round ([rows] per round) as one row per state: its
+    figures the median over the rounds that have it, each ratio the median
+    of the rounds' paired ratios (x and tsc of the same round) with its
+    interval; the facts (trace, paths) those of the state's first round."""
+    order, first = [], {}
+    for rows in per_round:
+        for r in rows:
+            if _rkey(r) not in first:
+                first[_rkey(r)] = r
+                order.append(_rkey(r))
+    bases = [_base(rows) for rows in per_round]
+    found = [{_rkey(r): r for r in rows} for rows in per_round]
+    out = []
+    for key in order:
+        r = dict(first[key])
+        got = [(f[key], b) for f, b in zip(found, bases) if key in f]
+        r["rounds"] = len(got)
+        r["below_overhead"] = [k for k in first[key]["below_overhead"]]
+        for k in FIGURES:
+            vs = [x[k] for x, _ in got if x.get(k) is not None]
+            r[k] = interval.median(vs) if vs else None
+            if r[k] is not None and k in r["below_overhead"]:
+                r["below_overhead"].remove(k)
+            r[k + "_ratio"], r[k + "_interval"] = _ratio([(x.get(k), b and b.get(k)) for x, b in got])
+        r["workloads"] = {}
+        for x, b in got:
+            for n, w in x["workloads"].items():
+                r["workloads"].setdefault(n, {"unit": w["unit"], "_pairs": {}})
+                bw = (b or {}).get("workloads", {}).get(n, {})
+                for side in ("host", "guest", "host_latency", "guest_latency"):
+                    r["workloads"][n]["_pairs"].setdefault(side, []).append((w.get(side), bw.get(side)))
+        for n, w in r["workloads"].items():
+            for side, pairs in w.pop("_pairs").items():
+                vs = [v for v, _ in pairs if v is not None]
+                if not vs:
+                    continue
+                w[side] = interval.median(vs)
+                w[side + "_ratio"], w[side + "_interval"] = _ratio(pairs)
+        out.append(r)
+    return out
+
+
+def _rows_one(ms):
+    """rows_of for the measurements of one round."""
     hosts = {m.host_cs: m for m in ms if m.kind == "host"}
     guests = {}
     for m in ms:
@@ -65,7 +136,10 @@ def rows_of(ms):
             r["workloads"] = {}
             for side, m in (("host", h), ("guest", g)):
                 for w in (m.workloads if m is not None else []):
-                    r["workloads"].setdefault(w.workload, {"unit": w.rate_unit})[side] = w.rate
+                    wr = r["workloads"].setdefault(w.workload, {"unit": w.rate_unit})
+                    wr[side] = w.rate
+                    if w.latency("median") is not None:
+                        wr[side + "_latency"] = w.latency("median")
             if g is not None:
                 f = trace_facts(g, observer=True)
                 t = g.trace
@@ -100,23 +174,17 @@ def _trace_note(g, f):
 
 
 def render(run, rows):
-    """(summary.md text, summary.json document)."""
+    """(summary.md text, summary.json document) of merged rows (rows_of)."""
     base = next((r for r in rows if r["clocksource"] == "tsc"), rows[0])
-    for r in rows:
-        for k in FIGURES:
-            v, b = r.get(k), base.get(k)
-            r[k + "_ratio"] = None if v is None or not b else v / b
     wls = [n for n in WORKLOADS if any(n in r["workloads"] for r in rows)]
-    for r in rows:
-        for n, w in r["workloads"].items():
-            bw = base["workloads"].get(n, {})
-            for side in ("host", "guest"):
-                v, b = w.get(side), bw.get(side)
-                w[side + "_ratio"] = None if v is None or not b else v / b
+    nrounds = max((r.get("rounds", 1) for r in rows), default=1)
     lines = ["# clockbench compare: %s" % run, "",
-             "CLOCK_MONOTONIC via the vDSO path, median ns per call (x ratio to the %s row)." % base["clocksource"]
-             + (" Workloads: rate on the host / in the guest (x ratio to the %s row), higher is better."
-                % base["clocksource"] if wls else ""),
+             "CLOCK_MONOTONIC via the vDSO path, median ns per call (x ratio to the %s row [its interval])."
+             % base["clocksource"]
+             + (" Workloads: rate on the host / in the guest (x ratio to the %s row [its interval]), higher is better."
+                % base["clocksource"] if wls else "")
+             + (" %d rounds: each figure the median over them." % nrounds if nrounds > 1 else ""),
+             "", interval.method_note(sorted({r.get("rounds", 1) for r in rows})),
              "", "| host clocksource | host 1 thr | host all | guest 1 vCPU | guest all vCPUs | master clock | "
                  "stable bit | guest clocksource | guest path | accel |"
              + "".join(" %s %s |" % (n, WORKLOAD_UNITS[n]) for n in wls), "|" + "---|" * (10 + len(wls))]
@@ -129,18 +197,17 @@ def render(run, rows):
             mark = " [%d]" % (notes.index(r["trace_note"]) + 1)
 
         def fig(k, emulated):
-            v, q = r.get(k), r.get(k + "_ratio")
+            v = r.get(k)
             if v is None:
                 return "n/a (below loop overhead)" if k in r["below_overhead"] else "n/a"
-            return ("%.1f (x%.2f)" % (v, q) if q is not None else "%.1f" % v) + (" (TCG, emulated)" if emulated else "")
+            return "%.1f%s" % (v, ratio_text(r, k, r is base)) + (" (TCG, emulated)" if emulated else "")
         guest = "guest_file" in r
         mc = _onoff(r.get("master_clock")) + (" (hostclock %s)" % r["hostclock"] if r.get("hostclock") else "")
         sb = stable_text(r)
         def work(n):
             w = r["workloads"].get(n, {})
             return " / ".join(
-                "n/a" if w.get(side) is None else "%g" % w[side] + (
-                    " (x%.2f)" % w[side + "_ratio"] if w.get(side + "_ratio") is not None else "") + (
+                "n/a" if w.get(side) is None else "%g" % w[side] + ratio_text(w, side, r is base) + (
                     " (TCG, emulated)" if emulated else "")
                 for side, emulated in (("host", r["host_emulated"]), ("guest", r.get("emulated"))))
         lines.append("| %s | %s | %s | %s | %s | %s%s | %s%s | %s | %s | %s |" % (
@@ -159,9 +226,29 @@ def render(run, rows):
         lines.append("Figures marked emulated come from QEMU's TCG: an emulator's timings, not a "
                      "hypervisor's cost. What holds from them is the mechanism: clocksource, path, "
                      "master clock, stable bit.")
-    doc = {"schema": runfolder.SCHEMA_SUMMARY, "run": run, "baseline": base["clocksource"], "rows": rows,
-           "notes": notes}
+    doc = {"schema": runfolder.SCHEMA_SUMMARY, "run": run, "baseline": base["clocksource"], "rounds": nrounds,
+           "rows": rows, "notes": notes}
     return "\n".join(lines) + "\n", doc
+
+
+def ratio_text(d, k, is_base=False):
+    """' (x1.16 [0.82, 1.41])', ' (no difference measured [0.95, 1.12])' or
+    ' (x1.16 [n/a (1 round)])' for d[k]'s ratio; ' (x1.00)' on the
+    baseline's own row (tsc against itself); '' without a ratio."""
+    q = d.get(k + "_ratio")
+    if q is None:
+        return ""
+    if is_base:
+        return " (x%.2f)" % q
+    return " (%s)" % interval_text(d.get(k + "_interval"), q)
+
+
+def interval_text(doc, q=None):
+    """A ratio's text from its interval document (summary.json's
+    FIELD_interval): as interval.Ratio.text."""
+    if not doc:
+        return "n/a" if q is None else "x%.2f" % q
+    return interval.Ratio(doc["ratios"]).text()
 
 
 def write(run_dir, screen=False, now=None):
@@ -170,7 +257,7 @@ def write(run_dir, screen=False, now=None):
     returns the table, or with screen the verdict and the tables that fit a
     terminal (verdict.screen; now: the host's clocksource when the run began).  Both are made in a private folder, then linked into
     place; if the second cannot be, the first is removed again."""
-    ms = load_run(run_dir)
+    ms = [m for _, round_ms in cbrounds.load_rounds(run_dir) for m in round_ms]
     run = os.path.basename(os.path.abspath(run_dir))
     rows = rows_of(ms)
     text, doc = render(run, rows)

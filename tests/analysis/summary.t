@@ -7,7 +7,7 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import AFTER, BEFORE, LAB, WL, Tap, read, run, table_row  # noqa: E402
+from taplib import AFTER, BEFORE, FX, LAB, WL, Tap, read, run, table_row  # noqa: E402
 
 t = Tap()
 
@@ -27,9 +27,11 @@ t.ok(rc == 0 and se == "" and so == md and md.startswith("# clockbench compare: 
 t.ok(table_row(md, "tsc") == ["tsc", "25.0 (x1.00)", "26.0 (x1.00)", "28.0 (x1.00)", "31.0 (x1.00)",
                               "on (hostclock tsc)", "set (4 with, 0 without)", "kvm-clock", "user", "kvm"],
      "tsc row: medians, ratio 1, master clock on, stable bit on all 4 updates", table_row(md, "tsc"))
-t.ok(table_row(md, "hpet") == ["hpet", "1500.0 (x60.00)", "1900.0 (x73.08)", "187.0 (x6.68)", "244.0 (x7.87)",
+t.ok(table_row(md, "hpet") == ["hpet", "1500.0 (x60.00 [n/a (1 round)])", "1900.0 (x73.08 [n/a (1 round)])",
+                               "187.0 (x6.68 [n/a (1 round)])", "244.0 (x7.87 [n/a (1 round)])",
                                "off (hostclock none)", "clear (0 with, 340 without)", "kvm-clock", "syscall", "kvm"],
-     "hpet row: ratios to tsc, master clock off, stable bit clear with its counts", table_row(md, "hpet"))
+     "hpet row: ratios to tsc, one round so no interval, master clock off, stable bit clear with its counts",
+     table_row(md, "hpet"))
 doc = json.loads(read(os.path.join(d, "summary.json"))) if rc == 0 else {}
 hp = [r for r in doc.get("rows", []) if r["clocksource"] == "hpet"]
 t.ok(doc.get("schema") == "clockbench-compare/2" and doc.get("baseline") == "tsc" and hp
@@ -178,4 +180,42 @@ t.ok("nothing kept" in msg and not os.path.lexists(os.path.join(d2, "summary.md"
      and read(os.path.join(d2, "summary.json")) == "another's\n"
      and not [n for n in os.listdir(d2) if n.startswith(".")],
      "summary.json placed by another meanwhile: summary.md taken back, theirs untouched, one line (%s)" % msg)
+# Five rounds (fixtures/make-rounds.py): each figure the median over them,
+# each ratio the median of the per-round ratios with [min, max] (93.75 %).
+rd = copy(os.path.join(FX, "20260401-120000-rounds"), "20260401-120000-rounds")
+rc, so, se = run("summary", rd)
+hp = (table_row(so, "hpet") or []) + [""] * 14
+tscrow = table_row(so, "tsc") or []
+# tsc drifts 25 x (1, 1.3, 0.9, 1.1, 1.2): median 27.5; hpet 25 x drift x (58, 60, 62, 59, 61) = 1450, 1950,
+# 1395, 1622.5, 1830: median 1622.5 (not 27.5 x 60: the median of the ratios is not the ratio of the medians).
+t.ok(rc == 0 and hp[1:3] == ["1622.5 (x60.00 [58.00, 62.00])", "2145.0 (x73.00 [71.00, 75.00])"]
+     and tscrow[1] == "27.5 (x1.00)",
+     "5 rounds: host figures the median over rounds, ratios the median of paired ratios, [min, max]", hp[:3] or se)
+t.ok(hp[3] == "31.4 (no difference measured [0.95, 1.05])" and hp[4] == "262.6 (x7.80 [7.50, 8.00])",
+     "the guest's 1-vCPU read, ratios 0.95..1.05 per round: no difference measured, in words", hp[3:5])
+col = {n: i for i, n in enumerate((table_row(so, "host clocksource") or []))}
+cells = [hp[col[n]] for n in ("tcp-stream Gbit/s", "tcp-rr transactions/s", "timer wakeups/s")] if len(col) > 12 else []
+t.ok(cells and "(x0.12 [0.11, 0.13])" in cells[0].split(" / ")[0] and "no difference measured [0.90, 1.10]" in cells[1].split(" / ")[0]
+     and "(no difference measured [0.97, 1.03])" in cells[1].split(" / ")[1] and "(x0.79 [0.77, 0.81])" in cells[2].split(" / ")[0],
+     "workloads: tcp-stream and timer lose work, tcp-rr's interval holds 1 on host and guest: no difference measured", cells)
+t.ok("5 rounds: [min, max] of the per-round ratios, 93.75 % coverage" in so and "5 rounds: each figure the median" in so,
+     "the page states the rounds and the interval's coverage", so[:600])
+doc = json.loads(read(os.path.join(rd, "summary.json"))) if rc == 0 else {}
+hr = next((r for r in doc.get("rows", []) if r["clocksource"] == "hpet"), {})
+iv = hr.get("host_1_interval") or {}
+lat = (hr.get("workloads") or {}).get("tcp-rr", {}).get("host_latency_interval") or {}
+t.ok(doc.get("rounds") == 5 and hr.get("rounds") == 5 and abs(hr.get("host_1_ratio", 0) - 60) < 1e-9
+     and (iv.get("lo"), iv.get("hi"), iv.get("rounds"), iv.get("coverage"), iv.get("holds_one")) == (58, 62, 5, 0.9375, False)
+     and [round(x, 6) for x in iv.get("ratios", [])] == [58, 60, 62, 59, 61]
+     and (hr.get("guest_1_interval") or {}).get("holds_one") is True and lat.get("holds_one") is True
+     and abs(lat.get("lo", 0) - 0.9) < 1e-4 and abs(lat.get("hi", 0) - 1.2) < 1e-4,
+     "summary.json: rounds, each ratio's interval (lo, hi, rounds, coverage, holds_one, the per-round ratios), "
+     "latency too", {k: v for k, v in hr.items() if "interval" in k})
+kr = os.path.join(t.tmp, "mixed-rounds")
+shutil.copytree(os.path.join(FX, "20260401-120000-rounds"), kr)
+shutil.copy(os.path.join(WL, "host-tsc.json"), kr)
+rc, so, se = run("summary", kr)
+t.ok(rc == 1 and len(se.splitlines()) == 1 and "round folders" in se and not os.path.exists(os.path.join(kr, "summary.md")),
+     "flat result files beside round folders: refused, one line, nothing written", se)
+
 t.done()
