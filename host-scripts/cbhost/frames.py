@@ -19,9 +19,9 @@ checked, good or bad, is stepped over whole, so no byte is checked twice
 however many headers nest inside a payload; at most MAX_PROBLEMS problems are
 kept, each cut, and the error line is at most MAX_ERROR characters.
 
-As a program: `python3 host-scripts/cbhost/frames.py FILE` prints the frames
-and problems of a channel capture and exits 0 when it holds exactly one good
-result frame, 1 otherwise (2 usage).
+As a program (main; the command is host-scripts/read-frames FILE): prints the
+frames and problems of a channel capture and exits 0 when it holds exactly
+one good result frame, 1 otherwise (2 usage).
 """
 import bisect
 import errno
@@ -32,9 +32,7 @@ import stat
 import sys
 import zlib
 
-if __name__ == "__main__":  # run as a program: the one place it finds its packages
-    sys.path[:0] = [os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "contract")]
-from cbcontract.runfolder import SCHEMA_GUEST  # noqa: E402
+from cbcontract.runfolder import SCHEMA_GUEST
 
 BEGIN = b"CLOCKBENCH-BEGIN"
 END = b"CLOCKBENCH-END"
@@ -209,7 +207,7 @@ def read(path):
 
 def main(argv):
     if len(argv) != 2:
-        print("usage: frames.py CHANNEL-FILE", file=sys.stderr)
+        print("usage: read-frames CHANNEL-FILE", file=sys.stderr)
         return 2
     try:
         data = read(argv[1])
@@ -229,6 +227,3 @@ def main(argv):
         return 1
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

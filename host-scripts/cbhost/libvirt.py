@@ -14,7 +14,8 @@ import time
 import uuid
 from xml.sax.saxutils import escape, quoteattr
 
-from .qemu import RunError, watch
+from .boot import watch
+from .msg import RunError
 
 URI = os.environ.get("LIBVIRT_URI", "qemu:///system")
 

@@ -11,19 +11,19 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "analysis"))
 sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "host-scripts")]
 from taplib import Tap  # noqa: E402
-from cbhost import launcher  # noqa: E402
+from cbhost import run  # noqa: E402
 
 t = Tap()
-with open(launcher.EXIT_CODES_H) as f:
+with open(run.EXIT_CODES_H) as f:
     gx_lines = [x for x in f if re.match(r"\s*GX\(", x)]
-exits = launcher.guest_exits()
+exits = run.guest_exits()
 t.ok(gx_lines and len(exits) == len(gx_lines),
      "every GX line of exit-codes.h is understood (%d lines, %d statuses)" % (len(gx_lines), len(exits)))
 t.ok(len({code for _, code, _ in exits.values()}) == len(exits), "no guest code appears twice")
 for status, (name, code, meaning) in sorted(exits.items()):
     t.ok(status == (code << 1) | 1, "%s: QEMU status %d == (%d << 1) | 1" % (name, status, code))
-    t.ok(launcher.explain(status) == meaning, "%s: the launcher explains status %d as %r" % (name, status, meaning),
-         launcher.explain(status))
-t.ok(launcher.explain(124).startswith("guest timed out") and launcher.explain(1) is None,
+    t.ok(run.explain(status) == meaning, "%s: the launcher explains status %d as %r" % (name, status, meaning),
+         run.explain(status))
+t.ok(run.explain(124).startswith("guest timed out") and run.explain(1) is None,
      "124 is timeout's; a status outside the list is not explained")
 t.done()

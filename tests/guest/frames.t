@@ -150,26 +150,26 @@ ok(e is not None and "too large" in e, "a header claiming more than 16 MiB: too 
 # As a program: exit 0 for one good result frame, 1 otherwise.
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
-prog = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "host-scripts", "cbhost", "frames.py")
+prog = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "host-scripts", "read-frames")
 with tempfile.TemporaryDirectory() as d:
     rcs = []
     for data in (good, good[:-5]):
         with open(os.path.join(d, "ch"), "wb") as f:
             f.write(data)
         rcs.append(subprocess.run([sys.executable, prog, os.path.join(d, "ch")], capture_output=True).returncode)
-    ok(rcs == [0, 1], "frames.py FILE: exit 0 for a good capture, 1 for a truncated one", rcs)
+    ok(rcs == [0, 1], "read-frames FILE: exit 0 for a good capture, 1 for a truncated one", rcs)
     os.mkfifo(os.path.join(d, "fifo"))
     try:
         r = subprocess.run([sys.executable, prog, os.path.join(d, "fifo")], capture_output=True, text=True, timeout=20)
         ok(r.returncode == 1 and len(r.stderr.splitlines()) == 1 and "regular file" in r.stderr,
-           "frames.py FIFO: exit 1, one line, never waits for a writer", r.stderr)
+           "read-frames FIFO: exit 1, one line, never waits for a writer", r.stderr)
     except subprocess.TimeoutExpired:
-        ok(False, "frames.py FIFO: exit 1, one line, never waits for a writer", "hung 20 s")
+        ok(False, "read-frames FIFO: exit 1, one line, never waits for a writer", "hung 20 s")
     with open(os.path.join(d, "big"), "wb") as f:
         f.write(over)
     r = subprocess.run([sys.executable, prog, os.path.join(d, "big")], capture_output=True, text=True)
     ok(r.returncode == 1 and len(r.stderr.splitlines()) == 1 and "16 MiB" in r.stderr,
-       "frames.py on a 16 MiB+ file: exit 1, one line naming the cap", r.stderr[:200])
+       "read-frames on a 16 MiB+ file: exit 1, one line naming the cap", r.stderr[:200])
 
 print("1..%d" % n)
 sys.exit(1 if failed else 0)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """watch.t: the launcher stops waiting for a QEMU that does not end (a process
-stuck in the kernel outlives timeout(1)'s SIGKILL): cbhost.qemu.boot gives up
+stuck in the kernel outlives timeout(1)'s SIGKILL): cbhost.boot.boot gives up
 STUCK_GRACE seconds past its limit and reports a timeout (TAP)."""
 import os
 import shutil
@@ -11,7 +11,7 @@ import time
 
 sys.dont_write_bytecode = True
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", d) for d in ("contract", "host-scripts")]
-from cbhost import qemu  # noqa: E402
+from cbhost import boot  # noqa: E402
 
 n = failed = 0
 
@@ -26,7 +26,7 @@ def ok(cond, what):
 work = tempfile.mkdtemp(prefix="clockbench-watch-test.")
 chan = os.path.join(work, "channel.out")
 t0 = time.monotonic()
-data, hello, end = qemu.watch(chan, t0, lambda: False, limit=0.3)
+data, hello, end = boot.watch(chan, t0, lambda: False, limit=0.3)
 took = time.monotonic() - t0
 ok(0.3 <= took < 2 and (data, hello, end) == (b"", None, None),
    "watch() ends at its limit while the process never ends (%.2f s)" % took)
@@ -36,7 +36,7 @@ ok(0.3 <= took < 2 and (data, hello, end) == (b"", None, None),
 from cbhost import frames  # noqa: E402
 with open(chan, "wb") as f:
     f.write(b"x" * 1000 + b"CLOCKBENCH-HELLO" + b"y" * (frames.MAX_CHANNEL + (1 << 20)))
-data, hello, end = qemu.watch(chan, time.monotonic(), lambda: True)
+data, hello, end = boot.watch(chan, time.monotonic(), lambda: True)
 ok(len(data) == frames.MAX_CHANNEL + 1 and hello is not None and end is None,
    "a channel over 16 MiB: read to the cap and one byte (%d bytes), the hello seen" % len(data))
 os.unlink(chan)
@@ -56,7 +56,7 @@ def grow():
     return len(calls) > 3
 
 
-data, hello, end = qemu.watch(chan, time.monotonic(), grow)
+data, hello, end = boot.watch(chan, time.monotonic(), grow)
 ok(end is not None and data.endswith(b"CLOCKBENCH-END\n"), "an end mark written in two parts is seen (end %s)" % end)
 os.unlink(chan)
 
@@ -67,22 +67,22 @@ with open(stub, "w") as f:
     f.write("#!/bin/sh\ntrap '' TERM\nwhile :; do sleep 1; done\n")
 os.chmod(stub, stat.S_IRWXU)
 os.environ["PATH"] = work + os.pathsep + os.environ["PATH"]
-qemu.STUCK_GRACE = 1
+boot.STUCK_GRACE = 1
 qmp = os.path.join(work, "qmp.sock")
 seen = []
 try:
-    qemu.QMP = lambda path, proc, limit=10.0: (_ for _ in ()).throw(qemu.RunError("no QMP"))
-    qemu.boot(["qemu-stand-in"], work, 1, False, warn=seen.append)
+    boot.QMP = lambda path, proc, limit=10.0: (_ for _ in ()).throw(boot.RunError("no QMP"))
+    boot.boot(["qemu-stand-in"], work, 1, False, warn=seen.append)
     started = "started"
-except qemu.RunError as e:
+except boot.RunError as e:
     started = str(e)
 ok(started.startswith("QEMU failed to start"), "a QEMU that never opens QMP is a failure to start (%s)" % started)
 
-qemu.QMP = type("Q", (), {"__init__": lambda self, path, proc, limit=10.0: None,
+boot.QMP = type("Q", (), {"__init__": lambda self, path, proc, limit=10.0: None,
                           "cmd": lambda self, name, **a: [] if name == "query-cpus-fast" else {},
                           "close": lambda self: None})
 t0 = time.monotonic()
-b = qemu.boot(["qemu-stand-in"], work, 1, False, warn=seen.append)
+b = boot.boot(["qemu-stand-in"], work, 1, False, warn=seen.append)
 took = time.monotonic() - t0
 ok(b["status"] == 137 and 2 <= took < 8, "a QEMU that outlives its limit and SIGKILL: given up on after limit + "
    "STUCK_GRACE, reported as timed out (status %s in %.1f s)" % (b["status"], took))

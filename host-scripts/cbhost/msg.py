@@ -1,0 +1,26 @@
+"""msg.py: the guest launcher's one-line messages on stderr and its two errors (Usage: exit 2; RunError: exit 1)."""
+import sys
+
+PROG = "bench-guest"  # the command's name as run (host-scripts/bench-guest sets it)
+
+
+class Usage(Exception):
+    """A bad setting: one line, exit 2."""
+
+
+class RunError(Exception):
+    """A failed check or boot: one line for the user, exit 1."""
+
+
+def warn(text):
+    print("%s: warning: %s" % (PROG, text), file=sys.stderr)
+
+
+def note(text):
+    print("%s: %s" % (PROG, text), file=sys.stderr)
+
+
+def cut(v, n=80):
+    """A value quoted in an error: one line, at most n characters."""
+    v = v.replace("\n", "\\n")
+    return v if len(v) <= n else v[:n] + "..."

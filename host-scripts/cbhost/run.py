@@ -1,0 +1,110 @@
+"""run.py: one guest run: boot (QEMU or libvirt) under the KVM trace, judge QEMU's exit status, read the result frame, write the files.
+
+run(a) takes checked settings with the accelerator chosen (preflight.check,
+accel.choose) and returns the result's path, or raises RunError with the
+best reason known (the guest's error frame first).
+"""
+import datetime
+import os
+import re
+import shutil
+import tempfile
+
+import cbhost
+from . import boot, frames, msg, qemu, result, tracing
+from .msg import RunError
+
+EXIT_CODES_H = os.path.join(cbhost.TOP, "guest-init", "exit-codes.h")
+GX_RE = re.compile(r'^\s*GX\((\w+),\s*(\d+),\s*(\d+),\s*"([^"]*)"\)')
+
+
+def run(a):
+    cs = result.label(a)
+    names = result.names(a, cs)
+    result.check_free(a, names)
+    host = result.host_facts()
+    work = tempfile.mkdtemp(prefix="clockbench-guest.")
+    a.console = os.path.join(work, "console.log")
+    append = qemu.kernel_append(a, a.params)
+    tracer = tracing.Tracer()
+    traced = a.trace and tracer.start()
+    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    raw = os.path.join(work, "trace.txt")
+    try:
+        b = _boot(a, work, append, tracer)
+    finally:
+        tracer.stop(raw)
+    check_status(b, a.TIMEOUT, work)
+    try:
+        doc = frames.result(frames.parse(b["data"]))
+    except frames.FrameError as e:
+        panic = console_panic(work)
+        raise RunError("guest panic: %s" % panic if panic else str(e))
+    host["clocksource_end"] = result.read_text(result.CS_DIR + "current_clocksource")
+    out = result.document(a, doc, b, host, cs, names, append, started)
+    run_dir, path = result.write(a, names, a.console, out)
+    if a.trace:
+        tracing.write(a, run_dir, names, work, traced and raw, b.get("pid"), tracer)
+    shutil.rmtree(work, ignore_errors=True)
+    return path
+
+
+def _boot(a, work, append, tracer):
+    """The guest booted by the backend set, the trace marked at the
+    guest's hello and at the end of its result frame (the measuring
+    window); the boot record."""
+    start, end = (lambda: tracer.mark("start")), (lambda: tracer.mark("end"))
+    if a.BACKEND == "libvirt":
+        from . import libvirt
+        return libvirt.boot(a, a.accel, work, a.TIMEOUT, a.PIN, append, start, end)
+    return boot.boot(qemu.guest(a, a.accel, a.cpu, work, a.params), work, a.TIMEOUT, a.PIN, start, end, msg.warn)
+
+
+def guest_exits(path=EXIT_CODES_H):
+    """{QEMU status: (name, code, meaning)} from the GX(NAME, CODE, STATUS,
+    "meaning") lines of guest-init/exit-codes.h, the one list."""
+    out = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                m = GX_RE.match(line)
+                if m:
+                    out[int(m.group(3))] = (m.group(1), int(m.group(2)), m.group(4))
+    except OSError:
+        pass
+    return out
+
+
+def explain(status):
+    """What a QEMU exit status means, in words; None for an unknown one."""
+    if status in (124, 137):
+        return "guest timed out" if status == 124 else "guest timed out and was killed"
+    gx = guest_exits().get(status)
+    return gx[2] if gx else None
+
+
+def console_panic(work):
+    for line in (result.read_text(os.path.join(work, "console.log")) or "").splitlines():
+        if "Kernel panic" in line:
+            return line.strip()
+    return None
+
+
+def check_status(b, timeout, work):
+    """Raises RunError for an exit status that means failure, with the best
+    reason known (the guest's error frame first)."""
+    rc = b["status"]
+    if rc in (None, 0):
+        return
+    if rc in (124, 137):
+        raise RunError("guest timed out after %ss%s" % (
+            timeout, "" if b["hello_ms"] is None else " (init started at %d ms)" % b["hello_ms"]))
+    meaning = explain(rc)
+    if meaning:
+        try:
+            frames.result(frames.parse(b["data"]))
+        except frames.FrameError as e:
+            raise RunError("%s (QEMU status %d): %s" % (meaning, rc, e))
+        raise RunError("%s (QEMU status %d)" % (meaning, rc))
+    raise RunError("QEMU exited with status %d: %s" % (rc, boot.last_line(os.path.join(work, "qemu.log"))
+                                                       or "no message"))

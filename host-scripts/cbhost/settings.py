@@ -1,0 +1,217 @@
+"""settings.py: the guest launcher's settings: its options, each defaulting to the environment variable of its name, checked once.
+
+read(argv) parses and checks every value on its own (no file is looked at:
+that is preflight.check's); it raises msg.Usage, one line naming the value.
+The settings object it returns is the one the other modules read
+(a.KERNEL, a.VCPUS, ...; a.params: the clockbench.* words for /init).
+"""
+import argparse
+import os
+import re
+import textwrap
+
+import cbhost
+from cbcontract import runfolder
+from . import duration, msg
+from .msg import Usage, cut
+
+def _env(name, default=None):
+    v = os.environ.get(name)
+    return default if v is None or v == "" else v
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise Usage("%s (see --help)" % message)
+
+
+class Help(argparse.RawDescriptionHelpFormatter):
+    """--help as help2man reads it (packaging/packaging.mk): "Usage:", "or:"."""
+
+    def add_usage(self, usage, actions, groups, prefix=None):
+        super().add_usage(usage, actions, groups, "Usage: ")
+
+
+def parser():
+    online = os.cpu_count() or 1
+    p = Parser(prog=msg.PROG, formatter_class=Help,
+               usage="%(prog)s [--results DIR] [--run-id ID] [OPTION]...\n"
+                     "   or: %(prog)s --run-dir DIR [OPTION]...\n"
+                     "   or: %(prog)s --check-only [OPTION]...\n"
+                     "   or: %(prog)s --probe-only [OPTION]...",
+               description="Boot the guest initramfs (make guest-initramfs) on a host kernel under QEMU,\n"
+                           "with clockbench as PID 1, and write guest-<clocksource>-<N>vcpu.json (never\n"
+                           "overwriting) with the console log beside it; the last line on stdout is its\n"
+                           "path.")
+    p._optionals.title = "Options"
+    g = p.add_argument_group("Run folder and mode")
+    g.add_argument("--results", metavar="DIR", help="results folder for a new run folder [results; installed, as "
+                                                    "root: /var/lib/clockbench/results]")
+    g.add_argument("--run-id", metavar="ID", help="the new run folder's name [<UTC time>-<host>]; it must not exist")
+    g.add_argument("--run-dir", metavar="DIR", help="an existing run folder to write into (compare's)")
+    g.add_argument("--clocksource", metavar="CS", help="the host clocksource label of this run [the kernel's "
+                                                       "current one]")
+    g.add_argument("--trace", action="store_true",
+                   help="trace KVM's clock events (kvm-trace-<cs>-<N>vcpu.json beside the result)")
+    g.add_argument("--probe-only", action="store_true", help="print the accelerator ACCEL=auto would choose, and exit")
+    g.add_argument("--check-only", action="store_true",
+                   help="check every setting as a run would (the kernel, initramfs and QEMU, the accelerator, the "
+                        "engine's options by the engine's own dry run, the results folder) and exit: 0 and no "
+                        "output, or one line; nothing is booted or written")
+    g.add_argument("--quiet", action="store_true", help="print only the result's path")
+    s = p.add_argument_group("Settings")
+    names = []
+
+    def opt(name, default, text):
+        names.append(name)
+        shown = "" if text.endswith("]") else " [%s]" % ("-" if default is None else default)
+        s.add_argument("--" + name.lower().replace("_", "-"), dest=name, metavar=name,
+                       default=_env(name, default), help=text + shown)
+    # Defaults of this machine or install, shown in words (the man pages are made from --help).
+    opt("KERNEL", "/boot/vmlinuz-" + os.uname().release, "kernel image [/boot/vmlinuz-RELEASE of the running kernel]")
+    opt("INITRAMFS", os.path.join(cbhost.TOP, "build", "guest", "initramfs.cpio"),
+        "the guest initramfs [the suite's own, made by make guest-initramfs; installed: "
+        "/usr/lib/clockbench/build/guest/initramfs.cpio]")
+    opt("QEMU", "qemu-system-x86_64", "QEMU binary")
+    opt("BACKEND", "qemu", "qemu|libvirt")
+    opt("ACCEL", "auto", "auto|kvm|tcg; auto probes KVM with a time-limited boot, else TCG")
+    opt("PROBE_TIMEOUT", "8", "how long the KVM probe may take: whole seconds, or with a unit (s, m: 30s, 1m)")
+    opt("VCPUS", str(min(online, 4)), "vCPUs [min(online CPUs, 4)]")
+    opt("MEM", "256", "guest memory, MiB")
+    opt("MACHINE", "q35", "q35|pc|microvm (microvm: acpi=off, results on a 2nd isa-serial)")
+    opt("CPU", None, "QEMU CPU model, e.g. host, host,+invtsc, host,-kvmclock, max [host under KVM, max under TCG]")
+    opt("HPET", "default", "on|off|default: QEMU's HPET")
+    opt("PIN", "1", "1: pin vCPU n to host CPU n; 0: leave them floating")
+    opt("TIMEOUT", "300", "how long the whole guest run may take: whole seconds, or with a unit (s, m, h: 90s, "
+        "5m, 1h; at most 24h)")
+    opt("APPEND", "", "more kernel parameters, e.g. tsc=unstable; its clockbench.* words for the engine (threads, "
+        "duration, ...) override those settings and are checked with them")
+    for name, what in (("THREADS", "[1-VCPUS]"), ("DURATION", "(seconds, or with a unit: us, ms, s, m, h: 500ms, "
+                                                                "1.5s, 2m) [0.5]"), ("CLOCKS", "[all]"),
+                       ("METHODS", "[all]"), ("WORKLOADS", "(tcp-stream,tcp-rr,timer, all) [none]"),
+                       ("CHECK", "[all]"), ("CPUS", "[-]")):
+        opt(name, None, "for the engine in the guest " + what)
+    opt("COST", "1", "0|1: the engine's cost estimate")
+    opt("OBSERVE", "1", "1: with --trace under TCG, boot a short KVM VM to observe KVM's clock")
+    opt("OBSERVE_SECONDS", "5", "how long the observer VM runs: whole seconds, or with a unit (s, m: 10s, 1m)")
+    p.epilog = "\n".join(["Environment:", "Each setting's default is the environment variable of its name (an option"]
+                         + textwrap.wrap(", ".join(names) + ".", 78, initial_indent="given wins): ")
+                         + ["", "Exit status:", "  0  result written (--check-only: every setting good; --probe-only: "
+                            "printed)", "  1  failure (one line naming the console log)", "  2  usage, or a bad setting "
+                            "(one line naming it)"])
+    # tests only: skip the engine's dry run, so that a bad engine setting
+    # reaches the guest's own engine (tests/guest/faults.t)
+    p.add_argument("--test-skip-engine-check", action="store_true", help=argparse.SUPPRESS)
+    return p
+
+
+def _one_of(name, v, *choices):
+    if v not in choices:
+        raise Usage("%s=%s: expected one of: %s" % (name, v, " ".join(choices)))
+    return v
+
+
+def _int_in(name, v, lo, hi):
+    if not re.fullmatch(r"[0-9]{1,6}", v or "") or not lo <= int(v) <= hi:
+        raise Usage("%s=%s: expected an integer from %d to %d" % (name, v, lo, hi))
+    return int(v)
+
+
+def read(argv):
+    """Parses and checks argv (environment defaults); raises Usage.  A new
+    run folder's id defaults to the time and host (runfolder.new_run_id)."""
+    a = parser().parse_args(argv)
+    if a.run_dir is not None and (a.results is not None or a.run_id is not None):
+        raise Usage("--run-dir names an existing run folder: not with --results or --run-id")
+    try:
+        if a.run_id is not None:
+            runfolder.check_run_id(a.run_id)
+        if a.clocksource is not None:
+            runfolder.check_cs(a.clocksource)
+    except ValueError as e:
+        raise Usage(str(e))
+    _one_of("BACKEND", a.BACKEND, "qemu", "libvirt")
+    _one_of("ACCEL", a.ACCEL, "auto", "kvm", "tcg")
+    _one_of("MACHINE", a.MACHINE, "q35", "pc", "microvm")
+    _one_of("HPET", a.HPET, "on", "off", "default")
+    a.PIN = int(_one_of("PIN", a.PIN, "0", "1"))
+    _one_of("COST", a.COST, "0", "1")
+    a.OBSERVE = int(_one_of("OBSERVE", a.OBSERVE, "0", "1"))
+    a.VCPUS = _int_in("VCPUS", a.VCPUS, 1, 64)
+    a.MEM = _int_in("MEM", a.MEM, 64, 65536)
+    # Whole seconds: the result records the limit as an integer (launcher.timeout_s).
+    a.TIMEOUT = _seconds("TIMEOUT", a.TIMEOUT, 86400)
+    a.PROBE_TIMEOUT = _seconds("PROBE_TIMEOUT", a.PROBE_TIMEOUT, 600)
+    a.OBSERVE_SECONDS = _seconds("OBSERVE_SECONDS", a.OBSERVE_SECONDS, 600)
+    if a.MACHINE == "microvm" and a.HPET != "default":
+        raise Usage("HPET=%s: microvm has no HPET; it applies to q35 and pc" % a.HPET)
+    if a.MACHINE == "microvm" and a.BACKEND == "libvirt":
+        raise Usage("MACHINE=microvm: BACKEND=libvirt supports q35 and pc")
+    if a.CPU is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9,.+=_-]*", a.CPU):
+        raise Usage("CPU=%s: expected a QEMU CPU model such as host,+invtsc" % a.CPU)
+    a.params = [("cost", a.COST)]
+    for name, key in (("THREADS", "threads"), ("DURATION", "duration"), ("CLOCKS", "clock"),
+                      ("METHODS", "method"), ("WORKLOADS", "workload"), ("CHECK", "check"), ("CPUS", "cpus")):
+        v = getattr(a, name)
+        if v is None:
+            continue
+        if not _list_ok(v):
+            raise Usage("%s=%s: expected a list such as 1,2 or monotonic,realtime" % (name, cut(v)))
+        a.params.append((key, v))
+    if "\n" in a.APPEND:
+        raise Usage("APPEND: one line only")
+    for k, v in append_params(a):
+        if not _list_ok(v):
+            raise Usage("APPEND: clockbench.%s=%s: expected a list such as 1,2 or monotonic,realtime" % (k, cut(v)))
+    if a.run_dir is None and a.run_id is None:
+        a.run_id = runfolder.new_run_id()
+    return a
+
+
+def _list_ok(v):
+    """A value /init passes to its engine: one word of letters, digits and , . _ -."""
+    return re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9,._-]*", v) is not None
+
+
+def _seconds(name, v, hi):
+    """A launcher time limit: whole seconds from 1 to hi, units allowed."""
+    try:
+        return duration.seconds(name, v, 1, hi, whole=True,
+                                why_whole="the result records it as an integer, launcher.timeout_s")
+    except duration.DurationError as e:
+        raise Usage(str(e))
+
+
+# The engine options /init passes for each clockbench.KEY, with its
+# defaults (guest-init/init.c, run_engine): what the guest's engine will be
+# given, for the engine's own --dry-run to judge.
+GUEST_ENGINE = (("threads", "--threads", None), ("duration", "--duration", "0.5"), ("check", "--check", "all"),
+                ("clock", "--clock", None), ("method", "--method", None), ("cpus", "--cpus", None),
+                ("workload", "--workload", None))
+ENGINE_KEYS = {key for key, _, _ in GUEST_ENGINE} | {"cost"}
+
+
+def append_params(a):
+    """APPEND's clockbench.KEY=VALUE words for the engine, in order: /init
+    reads the whole command line, the last word of a key winning, and
+    APPEND comes last (kernel_append), so these override the settings."""
+    out = []
+    for w in a.APPEND.split():
+        k, eq, v = w.partition("=")
+        if k.startswith("clockbench.") and k[len("clockbench."):] in ENGINE_KEYS and eq:
+            out.append((k[len("clockbench."):], v))
+    return out
+
+
+def guest_engine_argv(a):
+    """The engine's options in the guest, as /init will build them from
+    the settings and APPEND's clockbench.* words."""
+    p = dict(a.params + append_params(a))
+    argv = []
+    for key, opt, default in GUEST_ENGINE:
+        v = p.get(key, "1-%d" % a.VCPUS if key == "threads" else default)
+        if v is not None:
+            argv += [opt, v]
+    if p.get("cost") == "0":
+        argv.append("--no-cost")
+    return argv
