@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""compare.t: deltas between two fixture runs, with noise bands computed by hand.
+"""compare.t: `clockbench-report diff`, deltas between two fixture runs, with noise bands computed by hand;
+and `compare`, its old name for one release: the same text, and one line on stderr saying so.
 
 Band = the larger of the two runs' spread of sibling-clock medians,
 (max - min) / min, at least 1 %; without siblings, half of (p99 - median) / median.
@@ -12,9 +13,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from taplib import AFTER, BEFORE, Tap, read, run, table_row  # noqa: E402
 
 t = Tap()
-rc, so, se = run("compare", BEFORE, AFTER)
-t.ok(rc == 0 and se == "" and so.startswith("# clockbench compare: 20260101-120000-hv1 -> 20260201-120000-hv1"),
-     "compare exits 0 and writes Markdown to stdout", se)
+rc, so, se = run("diff", BEFORE, AFTER)
+t.ok(rc == 0 and se == "" and so.startswith("# clockbench diff: 20260101-120000-hv1 -> 20260201-120000-hv1"),
+     "diff exits 0 and writes Markdown to stdout", se)
 head = so.split("## Every cell")[0]
 
 
@@ -44,9 +45,21 @@ t.ok("| host on tsc | kernel | 6.12.9-amd64 | 6.12.10-amd64 |" in so, "what chan
 t.ok("Verdicts: faster 2, only before 10, slower 3, within noise 25." in so, "verdict counts")
 
 out = os.path.join(t.tmp, "c.md")
-rc, so2, se = run("compare", "-o", out, BEFORE, AFTER)
+rc, so2, se = run("diff", "-o", out, BEFORE, AFTER)
 t.ok(rc == 0 and so2.strip() == out and read(out) == so and not [f for f in os.listdir(t.tmp) if f.endswith(".tmp")],
      "-o FILE: the same text, written atomically (no temporary left)", se)
-rc, so, se = run("compare", BEFORE)
+rc, so2, se = run("diff", BEFORE)
+t.ok(rc == 2 and len(se.splitlines()) == 1, "diff with one run: usage, exit 2, one line", se)
+
+# compare, the old spelling: the same document, and one line on stderr that names the new one.
+rc, so2, se = run("compare", BEFORE, AFTER)
+t.ok(rc == 0 and so2 == so, "compare (the old name) exits 0 and prints what diff prints", se)
+t.ok(se.splitlines() == ["clockbench-report: note: 'compare' is the old name of 'diff' (the two-run delta), "
+                         "kept until the next release"], "compare says once, on stderr, that it is diff's old name", se)
+rc, so2, se = run("compare", BEFORE)
 t.ok(rc == 2 and len(se.splitlines()) == 1, "compare with one run: usage, exit 2, one line", se)
+rc, so2, se = run("--help")
+cmds = so2.split("\nCommands:\n", 1)[-1].split("\n\n", 1)[0]
+t.ok(rc == 0 and "\n  diff " in "\n" + cmds and "\n  compare " not in "\n" + cmds and "'compare' is its old name" in " ".join(cmds.split()),
+     "--help lists diff, names compare as its old name, and lists no compare command", cmds)
 t.done()

@@ -292,9 +292,9 @@ pr = read(d + ".pr") if rc == 0 else ""
 t.ok(rc == 0 and 'clocksource="tsc",clock="monotonic",method="vdso",threads="1"} 3e-08' in pr
      and not any("median" in x and 'clocksource="tsc"' in x and 'method="vdso"' in x for x in pr.splitlines()),
      "prom: no median sample for it (absent, not 0), its p99 kept", pr + se)
-rc, so, se = run("compare", BEFORE, d)
+rc, so, se = run("diff", BEFORE, d)
 t.ok(rc == 0 and "| host | tsc | monotonic | vdso | 1 | 25.00 | n/a (below loop overhead; raw 3.50) | n/a |" in so,
-     "compare: the same, no delta", [x for x in so.splitlines() if "below" in x] or se)
+     "diff: the same, no delta", [x for x in so.splitlines() if "below" in x] or se)
 
 # Labels: check-label FILE CS.
 rc, so, se = run("check-label", os.path.join(BEFORE, "host-tsc.json"), "tsc")
