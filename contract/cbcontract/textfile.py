@@ -76,11 +76,12 @@ LABEL = re.compile(r"\A[a-zA-Z_][a-zA-Z0-9_]*\Z")
 
 
 class Families:
-    """Gauge samples grouped by metric name, in the order first seen; help:
-    name -> HELP text (every name added must have one)."""
+    """Samples grouped by metric name, in the order first seen; help: name
+    -> HELP text (every name added must have one); types: name -> TYPE
+    (default gauge)."""
 
-    def __init__(self, help):
-        self.help = help
+    def __init__(self, help, types=None):
+        self.help, self.types = help, types or {}
         self.order, self.samples = [], {}
 
     def add(self, name, labels, value):
@@ -102,7 +103,7 @@ class Families:
         out = ["# clockbench: %s" % esc(c) for c in comments]
         for name in self.order:
             out.append("# HELP %s %s" % (name, esc_help(self.help[name])))
-            out.append("# TYPE %s gauge" % name)
+            out.append("# TYPE %s %s" % (name, self.types.get(name, "gauge")))
             seen = set()
             for labels, v in self.samples[name]:
                 for k, _ in labels:

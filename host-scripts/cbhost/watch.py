@@ -1,0 +1,461 @@
+"""watch.py: clockbench-watch's state and loop: the kernel log, the clocksource, KVM's clock events, one textfile.
+
+Three sources feed one State: the kernel log (/dev/kmsg from the boot's
+first record, each line classified by cbcontract.kmsg), the clocksource
+and TSC flags (re-read every interval, and at once after a switch line),
+and KVM's clock events (a tracefs instance of the watch's own, made and
+cleaned by kvmtrace, read from its trace_pipe) turned into per-VM facts.
+The textfile (cbcontract.textfile) is written when a value changes, and at
+least every REFRESH seconds so that its age tells the watch is alive.
+
+Every input is data: a kernel-log record, a trace line and a process's
+command line are read bounded (MAX_RECORD, kvmtrace.MAX_LINE, MAX_CMDLINE)
+and only matched, never run; the names they carry reach the textfile
+through textfile.esc only, cut to NAME_MAX.
+
+Test hooks (environment): CB_KMSG (a file or FIFO standing in for
+/dev/kmsg: kmsg records or plain log lines), CB_TRACE_PIPE (a file or FIFO
+of trace lines instead of an instance), CB_PROC (a folder standing in for
+/proc, for VM names and liveness), CB_CS_DIR (the clocksource folder),
+CB_CPUINFO (for /proc/cpuinfo).
+"""
+import errno
+import os
+import re
+import select
+import signal
+import stat
+import time
+
+from cbcontract import kmsg, textfile
+from cbhost import kvmtrace
+
+DEFAULT_DIR = "/var/lib/prometheus/node-exporter"
+FILE = "clockbench-watch.prom"
+REFRESH = 60.0  # seconds: the longest the textfile goes unwritten
+MAX_RECORD = 8192  # a kmsg record is at most 1 KiB of text and its escapes
+MAX_CMDLINE = 64 << 10
+NAME_MAX = 64
+MAX_VMS = 1024
+TRACE_KB = 1024  # the instance's ring per CPU: read all the time, a burst's worth
+TSC_FLAGS = ("tsc", "rdtscp", "constant_tsc", "nonstop_tsc", "tsc_known_freq", "tsc_reliable", "tsc_adjust",
+             "tsc_deadline_timer")
+# The kernel-log kinds counted: what changes the clock, and the watchdog's near misses.
+COUNTED = tuple(k for k in kmsg.KINDS if k in ("switched", "unstable", "warp", "sync-check", "tsc-adjust")
+                or k.startswith(("verdict/", "near-miss/", "sched-clock/")))
+RECORD = re.compile(r"\A[0-9]{1,4},([0-9]{1,20}),([0-9]{1,20}),[^;]{0,16};")
+
+HELP = {
+    "node_clockbench_clocksource_info": "The host's current clocksource, as clockbench-watch read it (sysfs).",
+    "node_clockbench_clocksource_available": "1 for each clocksource the kernel offers (available_clocksource).",
+    "node_clockbench_tsc_flag": "1 if the first CPU's flags in /proc/cpuinfo carry this TSC flag, else 0.",
+    "node_clockbench_tsc_unstable": "1 if the kernel log of this boot says the TSC was marked unstable (cause: why), else 0.",
+    "node_clockbench_kernel_log_events_total": "Kernel-log lines of this boot by kind (cbcontract.kmsg): switches, TSC verdicts, watchdog near misses.",
+    "node_clockbench_kernel_log_last_event_timestamp_seconds": "When the last kernel-log line of this kind was logged, Unix time (boot time plus its stamp).",
+    "node_clockbench_kernel_log_from_boot": "1 if the kernel log was read from the boot's first record (nothing overwritten before the watch read it).",
+    "node_clockbench_vm_master_clock": "1 if KVM's master clock was on at the VM's last master-clock update (kvm_update_master_clock), else 0.",
+    "node_clockbench_vm_stable_bit": "1 if the VM's last pvclock update carried PVCLOCK_TSC_STABLE_BIT, else 0.",
+    "node_clockbench_vm_pvclock_updates_total": "kvm_pvclock_update events of the VM since the watch started, by whether they carried the stable bit.",
+    "node_clockbench_vm_tsc_offset_writes_total": "kvm_write_tsc_offset events of the VM since the watch started.",
+    "node_clockbench_watch_trace_available": "1 if the watch follows KVM's clock events (its tracefs instance), else 0 (reason: why).",
+    "node_clockbench_watch_start_timestamp_seconds": "When this clockbench-watch started, Unix time.",
+}
+TYPES = {n: "counter" for n in HELP if n.endswith("_total")}
+
+
+def cs_dir():
+    return os.environ.get("CB_CS_DIR", "/sys/devices/system/clocksource/clocksource0")
+
+
+def read_small(path, limit=64 << 10):
+    """The text of a small file (sysfs, /proc), at most limit bytes; None
+    when it cannot be read.  Opened non-blocking: a FIFO put there never
+    blocks the watch."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, limit).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def cut_name(s):
+    return s[:NAME_MAX]
+
+
+def vm_name(pid):
+    """(name, source) of QEMU process pid: libvirt's -name guest=NAME,
+    QEMU's -name NAME[,...], else the pid; None when the process is gone."""
+    proc = os.environ.get("CB_PROC", "/proc")
+    raw = read_small(os.path.join(proc, str(pid), "cmdline"), MAX_CMDLINE)
+    if raw is None:
+        return None
+    args = raw.split("\0")
+    for i, a in enumerate(args[:-1]):
+        if a in ("-name", "--name"):
+            v = args[i + 1]
+            for part in v.split(","):
+                if part.startswith("guest="):
+                    return cut_name(part[6:]), "libvirt"
+            first = v.split(",")[0]
+            if first and "=" not in first:
+                return cut_name(first), "cmdline"
+    return str(pid), "pid"
+
+
+class VM:
+    """One QEMU process's KVM clock facts, from its trace events."""
+
+    def __init__(self, pid):
+        self.pid = pid
+        self.counts = kvmtrace.Counts()
+        self.stable = None
+        self.name = None
+
+    def add(self, ev, msg):
+        sb = self.counts.c["stable_bit"]
+        before = sb["with"], sb["without"]
+        self.counts.add(ev, msg)
+        if (sb["with"], sb["without"]) != before:
+            self.stable = sb["with"] != before[0]
+
+
+class State:
+    """What the textfile says, kept between passes."""
+
+    def __init__(self, boot_epoch):
+        self.boot = boot_epoch
+        self.cs, self.available, self.flags = None, [], {}
+        self.events = dict.fromkeys(COUNTED, 0)
+        self.last = {}
+        self.unstable = None  # the cause, once the TSC was marked unstable
+        self.from_boot = None
+        self.vms = {}
+        self.trace = (None, "not started")
+        self.started = time.time()
+
+    def read_clock(self):
+        """Re-reads the clocksource and the TSC flags."""
+        cur = read_small(os.path.join(cs_dir(), "current_clocksource"))
+        self.cs = cur.strip() if cur and cur.strip() else None
+        av = read_small(os.path.join(cs_dir(), "available_clocksource"))
+        self.available = av.split()[:32] if av else []
+        info = read_small(os.environ.get("CB_CPUINFO", "/proc/cpuinfo"), 1 << 20) or ""
+        flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), None)
+        self.flags = {} if flags is None else {f: f in flags for f in TSC_FLAGS}
+
+    def log_line(self, text, stamp_us=None):
+        """Counts one kernel-log line; returns its kind when it is counted."""
+        c = kmsg.classify(text)
+        if c is None or c[0] not in self.events:
+            return None
+        kind, detail = c
+        self.events[kind] += 1
+        self.last[kind] = self.boot + stamp_us / 1e6 if stamp_us is not None and self.boot else time.time()
+        if kmsg.marks_tsc_unstable(text) and self.unstable is None:
+            self.unstable = detail.get("cause") or kind
+        return kind
+
+    def trace_line(self, line):
+        """Adds one trace line's KVM event to its VM."""
+        f = kvmtrace.fields(line)
+        if f is None or f[0] is None or f[2] not in kvmtrace.EVENTS:
+            return
+        pid = kvmtrace.number(f[0])
+        if pid is None:
+            return
+        vm = self.vms.get(pid)
+        if vm is None:
+            if len(self.vms) >= MAX_VMS:
+                return
+            vm = self.vms[pid] = VM(pid)
+        vm.add(f[2], f[3])
+
+    def prune(self):
+        """Names each VM, dropping those whose process is gone."""
+        for pid in list(self.vms):
+            n = vm_name(pid)
+            if n is None:
+                del self.vms[pid]
+            else:
+                self.vms[pid].name = n
+
+    def render(self):
+        f = textfile.Families(HELP, TYPES)
+        if self.cs:
+            f.add("node_clockbench_clocksource_info", [("clocksource", self.cs)], 1)
+        for cs in self.available:
+            f.add("node_clockbench_clocksource_available", [("clocksource", cs)], 1)
+        for k, v in self.flags.items():
+            f.add("node_clockbench_tsc_flag", [("flag", k)], v)
+        f.add("node_clockbench_tsc_unstable", [("cause", self.unstable)], self.unstable is not None)
+        for k, n in self.events.items():
+            f.add("node_clockbench_kernel_log_events_total", [("kind", k)], n)
+        for k, ts in self.last.items():
+            f.add("node_clockbench_kernel_log_last_event_timestamp_seconds", [("kind", k)], round(ts, 3))
+        f.add("node_clockbench_kernel_log_from_boot", [], self.from_boot)
+        for pid in sorted(self.vms):
+            vm = self.vms[pid]
+            name, source = vm.name or (str(pid), "pid")
+            lab = [("vm", name), ("pid", str(pid)), ("name_from", source)]
+            c = vm.counts.c
+            f.add("node_clockbench_vm_master_clock", lab, c["master_clock"]["last"])
+            f.add("node_clockbench_vm_stable_bit", lab, vm.stable)
+            if c["pvclock_updates"]:
+                for key, bit in (("with", "1"), ("without", "0")):
+                    f.add("node_clockbench_vm_pvclock_updates_total", lab + [("stable_bit", bit)], c["stable_bit"][key])
+            f.add("node_clockbench_vm_tsc_offset_writes_total", lab, c["tsc_offset_writes"])
+        ok, why = self.trace
+        f.add("node_clockbench_watch_trace_available", [("reason", None if ok else why)], bool(ok))
+        f.add("node_clockbench_watch_start_timestamp_seconds", [], round(self.started, 3))
+        return f.text()
+
+
+def boot_epoch():
+    """Unix time of the boot: kmsg stamps are CLOCK_MONOTONIC microseconds."""
+    return time.time() - time.monotonic()
+
+
+class Source:
+    """A stream of lines, read non-blocking: /dev/kmsg (a record a read),
+    or a FIFO or a regular file of lines (the test hooks).  lines() returns
+    what is there now, each at most limit bytes (a longer one is dropped
+    and counted in self.dropped)."""
+
+    def __init__(self, path, limit):
+        self.path, self.limit, self.pending, self.dropped, self.long = path, limit, b"", 0, False
+        self.eof = False
+        # O_RDWR for a FIFO: the watch holds a writer too, so a closed
+        # writer never makes poll() report a hang-up forever.
+        st = os.stat(path)
+        mode = os.O_RDWR if stat.S_ISFIFO(st.st_mode) else os.O_RDONLY
+        self.fd = os.open(path, mode | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        self.regular = stat.S_ISREG(os.fstat(self.fd).st_mode)
+        self.records = stat.S_ISCHR(os.fstat(self.fd).st_mode)  # /dev/kmsg: one record a read
+
+    def lines(self, most=4096):
+        out = []
+        while len(out) < most and not self.eof:
+            try:
+                b = os.read(self.fd, MAX_RECORD if self.records else 1 << 16)
+            except BlockingIOError:
+                break
+            except OSError as e:
+                if e.errno == errno.EPIPE:  # kmsg: records overwritten before they were read
+                    self.dropped += 1
+                    continue
+                if e.errno == errno.EINVAL and self.records:
+                    continue
+                raise
+            if not b:
+                self.eof = self.regular
+                break
+            if self.records:
+                out.append(b.decode("utf-8", "replace"))
+                continue
+            parts = (self.pending + b).split(b"\n")
+            self.pending = parts.pop()
+            for p in parts:
+                if self.long:
+                    self.long = False
+                    self.dropped += 1
+                elif len(p) <= self.limit:
+                    out.append(p.decode("utf-8", "replace"))
+                else:
+                    self.dropped += 1
+            if len(self.pending) > self.limit:
+                self.pending, self.long = b"", True
+        return out
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def kmsg_text(rec):
+    """(text, stamp_us, seq) of one kmsg record ("PRI,SEQ,USEC,FLAGS;TEXT",
+    continuation lines dropped); a plain line is its own text."""
+    m = RECORD.match(rec)
+    if not m:
+        return rec.rstrip("\n"), None, None
+    return rec[m.end():].split("\n", 1)[0], int(m.group(2)), int(m.group(1))
+
+
+class Watch:
+    """The loop: sources, state, textfile."""
+
+    def __init__(self, folder, interval, trace=True, once=False, say=None):
+        self.folder, self.interval = folder, interval
+        self.state = State(boot_epoch())
+        self.say = say or (lambda m: None)
+        self.kmsg = self.tpipe = None
+        self.instance = None
+        self.written, self.written_at = None, 0.0
+        self.stop = False
+        self.trace, self.one_pass = trace, once
+        self.wake = None
+
+    def open(self):
+        """Opens the kernel log and KVM's events (the steps that need
+        privilege); raises OSError for the kernel log."""
+        self.kmsg = Source(os.environ.get("CB_KMSG", "/dev/kmsg"), MAX_RECORD)
+        if not self.trace:
+            self.state.trace = (None, "not asked for (--no-trace)")
+            return
+        hook = os.environ.get("CB_TRACE_PIPE")
+        if self.one_pass and not hook:
+            self.state.trace = (None, "--once: one pass follows no KVM events")
+            return
+        try:
+            if hook:
+                self.tpipe = Source(hook, kvmtrace.MAX_LINE)
+            else:
+                kvmtrace.clean()  # instances left by a crash (their process is gone)
+                self.instance = kvmtrace.start(os.getpid())
+                try:
+                    with open(os.path.join(self.instance, "buffer_size_kb"), "w") as fh:
+                        fh.write(str(TRACE_KB))
+                except OSError:
+                    pass
+                self.tpipe = Source(os.path.join(self.instance, "trace_pipe"), kvmtrace.MAX_LINE)
+            self.state.trace = (True, None)
+        except (kvmtrace.Unavailable, kvmtrace.TraceError, OSError) as e:
+            self.state.trace = (None, str(e)[:160])
+            self.say("KVM's clock events not followed: %s" % str(e)[:160])
+
+    def close(self):
+        for s in (self.kmsg, self.tpipe):
+            if s:
+                s.close()
+        self.kmsg = self.tpipe = None
+        if self.instance:
+            kvmtrace.discard(os.getpid())
+            self.instance = None
+
+    def drain(self):
+        """Reads what the sources hold now; True if a switch was seen (the
+        clocksource is then re-read at once)."""
+        switched = False
+        if self.kmsg:
+            for rec in self.kmsg.lines():
+                text, usec, seq = kmsg_text(rec)
+                if self.state.from_boot is None and seq is not None:
+                    self.state.from_boot = seq == 0
+                if self.state.log_line(text, usec) in ("switched", "unstable"):
+                    switched = True
+        if self.tpipe:
+            for line in self.tpipe.lines():
+                self.state.trace_line(line)
+        return switched
+
+    def publish(self, force=False):
+        """Writes the textfile if it changed, or if force, or if REFRESH
+        seconds went by since the last write."""
+        text = self.state.render()
+        body = text.split("# HELP node_clockbench_watch_start_timestamp_seconds")[0]
+        now = time.monotonic()
+        if not force and body == self.written and now - self.written_at < REFRESH:
+            return False
+        textfile.write(self.folder, FILE, text)
+        self.written, self.written_at = body, now
+        return True
+
+    def once(self):
+        self.state.read_clock()
+        self.drain()
+        self.state.prune()
+        self.publish(force=True)
+
+    def run(self):
+        """Until TERM or INT: poll the sources; re-read the clock every
+        interval; write when a value changes."""
+        next_clock = 0.0
+        next_prune = 0.0
+        while not self.stop:
+            now = time.monotonic()
+            if now >= next_clock:
+                self.state.read_clock()
+                next_clock = now + self.interval
+            switched = self.drain()
+            if switched:
+                self.state.read_clock()
+            if now >= next_prune or switched:
+                self.state.prune()
+                next_prune = now + min(self.interval, 10.0)
+            self.publish()
+            wait = max(0.05, min(next_clock, next_prune, self.written_at + REFRESH) - time.monotonic())
+            fds = [s.fd for s in (self.kmsg, self.tpipe) if s and not s.eof and not s.regular]
+            r = select.select(fds + [self.wake[0]], [], [], wait)[0]
+            if self.wake[0] in r:
+                os.read(self.wake[0], 64)  # a signal: its handler set self.stop
+
+
+def drop_privileges(keep):
+    """After setup: no new privileges, and the capabilities in keep (names
+    such as "CAP_DAC_OVERRIDE") as the only ones left, effective, permitted
+    and in the bounding set.  Returns None, or why it could not."""
+    import ctypes
+    import ctypes.util
+    names = {"CAP_DAC_OVERRIDE": 1, "CAP_SYSLOG": 34, "CAP_SYS_ADMIN": 21}
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    try:
+        last = int((read_small("/proc/sys/kernel/cap_last_cap") or "40").strip())
+    except ValueError:
+        last = 40
+    mask = 0
+    for k in keep:
+        mask |= 1 << names[k]
+    PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP = 38, 24
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return "prctl(PR_SET_NO_NEW_PRIVS): %s" % os.strerror(ctypes.get_errno())
+    for cap in range(last + 1):
+        if not mask & (1 << cap):
+            libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # EPERM without CAP_SETPCAP: then capset below still drops
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    h = Header(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
+    d = (Data * 2)()
+    for i in (0, 1):
+        part = (mask >> (32 * i)) & 0xffffffff
+        d[i].effective = d[i].permitted = part
+        d[i].inheritable = 0
+    if libc.capset(ctypes.byref(h), d) != 0:
+        return "capset: %s" % os.strerror(ctypes.get_errno())
+    return None
+
+
+def folder_needs_dac(folder):
+    """True when the textfile folder is not root's (node_exporter's
+    account's): root then writes in it through CAP_DAC_OVERRIDE only."""
+    try:
+        fd = textfile.open_folder(folder)
+    except Exception:
+        return True
+    try:
+        return os.fstat(fd).st_uid != os.geteuid()
+    finally:
+        os.close(fd)
+
+
+def install_signals(w):
+    """TERM, INT and HUP stop w's loop at once: the handler sets w.stop and
+    the signal's byte on w.wake (set_wakeup_fd) ends its select()."""
+    w.wake = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(w.wake[1])
+
+    def on_term(signum, frame):
+        w.stop = True
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_term)
