@@ -4,9 +4,13 @@ summary.md keeps the full table.
 
 It reads the summary's rows (summary.rows_of) and the clocksources the
 host offered; every claim names the row it comes from, and a fact the run
-did not measure is said to be unknown, never guessed.
+did not measure is said to be unknown, never guessed.  Every ratio to tsc
+carries its interval over rounds (interval.py); where the interval holds 1
+the screen says "no difference measured" and counts no cost.
 """
 import textwrap
+
+from . import interval
 
 WIDTH = 100
 # Fallbacks a host that loses its TSC lands on, and what others measured
@@ -60,10 +64,15 @@ def lines(rows, available, now=None):
             continue
         done.add(r["clocksource"])
         ns = r["host_1"]
-        cost = cores_per_mreads(ns, b)
-        what = "%.2f CPU cores more" % cost if cost > 0 else "no more CPU"
-        line = "A fallback to %s: %.0f ns a host read against %.0f on tsc (x%.2f), %s per million reads a second" % (
-            r["clocksource"], ns, b, ns / b, what)
+        q = ratio_of(r, "host_1")
+        if q.holds_one:
+            line = "A fallback to %s: %.0f ns a host read against %.0f on tsc, %s: no cost counted" % (
+                r["clocksource"], ns, b, q.text())
+        else:
+            cost = cores_per_mreads(ns, b)
+            what = "%.2f CPU cores more" % cost if cost > 0 else "no more CPU"
+            line = "A fallback to %s: %.0f ns a host read against %.0f on tsc (%s), %s per million reads a second" % (
+                r["clocksource"], ns, b, q.text(), what)
         if r.get("host_emulated"):
             line += " (an emulated host: the mechanism only)"
         if "guest_file" in r:
@@ -91,11 +100,37 @@ def table(head, body, width=WIDTH):
     return [_fit(head, widths), rule] + [_fit(row, widths) for row in body]
 
 
-def _x(v, base, fmt="%.1f"):
-    """A figure and its ratio to the baseline's."""
+def ratio_of(d, k):
+    """The interval.Ratio of d[k] against tsc: from d[k + '_interval'] (the
+    rounds' ratios), else d[k + '_ratio'] alone (one round), else none."""
+    doc = d.get(k + "_interval")
+    if doc:
+        return interval.Ratio(doc["ratios"])
+    q = d.get(k + "_ratio")
+    return interval.Ratio([] if q is None else [q])
+
+
+def _x(d, k, is_base, fmt="%.1f"):
+    """d[k] and its ratio to tsc with the interval ('1500.0 x60.00 [58.00,
+    62.00]'), or 'no difference measured [0.95, 1.05]' alone where it holds
+    1; the baseline's own row x1.00."""
+    v = d.get(k)
     if v is None:
         return "n/a"
-    return fmt % v + (" x%.2f" % (v / base) if base else "")
+    q = ratio_of(d, k)
+    if not q.n:
+        return fmt % v
+    if is_base:
+        return fmt % v + " x%.2f" % q.median
+    return q.text() if q.holds_one else fmt % v + " " + q.text()
+
+
+SHORT_UNITS = {"transactions/s": "trans/s"}
+
+
+def _fig(v):
+    """A workload's figure in few columns, no exponent: 49500, 20.6, 1.56."""
+    return "%.0f" % v if abs(v) >= 100 else "%.3g" % v
 
 
 def _title(text, width):
@@ -104,7 +139,10 @@ def _title(text, width):
 
 def screen(rows, available, now=None, width=WIDTH):
     """The whole screen: the verdict, then the tables, each line at most
-    width columns (the verdict's lines wrapped)."""
+    width columns (the verdict's lines wrapped).  A figure whose interval
+    holds 1 is shown as "no difference measured [lo, hi]" alone; the
+    guests' and workloads' figures one a line (state, figure, value, the
+    value on tsc, the ratio), so that an interval never has to be cut."""
     out = []
     for v in lines(rows, available, now):
         out += textwrap.wrap(v, width, subsequent_indent="  ")
@@ -114,44 +152,56 @@ def screen(rows, available, now=None, width=WIDTH):
         if r["clocksource"] in seen or r.get("host_file") is None:
             continue
         seen.add(r["clocksource"])
-        hosts.append([r["clocksource"], _x(r.get("host_1"), base.get("host_1")),
-                      _x(r.get("host_all"), base.get("host_all")), r.get("host_threads") or "n/a",
-                      "TCG, emulated" if r.get("host_emulated") else "this host"])
+        hosts.append([r["clocksource"] + (" (TCG)" if r.get("host_emulated") else ""), _x(r, "host_1", r is base),
+                      _x(r, "host_all", r is base), r.get("host_threads") or "n/a"])
     if hosts:
-        out += [""] + _title("Host: CLOCK_MONOTONIC through the C library, median ns a read (x to tsc)", width)
-        out += table(["host clocksource", "1 thread", "all threads", "threads", "timed on"], hosts, width)
+        out += [""] + _title("Host: CLOCK_MONOTONIC through the C library, median ns a read (x to tsc [interval])"
+                             + ("; (TCG) rows are timed on an emulated host" if any(
+                                 r.get("host_emulated") for r in rows) else ""), width)
+        out += table(["host clocksource", "1 thread", "all threads", "threads"], hosts, width)
     guests = [r for r in rows if "guest_file" in r]
     if guests:
-        out += [""] + _title("Guests: the same read in a guest on that host clocksource" + (
-            "; TCG rows are an emulator's timings, not a hypervisor's cost (the mechanism holds)"
-            if any(g.get("emulated") for g in guests) else ""), width)
-        out += table(["host clocksource", "vCPUs", "1 vCPU", "all vCPUs", "master clock", "stable bit", "path", "accel"],
-                     [[g["label"], g.get("guest_vcpus") or "n/a",
-                       _x(g.get("guest_1"), base.get("guest_1")), _x(g.get("guest_all"), base.get("guest_all")),
-                       "n/a" if g.get("master_clock") is None else ("on" if g["master_clock"] else "off"),
-                       "n/a" if g.get("stable_bit") is None else ("set" if g["stable_bit"] else "clear"),
-                       g.get("guest_path") or "n/a", "TCG" if g.get("emulated") else (g.get("accel") or "n/a")]
-                      for g in guests], width)
+        out += [""] + _title("Guests: the same read in a guest on that host clocksource, median ns (x to tsc "
+                             "[interval])" + ("; TCG rows are an emulator's timings, not a hypervisor's cost (the "
+                                              "mechanism holds)" if any(g.get("emulated") for g in guests) else ""),
+                             width)
+        body = []
+        for g in guests:
+            for k, what in (("guest_1", "1 vCPU"), ("guest_all", "all vCPUs")):
+                body.append([g["label"], g.get("guest_vcpus") or "n/a", what, _x(g, k, g is base),
+                             "TCG" if g.get("emulated") else (g.get("accel") or "n/a")])
+        out += table(["host clocksource", "vCPUs", "reading", "median ns", "accel"], body, width)
+        out += [""] + table(["host clocksource", "vCPUs", "master clock", "stable bit", "path"],
+                            [[g["label"], g.get("guest_vcpus") or "n/a",
+                              "n/a" if g.get("master_clock") is None else ("on" if g["master_clock"] else "off"),
+                              "n/a" if g.get("stable_bit") is None else ("set" if g["stable_bit"] else "clear"),
+                              g.get("guest_path") or "n/a"] for g in guests], width)
     wls = []
     for r in rows:
         for n in r.get("workloads", {}):
             if n not in wls:
                 wls.append(n)
-    if wls:
-        body = []
-        for r in rows:
-            for side, em in (("host", r.get("host_emulated")), ("guest", r.get("emulated"))):
-                if side == "guest" and "guest_file" not in r:
-                    continue
-                cells = []
-                for n in wls:
-                    v = r["workloads"].get(n, {}).get(side)
-                    b = base["workloads"].get(n, {}).get(side)
-                    cells.append(_x(v, b, "%g"))
-                if any(c != "n/a" for c in cells):
-                    body.append([r["label"], side + (" (TCG)" if em else "")] + cells)
-        if body:
-            units = {n: next((r["workloads"][n]["unit"] for r in rows if n in r["workloads"]), "") for n in wls}
-            out += [""] + _title("Workloads: rate (x to tsc; higher is better)", width)
-            out += table(["host clocksource", "where"] + ["%s %s" % (n, units[n]) for n in wls], body, width)
+    body = []
+    for r in rows:
+        if r is base:
+            continue  # its figures are the "on tsc" column
+        for side, em in (("host", r.get("host_emulated")), ("guest", r.get("emulated"))):
+            if side == "guest" and "guest_file" not in r:
+                continue
+            for n in wls:
+                w = r["workloads"].get(n, {})
+                bw = base["workloads"].get(n, {})
+                unit = SHORT_UNITS.get(w.get("unit"), w.get("unit") or "")
+                for k, what in ((side, "rate %s" % unit), (side + "_latency", "latency us")):
+                    if w.get(k) is None:
+                        continue
+                    body.append([r["label"], side + (" (TCG)" if em else ""), n, what.strip(), _fig(w[k]),
+                                 "n/a" if bw.get(k) is None else _fig(bw[k]), ratio_of(w, k).text()])
+    if body:
+        out += [""] + _title("Workloads: rate (higher is better) and median latency, against the same on tsc "
+                             "(x to tsc [interval])", width)
+        out += table(["clocksource", "where", "workload", "figure", "value", "on tsc", "x tsc"], body, width)
+    ns = sorted({r.get("rounds", 1) for r in rows})
+    if rows:
+        out += [""] + _title(interval.method_note(ns), width)
     return "\n".join(out) + "\n"

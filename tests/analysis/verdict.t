@@ -11,10 +11,10 @@ import sys
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from taplib import BEFORE, LAB, NEW, ROOT, WL, Tap  # noqa: E402
+from taplib import BEFORE, FX, LAB, NEW, ROOT, WL, Tap  # noqa: E402
 
 sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "analysis")]
-from cbcontract import load  # noqa: E402
+from cbcontract import load, rounds  # noqa: E402
 from cbanalysis import summary, verdict  # noqa: E402
 
 t = Tap()
@@ -30,7 +30,7 @@ rows, avail = rows_and_available(BEFORE)
 v = verdict.lines(rows, avail, now="tsc")
 t.ok(v[0] == "This host is on tsc: healthy. On tsc, guests get the stable bit (master clock on).",
      "on tsc: healthy, and the stable bit from the tsc row's KVM trace", v[0])
-t.ok(any(l.startswith("A fallback to hpet: 1500 ns a host read against 25 on tsc (x60.00), "
+t.ok(any(l.startswith("A fallback to hpet: 1500 ns a host read against 25 on tsc (x60.00 [n/a (1 round)]), "
                       "1.48 CPU cores more per million reads a second; guests do not get the stable bit "
                       "(master clock off)") for l in v),
      "the hpet fallback: its host read, (1500 - 25) ns x 1e6/s = 1.48 cores, and the guests' loss", "\n".join(v))
@@ -81,11 +81,39 @@ if os.path.isdir(real):
     s = verdict.screen(r, a, now="tsc")
     guests = s.split("Guests:")[1].split("Workloads:")[0]
     body = guests.split("-----\n", 1)[1].split("\n\n")[0].splitlines()
-    t.ok("an emulator's timings, not a hypervisor's cost" in " ".join(guests.split()) and len(body) == 2 and all(
+    t.ok("an emulator's timings, not a hypervisor's cost" in " ".join(guests.split()) and len(body) == 4 and all(
         l.rstrip().endswith("TCG") for l in body),
         "a TCG guest: the title says so and every row's accel is TCG", guests)
 else:
     t.skip("no recorded TCG run folder")
+
+# Five rounds: every ratio with its interval; one whose interval holds 1 is
+# "no difference measured" and costs nothing.
+ms = [m for _, rm in rounds.load_rounds(os.path.join(FX, "20260401-120000-rounds")) for m in rm]
+rrows = summary.rows_of(ms)
+v = verdict.lines(rrows, avail, now="tsc")
+fb = [l for l in v if l.startswith("A fallback to hpet")]
+t.ok(fb and fb[0].startswith("A fallback to hpet: 1622 ns a host read against 28 on tsc (x60.00 [58.00, 62.00]), "
+                             "1.59 CPU cores more per million reads a second"),
+     "5 rounds: the fallback's ratio with its interval, its cost from the medians over rounds", fb)
+same = copy.deepcopy(rrows)
+for r in same:
+    if r["clocksource"] == "hpet":
+        r["host_1_interval"]["ratios"] = [0.9, 1.1, 1.0, 0.95, 1.3]
+fb = [l for l in verdict.lines(same, avail, now="tsc") if l.startswith("A fallback to hpet")]
+t.ok(fb and "no difference measured [0.90, 1.30]: no cost counted" in fb[0] and "cores" not in fb[0],
+     "a fallback whose interval holds 1: no difference measured, no cost counted, no cores", fb)
+s = verdict.screen(rrows, avail, now="tsc")
+wl = s.split("Workloads:")[1] if "Workloads:" in s else ""
+hostwl = [l for l in wl.splitlines() if l.split()[:4] == ["hpet", "host", "tcp-rr", "rate"]]
+lost = [l for l in wl.splitlines() if l.split()[:4] == ["hpet", "host", "timer", "rate"]]
+gl = [l for l in s.split("Guests:")[1].splitlines() if l.startswith("hpet")] if "Guests:" in s else []
+t.ok(max(len(l) for l in s.splitlines()) <= 100 and "x60.00 [58.00, 62.00]" in s and gl
+     and "no difference measured [0.95, 1.05]" in gl[0] and hostwl and hostwl[0].endswith("no difference measured [0.90, 1.10]")
+     and lost and lost[0].endswith("x0.79 [0.77, 0.81]")
+     and "93.75 % coverage" in " ".join(s.split()),
+     "the screen over 5 rounds: intervals in every table, no difference measured where they hold 1, the coverage, "
+     "100 columns", s)
 
 # The command compare ends with: summary --screen, the verdict first.
 import shutil  # noqa: E402
