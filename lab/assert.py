@@ -28,11 +28,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path[:0] = [os.path.join(TOP, "contract"), os.path.join(TOP, "host-scripts"), HERE]  # the one place this command finds its packages
 import labtable  # noqa: E402
-from cbcontract import load, runfolder
+from cbcontract import kmsg, load, runfolder
 from cbhost import kvmtrace
 
-SWITCHED = re.compile(r"clocksource: Switched to clocksource (\S+)")
-MARKED = re.compile(r"Marking TSC unstable|Marking clocksource 'tsc' as unstable")
+# The kernel's lines, of every era, from the one list (cbcontract/kmsg.py):
+# the clocksource a switch names, and whether a line gives the TSC up.
+switched_to = kmsg.switched_to
+marks_tsc_unstable = kmsg.marks_tsc_unstable
 ON_TSC = ("tsc", "tsc-early")
 
 n = failed = 0
@@ -182,7 +184,7 @@ class Evidence:
             if err:
                 return None, err
             lines = t.splitlines()
-            if not any(SWITCHED.search(line) for line in lines):
+            if not any(switched_to(line) for line in lines):
                 return None, "%s holds no kernel line 'clocksource: Switched to clocksource' (/init copies them there)" % name
             return lines, None
         return self.get("console", fn)
@@ -228,7 +230,7 @@ def guest_clocksource(ev):
     lines, err = ev.console()
     if err:
         return None, err
-    return [m.group(1) for m in map(SWITCHED.search, lines) if m][-1], None
+    return [c for c in map(switched_to, lines) if c][-1], None
 
 
 def sched_clock_stable(ev):
@@ -255,10 +257,10 @@ def l1_tsc(ev):
     cur, err = ev.l1_clocksource()
     if err:
         return None, err
-    switched = [m.group(1) for m in map(SWITCHED.search, lines) if m]
+    switched = [c for c in map(switched_to, lines) if c]
     if not switched:
         return None, "%s: no 'clocksource: Switched to clocksource' line" % ev.boot["dmesg"]
-    marked = any(MARKED.search(line) for line in lines)
+    marked = any(marks_tsc_unstable(line) for line in lines)
     if marked and switched[-1] not in ON_TSC and cur not in ON_TSC:
         return "unstable", None
     if not marked and switched[-1] == "tsc" and cur == "tsc":

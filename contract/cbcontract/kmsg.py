@@ -161,3 +161,103 @@ def marks_tsc_unstable(line):
     unstable' (any reason) or a watchdog verdict on tsc."""
     c = classify(line)
     return bool(c) and (c[0] == "unstable" or (c[0] in VERDICTS and c[1].get("marked", c[1].get("cs")) in ("tsc", None)))
+
+
+# One boot's log, read as a whole.
+WHY_TEXT = {"boot_warp": "warp at boot", "watchdog": "watchdog", "by_hand": "by hand",
+            "cmdline": "tsc=unstable", "other": "another reason"}
+_STAMP = re.compile(r"\[\s*(\d+\.\d+)\]")
+MAX_KEPT = 8  # near-miss lines quoted per boot (all are counted)
+
+
+def _stamp(line):
+    m = _STAMP.search(line[:120])
+    return float(m.group(1)) if m else None
+
+
+def summarize(lines):
+    """One boot's kernel log (lines): whether the TSC was kept, lost (when,
+    why, the line that says so, the warp's cycles) or never chosen, and its
+    watchdog near misses counted by kind.  tsc is "kept", "lost", "not
+    chosen" (the kernel never switched to it) or "unknown" (no line says:
+    a log cut short or rotated)."""
+    s = {"tsc": "unknown", "why": None, "reason": None, "at_s": None, "line": None, "cycles": None,
+         "verdict": None, "verdict_line": None, "switches": [], "near_misses": {}, "near_miss_lines": [],
+         "tsc_adjust": 0}
+    warp = unstable = verdict = first_switch_away = None
+    for line in lines:
+        c = classify(line)
+        if not c:
+            continue
+        kind, d = c
+        line = line[:MAX_LINE].strip()
+        if kind == "switched":
+            if s["switches"] and s["switches"][-1] in ("tsc", "tsc-early") and d["to"] not in ("tsc", "tsc-early"):
+                first_switch_away = first_switch_away or line
+            s["switches"].append(d["to"])
+        elif kind in NEAR_MISSES:
+            s["near_misses"][kind] = s["near_misses"].get(kind, 0) + 1
+            if len(s["near_miss_lines"]) < MAX_KEPT:
+                s["near_miss_lines"].append(line)
+        elif kind == "tsc-adjust":
+            s["tsc_adjust"] += 1
+        elif kind == "warp" and warp is None:
+            warp = (line, d["cycles"])
+        elif kind == "unstable" and unstable is None:
+            unstable = (line, d)
+        elif kind in VERDICTS and verdict is None and marks_tsc_unstable(line):
+            verdict = (line, kind)
+    if verdict:
+        s["verdict_line"], s["verdict"] = verdict
+    if warp or unstable or verdict:
+        s["tsc"] = "lost"
+        cause = unstable[1]["cause"] if unstable else None
+        if warp or cause == "boot_warp":
+            s["why"] = "boot_warp"
+            s["line"] = warp[0] if warp else unstable[0]
+            s["cycles"] = warp[1] if warp else None
+        elif verdict or cause == "watchdog":
+            s["why"] = "watchdog"
+            s["line"] = verdict[0] if verdict else unstable[0]
+        else:
+            s["why"] = cause if cause == "cmdline" else "other"
+            s["reason"] = unstable[1]["reason"]
+            s["line"] = unstable[0]
+    elif first_switch_away and s["switches"][-1] not in ("tsc", "tsc-early"):
+        s["tsc"], s["why"], s["line"] = "lost", "by_hand", first_switch_away
+    elif s["switches"]:
+        s["tsc"] = "kept" if s["switches"][-1] in ("tsc", "tsc-early") else "not chosen"
+    if s["line"]:
+        s["at_s"] = _stamp(s["line"])
+    return s
+
+
+def boots_line(summaries):
+    """One line over many boots' summaries, e.g. "40 of 40 boots lost the
+    TSC: warp at boot", "2 of 10 boots lost the TSC (1 watchdog, 1 by
+    hand); 8 kept it; near misses in 3"."""
+    n = len(summaries)
+    if not n:
+        return "no boots read"
+    lost = [s for s in summaries if s["tsc"] == "lost"]
+    whys = {}
+    for s in lost:
+        whys[s["why"]] = whys.get(s["why"], 0) + 1
+    parts = []
+    if lost:
+        if len(whys) == 1:
+            parts.append("%d of %d boots lost the TSC: %s" % (len(lost), n, WHY_TEXT[next(iter(whys))]))
+        else:
+            parts.append("%d of %d boots lost the TSC (%s)" % (len(lost), n, ", ".join(
+                "%d %s" % (c, WHY_TEXT[w]) for w, c in sorted(whys.items(), key=lambda x: -x[1]))))
+    else:
+        parts.append("0 of %d boots lost the TSC" % n)
+    for state in ("kept", "not chosen", "unknown"):
+        c = sum(1 for s in summaries if s["tsc"] == state)
+        if c:
+            parts.append("%d %s" % (c, {"kept": "kept it", "not chosen": "never chose it",
+                                        "unknown": "say nothing of it (log cut short?)"}[state]))
+    near = sum(1 for s in summaries if s["near_misses"])
+    if near:
+        parts.append("watchdog near misses in %d" % near)
+    return "; ".join(parts)
