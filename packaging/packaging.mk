@@ -11,6 +11,9 @@ DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
 DOCDIR ?= $(DATADIR)/doc/clockbench
 EXAMPLEDIR ?= $(DATADIR)/clockbench
+# systemd reads units under /usr/local/lib/systemd/system too; the package
+# passes Debian's /lib/systemd/system (dh_installsystemd's folder).
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 CB_VERSION := $(shell sed -n 's/^\#define CB_VERSION "\(.*\)"/\1/p' bench/clockbench.h)
 COMMANDS := packaging/commands
 MAN_BUILD := $(BUILD)/man
@@ -25,6 +28,8 @@ LIB_DATA := host-scripts/lib/clocksource.sh $(wildcard contract/cbcontract/*.py)
 DOCS := README.md $(wildcard docs/*.md)
 EXAMPLES := $(addprefix analysis/fleet/,clockbench.yml clockbench-alerts.yml inventory.example.ini)
 DASHBOARDS := analysis/grafana/clockbench.json
+# systemd units, installed with @SBINDIR@ replaced; never enabled here.
+UNITS := packaging/systemd/clockbench-watch.service
 
 .PHONY: install uninstall man deb help-packaging
 
@@ -82,6 +87,11 @@ install: all guest-initramfs man
 	$(Q)install -m 0644 $(filter docs/%,$(DOCS)) "$(DESTDIR)$(DOCDIR)/docs/"
 	$(Q)install -m 0644 $(EXAMPLES) "$(DESTDIR)$(EXAMPLEDIR)/fleet/"
 	$(Q)install -m 0644 $(DASHBOARDS) "$(DESTDIR)$(EXAMPLEDIR)/grafana/"
+	$(Q)install -d "$(DESTDIR)$(SYSTEMDUNITDIR)"
+	$(Q)for u in $(UNITS); do \
+		sed 's|@SBINDIR@|$(SBINDIR)|g' "$$u" >"$(DESTDIR)$(SYSTEMDUNITDIR)/$${u##*/}" && \
+		chmod 0644 "$(DESTDIR)$(SYSTEMDUNITDIR)/$${u##*/}" || exit 1; \
+	done
 	@echo "installed under $(DESTDIR)$(PREFIX); run folders go to /var/lib/clockbench/results as root, else ./results"
 
 # Removes what install put there (the shared folders such as bin/ stay);
@@ -91,6 +101,7 @@ uninstall:
 		case "$$dir" in bin) to="$(BINDIR)" ;; *) to="$(SBINDIR)" ;; esac; \
 		rm -f "$(DESTDIR)$$to/$$name" "$(DESTDIR)$(MANDIR)/man$$sec/$$name.$$sec"; \
 	done
+	$(Q)for u in $(UNITS); do rm -f "$(DESTDIR)$(SYSTEMDUNITDIR)/$${u##*/}"; done
 	$(Q)rm -rf "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(DOCDIR)" "$(DESTDIR)$(EXAMPLEDIR)"
 
 # The Debian package, built by dpkg-buildpackage (debian/) in a copy of the
@@ -106,7 +117,7 @@ deb:
 	$(Q)ls $(DEB_BUILD)/clockbench_*.deb
 
 help-packaging:
-	@echo "make install      the whole suite under \$$(DESTDIR)\$$(PREFIX) (PREFIX=$(PREFIX)): commands, man pages, docs, the fleet playbook, the Grafana dashboard"
+	@echo "make install      the whole suite under \$$(DESTDIR)\$$(PREFIX) (PREFIX=$(PREFIX)): commands, man pages, docs, the fleet playbook, the Grafana dashboard, clockbench-watch's systemd unit (not enabled)"
 	@echo "make uninstall    remove it again (never run folders)"
 	@echo "make man          the man pages, from each command's --help, into $(MAN_BUILD)/"
 	@echo "make deb          the Debian package (dpkg-buildpackage) into $(DEB_BUILD)/"

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
 . tests/guest/guest-lib.sh
 top=$PWD
-plan=13
+plan=14
 
 for t in dpkg-buildpackage dh help2man musl-gcc; do
 	command -v "$t" >/dev/null || skip_all "$t not installed (Debian: dpkg-dev debhelper help2man musl-tools)" "$plan"
@@ -46,12 +46,20 @@ while read -r name dir sec _; do
 	grep -qx "/usr/share/man/man$sec/$name.$sec.gz" "$tmp/contents" || missing+=("$name.$sec.gz")
 done < <(sed '/^#/d' packaging/commands)
 for f in /usr/lib/clockbench/build/clockbench-static /usr/lib/clockbench/build/guest/initramfs.cpio \
-	/usr/lib/clockbench/guest-init/mkinitramfs.py /usr/share/clockbench/fleet/clockbench.yml /usr/share/doc/clockbench/copyright; do
+	/usr/lib/clockbench/guest-init/mkinitramfs.py /usr/share/clockbench/fleet/clockbench.yml /usr/share/doc/clockbench/copyright \
+	/lib/systemd/system/clockbench-watch.service; do
 	grep -qx "$f" "$tmp/contents" || missing+=("$f")
 done
-ok "${#missing[@]}" "the package holds every command, its man page, the static engine, the initramfs, the playbook"
+ok "${#missing[@]}" "the package holds every command, its man page, the static engine, the initramfs, the playbook, the watch's unit"
 for m in "${missing[@]+"${missing[@]}"}"; do diag "missing: $m"; done
 
+# The watch's unit: installed, never enabled nor started by the package
+# (dh_installsystemd --no-enable --no-start: postinst enables it only where
+# it was enabled before an upgrade).
+dpkg-deb -e "$deb" "$tmp/control"
+ok "$(! grep -qE 'deb-systemd-invoke (start|restart)|systemctl (start|enable)' "$tmp/control/postinst" 2>/dev/null &&
+	! grep -E '^[^#]*deb-systemd-helper enable' "$tmp/control/postinst" 2>/dev/null | grep -vq 'was-enabled'; echo $?)" \
+	"postinst neither enables nor starts clockbench-watch"
 if command -v lintian >/dev/null; then
 	lintian --fail-on error "$deb" >"$tmp/lintian" 2>&1
 	rc=$?

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
 top=$PWD
 
-command -v help2man >/dev/null || skip_all "help2man not installed (Debian: help2man): make install makes the man pages" 15
+command -v help2man >/dev/null || skip_all "help2man not installed (Debian: help2man): make install makes the man pages" 16
 tmp=$(mktemp -d)
 chmod 755 "$tmp" # a user runs an installed command too
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
@@ -50,6 +50,10 @@ ok "$([ -f "$dest/usr/share/doc/clockbench/README.md" ] && [ -f "$dest/usr/share
 	[ -f "$dest/usr/share/clockbench/fleet/clockbench.yml" ] && [ -f "$dest/usr/share/clockbench/fleet/clockbench-alerts.yml" ] &&
 	[ -f "$dest/usr/share/clockbench/grafana/clockbench.json" ]; echo $?)" \
 	"docs under share/doc/clockbench, the playbook and alert rules under share/clockbench/fleet, the dashboard under share/clockbench/grafana"
+unit=$dest/usr/lib/systemd/system/clockbench-watch.service
+ok "$([ -f "$unit" ] && grep -qx 'ExecStart=/usr/sbin/clockbench-watch --textfile-dir /var/lib/prometheus/node-exporter' "$unit" &&
+	[ -z "$(find "$dest" -path '*.wants*')" ]; echo $?)" \
+	"clockbench-watch's systemd unit under lib/systemd/system, starting the installed command, enabled nowhere"
 grep -rlIF "$top" "$dest" >"$tmp/refs"
 ok "$([ ! -s "$tmp/refs" ]; echo $?)" "no installed text file names the checkout ($top)"
 sed 's/^/# /' "$tmp/refs"
