@@ -1,0 +1,535 @@
+"""kernels.py: the clocksource watchdog's rules per kernel era, as read in the kernel source.
+
+One table, ERAS: each row is an era of x86 Linux's clocksource watchdog
+(kernel/time/clocksource.c, include/linux/clocksource.h, kernel/time/Kconfig,
+arch/x86/kernel/tsc.c, arch/x86/kernel/tsc_sync.c), with the kernel version
+and the tree commit it was read at, the blob id of every file read (a git
+blob id names the file's content, so anyone can check it against kernel.org)
+and the functions the figures come from.  docs/watchdog.md says the same in
+words.
+
+  rules_for(release, version=None) -> dict | None
+      the era's rules for a running kernel: `release` is `uname -r`
+      ("6.1.0-57-amd64", "6.12.48+deb13-amd64", "6.18.44"); `version` is
+      the optional `uname -v`, where Debian names its upstream release
+      ("... Debian 6.1.158-1 ...").  None: the table does not cover it.
+  why_unknown(release, version=None) -> str   why rules_for said None ("" if not)
+  unwatched_rules(release, version=None) -> list | None
+      the conditions under which that kernel does not watch the TSC
+  limits(rules, ...) -> dict   the era's formulas made numbers for one host
+  messages(release, version=None) -> list | None   the lines that era prints
+
+A release the table does not cover gets None and a reason, never the
+nearest row.  Within a covered stable series a figure that moved by a
+backport at a sublevel not pinned here says so ("varies"): read the
+running system (/sys/module/clocksource/parameters/, /boot/config-*).
+Pure data and arithmetic: nothing here reads a file.
+"""
+import re
+
+NS_PER_US = 1000
+NS_PER_MS = 1000 * 1000
+WATCHDOG_INTERVAL_S = 0.5          # WATCHDOG_INTERVAL = HZ >> 1, every era read
+TSC_EARLY_MARGIN_NS = 32 * NS_PER_MS  # tsc.c clocksource_tsc_early.uncertainty_margin (6.1-6.19)
+WATCHDOG_THRESHOLD_NS = 1000000000 >> 5  # NSEC_PER_SEC >> 5: margin of a clocksource with no frequency
+
+# The trees read.  commit: the tree's HEAD when fetched (these are
+# project trees that carry an upstream release; the blob ids say which
+# upstream content each file has).
+TREES = {
+    "6.1.158": {
+        "tree": "github.com/HDevices/linux-6.1.158",
+        "commit": "71dd535994d7e3ec9784a45b82d1ba34b868f7f6",
+        "files": {
+            "kernel/time/clocksource.c": "e89fd0bbc3b359cd06f145cbcbec790c7d7c5b5f",
+            "include/linux/clocksource.h": "0ad8b550bb4b4674fab70fc81dda94a76a7c9579",
+            "kernel/time/Kconfig": "a41753be1a2bf266183071a9e3c3964ffeabbc81",
+            "arch/x86/kernel/tsc.c": "e5ec68ce938a245a7ab32b4611144f984a5e7947",
+            "arch/x86/kernel/tsc_sync.c": "7a1e3f53be24b261a5afc41e430a141dd3d07ac1",
+            "arch/x86/kernel/hpet.c": "54732da52dc14bdf5bce7b26dc65ef45df50a657",
+            "drivers/clocksource/acpi_pm.c": "279ddff81ab4955a7106dd3504433fa41f546a4e",
+        },
+    },
+    "6.6.63": {
+        "tree": "github.com/OpenNuvoton/MA35D1_linux-6.6.y",
+        "commit": "a4595a4caf6f28051f111c6fa4d96499a9bb756f",
+        "files": {
+            "kernel/time/clocksource.c": "aa864999dc21be9fe11a00df79e90b0ae794e897",
+            "include/linux/clocksource.h": "0ad8b550bb4b4674fab70fc81dda94a76a7c9579",
+            "kernel/time/Kconfig": "bae8f11070befeefb1fe5c5ed1957c806f9195ff",
+            "arch/x86/kernel/tsc.c": "15f97c0abc9d09e80bc67a21adf76103d2cefea1",
+            "arch/x86/kernel/tsc_sync.c": "4334033658edfbbe71ec48bda9f8fbcda2749c33",
+            "arch/x86/kernel/hpet.c": "046bc9d57e996617a0bdfa8af4d86cf3f84a4074",
+            "drivers/clocksource/acpi_pm.c": "82338773602cae8011ee375709dc138255e810bb",
+        },
+    },
+    "6.12.19": {
+        "tree": "github.com/wishday/linux-6.12.y",
+        "commit": "21ae40e85ea77ea637c424763d05253726bb349e",
+        "files": {
+            "kernel/time/clocksource.c": "58fb7280cabbe6a6371b21a7c0e96f95fcc07d98",
+            "include/linux/clocksource.h": "c846436b64593e913d452d2ba07870e13729ea21",
+            "kernel/time/Kconfig": "b0b97a60aaa6fc21c93005ef393d56afbac7fa5c",
+            "arch/x86/kernel/tsc.c": "dfe6847fd99e5e1e8dd1349f6a72bc53a7960bf4",
+            "arch/x86/kernel/tsc_sync.c": "4334033658edfbbe71ec48bda9f8fbcda2749c33",
+            "arch/x86/kernel/hpet.c": "c96ae8fee95e443b262c1083fe0a9f96e4e6a67c",
+            "drivers/clocksource/acpi_pm.c": "b4330a01a566bf5d12d2d61f4b36e9bc8eff5926",
+        },
+    },
+    "6.18.26": {
+        "tree": "github.com/nickfox-taterli/nanopi-r5c-linux-6.18.26",
+        "commit": "aa1ac7b608458f3fcd6c17c86f5514a475f04b3f",
+        "files": {
+            "kernel/time/clocksource.c": "df719496165849aee21730886ad497822201f579",
+            "include/linux/clocksource.h": "65b7c41471c390463770c2da13694e58e83b84ea",
+            "kernel/time/Kconfig": "7c6a52f7836cef248e0949060b50baa293f446cf",
+            "arch/x86/kernel/tsc.c": "87e749106dda669e8788904d984ac60fa5aa026c",
+            "arch/x86/kernel/tsc_sync.c": "ec3aa340d351dc49f42c14489819caf544e89456",
+        },
+    },
+    "6.19.0": {
+        "tree": "github.com/matankalina/linux-6.19.10-fork",
+        "commit": "483059de9f9396c5ccd4bbf3731d3a3d7e5b1089",
+        "files": {
+            "kernel/time/clocksource.c": "df719496165849aee21730886ad497822201f579",
+            "include/linux/clocksource.h": "65b7c41471c390463770c2da13694e58e83b84ea",
+            "kernel/time/Kconfig": "7c6a52f7836cef248e0949060b50baa293f446cf",
+            "arch/x86/kernel/tsc.c": "7d3e13e14eabe602acf57c30f1c5eab01c89ec75",
+            "arch/x86/kernel/tsc_sync.c": "ec3aa340d351dc49f42c14489819caf544e89456",
+        },
+    },
+    "7.1.3": {
+        "tree": "github.com/rikudousennin22/linux-7.1.3",
+        "commit": "037c6bf47ba7b581c3b798e5220e3746ff6c24f2",
+        "files": {
+            "kernel/time/clocksource.c": "baee13a1f87f327ccfb4e70529376dc2b0f9abd1",
+            "include/linux/clocksource.h": "7c38190b10bf0c6e2c176d5243c9572e0ff19840",
+            "kernel/time/Kconfig": "02aac7c5aa768108ffffae273ead85dc69b57231",
+            "arch/x86/kernel/tsc.c": "c5110eb554bcf17f1ca9f3af1ed63a77f1c2b4ad",
+            "arch/x86/kernel/tsc_sync.c": "ec3aa340d351dc49f42c14489819caf544e89456",
+            "arch/x86/kernel/hpet.c": "8dc7b710e12504e82337680baa08c2714024aace",
+            "drivers/clocksource/acpi_pm.c": "67792937242fa3b26326962e2e251397706049e6",
+        },
+    },
+}
+
+# Upstream commits that draw the era lines, each seen (id, subject, and
+# where it landed) in a kernel.org mail: tip-bot or stable review.
+COMMITS = {
+    "c37e85c135ce": ("c37e85c135cead4256dc8860073c468d8925c3df", "clocksource: Loosen clocksource watchdog constraints",
+                     "tip timers/core, Dec 2022: WATCHDOG_MAX_SKEW to 125 us (500 ppm of the 0.5 s interval)"),
+    "2ed08e4bc532": ("", "clocksource: Scale the watchdog read retries automatically",
+                     "removes clocksource.max_cswd_read_retries; stable 6.6.46 (review 2024-08-12) and 6.1.y in the same week"),
+    "f2655ac2c06a": ("f2655ac2c06a15558e51ed6529de280e1553c86e", "clocksource: Fix brown-bag boolean thinko in cs_watchdog_read()",
+                     "the 'retried' message condition || -> &&; backported with 2ed08e4bc532"),
+    "4ac1dd3245b9": ("4ac1dd3245b9067f929ab30141bb0475e9e32fc5", "clocksource: Set cs_watchdog_read() checks based on .uncertainty_margin",
+                     "pull timers-clocksource-2024-09-16: in v6.12"),
+    "e7ff4ebffe3b": ("e7ff4ebffe3bedf55560ef861d80f6500ff0d76f", "x86/tsc: Check for sockets instead of CPUs to make code match comment",
+                     "tip, 2024, beside 4ac1dd3245b9: the qualified-platform rule counts packages"),
+    "c06343be0b4e": ("c06343be0b4e03fe319910dd7a5d5b9929e1c0cb", "clocksource: Reduce watchdog readout delay limit to prevent false positives",
+                     "tip timers/urgent 2026-01-21; stable 6.12.68 and 6.18.8 (reviews of 2026-01-28); in 6.19"),
+    "rewrite": ("763aacf86f1b (one of several ids of its rebases seen in push logs; not pinned)",
+                "clocksource: Rewrite watchdog code completely",
+                "tglx, patch of 2026-01-24, v2 2026-03-17; applied after v7.0-rc4; first release read: 7.1.3"),
+}
+
+_CS = "kernel/time/clocksource.c"
+_TSC = "arch/x86/kernel/tsc.c"
+_SYNC = "arch/x86/kernel/tsc_sync.c"
+
+
+def _m(kind, level, fmt, where, prefix="clocksource: ", meaning=""):
+    return {"kind": kind, "level": level, "prefix": prefix, "fmt": fmt, "where": where, "meaning": meaning}
+
+
+# Lines every era read prints (tsc.c, tsc_sync.c, clocksource selection).
+_COMMON_MESSAGES = [
+    _m("switched", "info", "Switched to clocksource %s\n", _CS + " __clocksource_select()",
+       meaning="the kernel changed clocksource"),
+    _m("unstable", "info", "Marking TSC unstable due to clocksource watchdog\n", _TSC + " tsc_cs_mark_unstable()",
+       prefix="tsc: ", meaning="the watchdog's verdict reached the TSC"),
+    _m("unstable", "info", "Marking TSC unstable due to %s\n", _TSC + " mark_tsc_unstable()",
+       prefix="tsc: ", meaning="another cause (boot parameter, TSCs unsynchronized, check_tsc_sync_source failed, ...)"),
+    _m("warp", "warn", "Measured %Ld cycles TSC warp between CPUs, turning off TSC clock.\n",
+       _SYNC + " check_tsc_sync_source()", prefix="", meaning="boot/hotplug warp test failed"),
+    _m("sync-check", "warn", "TSC synchronization [CPU#%d -> CPU#%u]:\n", _SYNC + " check_tsc_sync_source()",
+       prefix="", meaning="first line of a warp verdict (6.1.158: CPU#%d for both)"),
+    _m("warp", "warn", "TSC warped randomly between CPUs\n", _SYNC + " check_tsc_sync_source()", prefix=""),
+    _m("tsc-adjust", "warn", "TSC ADJUST differs: CPU%u %lld --> %lld. Restoring\n",
+       _SYNC + " tsc_verify_tsc_adjust()", prefix="[Firmware Bug]: ",
+       meaning="IA32_TSC_ADJUST changed after boot (checked on idle and by a 10-minute timer)"),
+    _m("tsc-adjust", "warn", "TSC ADJUST: CPU%u: %lld force to 0\n", _SYNC + " tsc_sanitize_first_cpu()",
+       prefix="[Firmware Bug]: "),
+    _m("tsc-adjust", "warn", "TSC ADJUST compensate: CPU%u observed %lld warp. Adjust: %lld\n",
+       _SYNC + " check_tsc_sync_target()", prefix=""),
+]
+
+# cs_watchdog_read() and clocksource_watchdog() of 6.1-6.19.
+_RETRIED = _m("near-miss/retried", "warn", "timekeeping watchdog on CPU%d: %s retried %d times before success\n",
+              _CS + " cs_watchdog_read()",
+              meaning="a readout succeeded only at the last allowed attempt (nretries > 1 && nretries >= max_retries); "
+                      "earlier successes after retries print nothing")
+_SKIP = [
+    _m("near-miss/skip", "info", "timekeeping watchdog on CPU%d: %s wd-wd read-back delay of %lldns\n",
+       _CS + " cs_watchdog_read()", meaning="a slow readout whose two back-to-back watchdog reads were slow too: "
+                                            "the check is skipped and the watchdog pauses 300 s"),
+    _m("near-miss/skip", "info", "wd-%s-wd read-back delay of %lldns, clock-skew test skipped!\n",
+       _CS + " cs_watchdog_read()"),
+]
+_LONG = _m("near-miss/long-interval", "warn",
+           "Long readout interval, skipping watchdog check: cs_nsec: %lld wd_nsec: %lld\n",
+           _CS + " clocksource_watchdog()",
+           meaning="more than 1 s since the last check; printed only after boot and when the interval doubled the longest seen")
+_SKEW_HEAD = _m("verdict/skew", "warn",
+                "timekeeping watchdog on CPU%d: Marking clocksource '%s' as unstable because the skew is too large:\n",
+                _CS + " clocksource_watchdog()", meaning="TSC and watchdog disagreed over the interval by more than the two margins")
+_SKEW_DETAIL = [
+    _m("detail/skew", "warn", "                      '%s' wd_nsec: %lld wd_now: %llx wd_last: %llx mask: %llx\n", _CS + " clocksource_watchdog()"),
+    _m("detail/skew", "warn", "                      '%s' cs_nsec: %lld cs_now: %llx cs_last: %llx mask: %llx\n", _CS + " clocksource_watchdog()"),
+]
+_SKEW_NS = _m("detail/skew", "warn",
+              "                      Clocksource '%s' skewed %lld ns (%lld ms) over watchdog '%s' interval of %lld ns (%lld ms)\n",
+              _CS + " clocksource_watchdog()")
+_SKEW_TAIL = [
+    _m("detail/skew", "warn", "                      '%s' is current clocksource.\n", _CS + " clocksource_watchdog()"),
+    _m("detail/skew", "warn", "                      '%s' (not '%s') is current clocksource.\n", _CS + " clocksource_watchdog()"),
+    _m("detail/skew", "warn", "                      No current clocksource.\n", _CS + " clocksource_watchdog()"),
+]
+
+
+def _percpu(check_level, durations_level):
+    where = _CS + " clocksource_verify_percpu()"
+    return [
+        _m("detail/percpu", check_level, "Checking clocksource %s synchronization from CPU %d to CPUs %*pbl.\n", where,
+           meaning="after a verdict on the current clocksource: each chosen CPU read once"),
+        _m("detail/percpu", "warn", "        CPUs %*pbl ahead of CPU %d for clocksource %s.\n", where),
+        _m("detail/percpu", "warn", "        CPUs %*pbl behind CPU %d for clocksource %s.\n", where),
+        _m("detail/percpu", durations_level, "        CPU %d check durations %lldns - %lldns for clocksource %s.\n", where),
+        _m("detail/percpu", "warn", "Not enough CPUs to check clocksource '%s'.\n", where),
+    ]
+
+
+_READBACK_61 = _m("verdict/readback", "warn",
+                  "timekeeping watchdog on CPU%d: %s read-back delay of %lldns, attempt %d, marking unstable\n",
+                  _CS + " cs_watchdog_read()", meaning="every attempt of one tick was slow: the TSC is marked unstable")
+_READBACK_66 = _m("verdict/readback", "warn",
+                  "timekeeping watchdog on CPU%d: wd-%s-wd excessive read-back delay of %lldns vs. limit of %ldns, "
+                  "wd-wd read-back delay only %lldns, attempt %d, marking %s unstable\n",
+                  _CS + " cs_watchdog_read()",
+                  meaning="every attempt of one tick was slow: the TSC is marked unstable; 'limit of' prints WATCHDOG_MAX_SKEW")
+
+_MSG_61 = [_RETRIED, _READBACK_61] + _SKIP + [_LONG, _SKEW_HEAD] + _SKEW_DETAIL + _SKEW_TAIL + _percpu("info", "warn")
+_MSG_66 = [_RETRIED, _READBACK_66] + _SKIP + [_LONG, _SKEW_HEAD] + _SKEW_DETAIL + [_SKEW_NS] + _SKEW_TAIL + _percpu("warn", "warn")
+_MSG_612 = [_RETRIED, _READBACK_66] + _SKIP + [_LONG, _SKEW_HEAD] + _SKEW_DETAIL + [_SKEW_NS] + _SKEW_TAIL + _percpu("info", "warn")
+_MSG_618 = [_RETRIED, _READBACK_66] + _SKIP + [_LONG, _SKEW_HEAD] + _SKEW_DETAIL + [_SKEW_NS] + _SKEW_TAIL + _percpu("info", "info")
+_MSG_71 = [
+    _m("near-miss/readout-timeout", "info", "Watchdog %s read timed out. Readout sequence took: %lluns\n",
+       _CS + " watchdog_print_freq_timeout()",
+       meaning="all 3 readouts of one tick over 50 us: reported (rate-limited, 2 per 5 s), reference reset, not marked"),
+    _m("verdict/freq-skew", "warn", "Marking clocksource %s unstable due to frequency skew\n", _CS + " watchdog_print_freq_skew()"),
+    _m("detail/freq-skew", "warn", "Watchdog    %20s interval: %16lluns\n", _CS + " watchdog_print_freq_skew()"),
+    _m("detail/freq-skew", "warn", "Clocksource %20s interval: %16lluns\n", _CS + " watchdog_print_freq_skew()"),
+    _m("near-miss/remote-timeout", "info", "Watchdog remote CPU %u read timed out\n", _CS + " watchdog_handle_remote_timeout()",
+       meaning="printed once per boot (pr_info_once); the check is retried next tick"),
+    _m("verdict/cpu-skew", "warn", "Marking clocksource %s unstable due to inter CPU skew\n", _CS + " watchdog_print_remote_skew()"),
+    _m("detail/cpu-skew", "warn", "CPU%u %16llu < CPU%u %16llu (cycles)\n", _CS + " watchdog_print_remote_skew()"),
+]
+
+# The conditions that leave the TSC unwatched, in tsc_init() order.  Each:
+# what host-check reads, and what follows.  "any" rules: one suffices.
+_UNW_COMMON = [
+    {"id": "tsc=reliable", "cmdline": "tsc=reliable", "effect": "unwatched",
+     "where": _TSC + " tsc_setup(), tsc_init()"},
+    {"id": "tsc=nowatchdog", "cmdline": "tsc=nowatchdog", "effect": "unwatched",
+     "where": _TSC + " tsc_setup(), tsc_init()"},
+    {"id": "tsc_reliable-flag", "cpu_flags": ["tsc_reliable"], "effect": "unwatched",
+     "where": _TSC + " check_system_tsc_reliable() (X86_FEATURE_TSC_RELIABLE, set by some hypervisors and Atom SoCs)"},
+]
+
+
+def _qualified(count, limit):
+    return {"id": "qualified-platform", "cpu_flags": ["constant_tsc", "nonstop_tsc", "tsc_adjust"],
+            "count": count, "max": limit, "effect": "unwatched",
+            "where": _TSC + " check_system_tsc_reliable()"}
+
+
+_UNW_61 = _UNW_COMMON + [_qualified("online NUMA nodes (nr_online_nodes)", 2),
+                         {"id": "tsc=watchdog", "cmdline": "tsc=watchdog", "effect": "none",
+                          "note": "not a 6.1 option: tsc_setup() ignores it"}]
+_UNW_66 = _UNW_COMMON + [_qualified("online NUMA nodes (nr_online_nodes)", 4),
+                         {"id": "tsc=watchdog", "cmdline": "tsc=watchdog", "effect": "tsc-watches-others",
+                          "note": "does NOT watch the TSC: when the TSC is unwatched it makes hpet/acpi_pm watched, "
+                                  "with the TSC as their watchdog (tsc_clocksource_watchdog_disabled()); "
+                                  "an earlier or later tsc=nowatchdog wins"}]
+_UNW_612 = _UNW_COMMON + [_qualified("packages (topology_max_packages())", 4), _UNW_66[-1]]
+_UNW_71 = [dict(r, overridden_by="tsc=watchdog") for r in _UNW_COMMON] + [
+    dict(_qualified("packages (topology_max_packages())", 4), overridden_by="tsc=watchdog"),
+    {"id": "tsc=watchdog", "cmdline": "tsc=watchdog", "effect": "watched",
+     "note": "forces the TSC watched over every rule above (tsc_disable_clocksource_watchdog() returns early); "
+             "of tsc=watchdog and tsc=nowatchdog the last on the command line wins"}]
+
+
+def _row(**kw):
+    base = {
+        "interval_s": WATCHDOG_INTERVAL_S,
+        "watchdog_choice": "the highest-rated registered clocksource without CLOCK_SOURCE_MUST_VERIFY "
+                           "(clocksource_select_watchdog(); hpet 250, acpi_pm 200, or 120 on chipsets with the "
+                           "PIIX4 read bug); 6.1-6.19 do not require it to be continuous",
+        "readout": ["watchdog", "clocksource", "watchdog", "watchdog"],
+        "irqs_off": True,
+        "max_skew_us_range": (50, 1000),
+        "long_interval_ns": 2 * 500 * NS_PER_MS,
+        "skip_pause_s": 300,
+        "all_slow": "marked-unstable",
+        "skew_margin": "cs+wd",
+        "freq_check": None,
+        "module_params": ["verify_n_cpus"],
+        "cpu": "round-robin: each tick re-arms the timer on the next online CPU",
+    }
+    base.update(kw)
+    return base
+
+
+ERAS = (
+    _row(id="6.1", covers=((6, 1, 0, None),), read_at="6.1.158", max_skew_us_default=100,
+         functions=[_CS + ": cs_watchdog_read(), clocksource_watchdog(), __clocksource_update_freq_scale()",
+                    "include/linux/clocksource.h: clocksource_get_max_watchdog_retry()",
+                    "kernel/time/Kconfig: CLOCKSOURCE_WATCHDOG_MAX_SKEW_US (default 100)",
+                    _TSC + ": tsc_setup(), check_system_tsc_reliable(), tsc_init()"],
+         readout_limit="max_skew", wd_wd_skip="max_skew/2",
+         retries={"formula": "ilog2(online_cpus) // 2 + 1", "attempts": "retries + 1",
+                  "legacy_param": "max_cswd_read_retries",
+                  "note": "6.1.y before the August 2024 backport of 2ed08e4bc532: the module parameter "
+                          "clocksource.max_cswd_read_retries (attempts = value + 1) and the retried message on "
+                          "nretries > 1 || nretries >= max; its presence in /sys/module/clocksource/parameters/ decides"},
+         varies=["retries (2ed08e4bc532, 6.1.y of August 2024; sublevel not pinned)",
+                 "Long readout interval skip (644649553508, backported to 6.1.y in 2024; sublevel not pinned)"],
+         exact_from={"6.1": 158}, messages=_MSG_61, unwatched=_UNW_61,
+         commits=["2ed08e4bc532", "f2655ac2c06a"]),
+    _row(id="6.6", covers=((6, 6, 0, None),), read_at="6.6.63", max_skew_us_default=125,
+         functions=[_CS + ": cs_watchdog_read(), clocksource_watchdog(), __clocksource_update_freq_scale()",
+                    "include/linux/clocksource.h: clocksource_get_max_watchdog_retry()",
+                    "kernel/time/Kconfig: CLOCKSOURCE_WATCHDOG_MAX_SKEW_US (default 125)",
+                    _TSC + ": tsc_setup(), check_system_tsc_reliable(), tsc_clocksource_watchdog_disabled(), tsc_init()"],
+         readout_limit="max_skew", wd_wd_skip="max_skew/2",
+         retries={"formula": "ilog2(online_cpus) // 2 + 1", "attempts": "retries + 1",
+                  "legacy_param": "max_cswd_read_retries",
+                  "note": "before 6.6.46: the module parameter clocksource.max_cswd_read_retries (attempts = value + 1)"},
+         varies=["retries before 6.6.46 (2ed08e4bc532)"], exact_from={"6.6": 63},
+         messages=_MSG_66, unwatched=_UNW_66, commits=["c37e85c135ce", "2ed08e4bc532", "f2655ac2c06a"]),
+    _row(id="6.12-750", covers=((6, 12, 0, 67),), read_at="6.12.19", max_skew_us_default=125,
+         functions=[_CS + ": cs_watchdog_read() (md = 2 * watchdog->uncertainty_margin), clocksource_watchdog(), "
+                    "__clocksource_update_freq_scale()",
+                    "include/linux/clocksource.h: clocksource_get_max_watchdog_retry()",
+                    "kernel/time/Kconfig: CLOCKSOURCE_WATCHDOG_MAX_SKEW_US (default 125)",
+                    _TSC + ": tsc_setup(), check_system_tsc_reliable(), tsc_init()"],
+         readout_limit="2*wd+cs", wd_wd_skip="2*wd",
+         retries={"formula": "ilog2(online_cpus) // 2 + 1", "attempts": "retries + 1"},
+         varies=["6.12.0-6.12.18 not read; 'CPU %d check durations' and verify_n_cpus choices moved "
+                 "by backports between 6.12.19 and 6.12.67"], exact_from={"6.12": 19}, messages=_MSG_612, unwatched=_UNW_612,
+         commits=["4ac1dd3245b9", "e7ff4ebffe3b"]),
+    _row(id="6.12-500", covers=((6, 12, 68, None),), read_at="6.12.19", max_skew_us_default=125,
+         functions=[_CS + ": cs_watchdog_read() as 6.12.19 with c06343be0b4e's one line "
+                    "(md = watchdog->uncertainty_margin), read in the 6.12.68 stable review patch"],
+         readout_limit="wd+cs", wd_wd_skip="wd",
+         retries={"formula": "ilog2(online_cpus) // 2 + 1", "attempts": "retries + 1"},
+         varies=["not read in a 6.12.68+ tree: 6.12.19 plus the stable patch"], exact_from={},
+         messages=_MSG_612, unwatched=_UNW_612, commits=["c06343be0b4e"]),
+    _row(id="6.18-750", covers=((6, 18, 0, 7),), read_at="6.18.26", max_skew_us_default=125,
+         functions=[_CS + ": cs_watchdog_read() as 6.18.26 with the 6.18.8 stable patch's pre-image "
+                    "(md = 2 * watchdog->uncertainty_margin)"],
+         readout_limit="2*wd+cs", wd_wd_skip="2*wd",
+         retries={"formula": "ilog2(online_cpus) // 2 + 1", "attempts": "retries + 1"},
+         varies=["6.18.0-6.18.7 not read in a tree: 6.18.26 with the md line of the patch's pre-image"],
+         exact_from={}, messages=_MSG_618, unwatched=_UNW_612, commits=["4ac1dd3245b9", "c06343be0b4e"]),
+    _row(id="6.18-500", covers=((6, 18, 8, None), (6, 19, 0, None)), read_at="6.18.26",
+         also_read=["6.19.0"], max_skew_us_default=125,
+         functions=[_CS + ": cs_watchdog_read() (md = watchdog->uncertainty_margin), clocksource_watchdog(), "
+                    "__clocksource_update_freq_scale(), clocksource_verify_percpu()",
+                    "include/linux/clocksource.h: clocksource_get_max_watchdog_retry()",
+                    "kernel/time/Kconfig: CLOCKSOURCE_WATCHDOG_MAX_SKEW_US (default 125)",
+                    _TSC + ": tsc_setup(), check_system_tsc_reliable(), tsc_init()"],
+         readout_limit="wd+cs", wd_wd_skip="wd",
+         retries={"formula": "ilog2(online_cpus) // 2 + 1", "attempts": "retries + 1"},
+         varies=[], exact_from={"6.18": 26, "6.19": 0}, messages=_MSG_618, unwatched=_UNW_612, commits=["c06343be0b4e"]),
+    _row(id="7.1", covers=((7, 1, 0, None),), read_at="7.1.3", max_skew_us_default=None,
+         max_skew_us_range=None,
+         functions=[_CS + ": watchdog_check_freq(), watchdog_check_cpu_skew(), watchdog_check_skew(), "
+                    "wd_get_remote_timeout(), watchdog_check_result(), clocksource_watchdog(), clocksource_start_watchdog()",
+                    _TSC + ": tsc_setup(), tsc_disable_clocksource_watchdog(), check_system_tsc_reliable(), "
+                    "tsc_refine_calibration_work(), tsc_init()"],
+         watchdog_choice="the highest-rated registered continuous clocksource without CLOCK_SOURCE_MUST_VERIFY "
+                         "(clocksource_select_watchdog(); hpet 250, acpi_pm 200 or 120)",
+         cpu="the boot CPU only (timer pinned, add_timer_local()); each tick also compares one other online CPU, round-robin, with it",
+         readout=["watchdog", "clocksource", "watchdog"],
+         readout_limit="fixed", readout_limit_ns=50 * NS_PER_US, wd_wd_skip=None, skip_pause_s=None,
+         long_interval_ns=None,
+         retries={"fixed_attempts": 3, "note": "WATCHDOG_FREQ_RETRIES"},
+         all_slow="reported", skew_margin="ppm",
+         freq_check={"shift_calibrated": 11, "shift_uncalibrated": 8,
+                     "ppm_calibrated": 1e6 / 2048, "ppm_uncalibrated": 1e6 / 256,
+                     "rule": "abs(wd_delta - cs_delta) < (max(wd_delta, cs_delta) >> shift) + readout_ns; "
+                             "shift 11 (about 488 ppm) when both clocksources are CLOCK_SOURCE_CALIBRATED "
+                             "(hpet and acpi_pm always; tsc after 'Refined TSC clocksource calibration'), else 8 (about 3906 ppm)",
+                     "reset_when": "either delta exceeds its clocksource's max_idle_ns"},
+         remote_check={"reads_each_side": 5, "timeout_ns_no_numa": 50 * NS_PER_US,
+                       "timeout_numa": "5 us x node_distance, at most 500 us",
+                       "verdict": "a later TSC read lower than an earlier one across the two CPUs"},
+         module_params=[],
+         varies=["the rewrite's mainline commit id is not pinned here (rebased several times)"],
+         exact_from={"7.1": 3}, messages=_MSG_71, unwatched=_UNW_71, commits=["rewrite"]),
+)
+
+# Series the table says nothing about, and why.
+_NOT_READ = {
+    (6, 13): "6.13 not read", (6, 14): "6.14 not read", (6, 15): "6.15 not read",
+    (6, 16): "6.16 not read", (6, 17): "6.17 not read",
+    (7, 0): "7.0 not read (by the history, 6.19's rules until the rewrite, which came after v7.0-rc4; unverified)",
+}
+
+_UPSTREAM = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
+_DEBIAN_ABI = re.compile(r"^(\d+)\.(\d+)\.0-\d+(?:-[a-z0-9][a-z0-9-]*)?$")
+_DEBIAN_V = re.compile(r"Debian (\d+)\.(\d+)\.(\d+)-")
+MAX_RELEASE = 200
+
+
+def parse_release(release, version=None):
+    """(major, minor, sublevel or None, how) of a uname -r string; sublevel
+    None when the release hides it (Debian's "6.1.0-57-amd64": 0 is the
+    ABI's, not upstream's), unless uname -v names it.  None if unreadable."""
+    if not isinstance(release, str) or not release or len(release) > MAX_RELEASE:
+        return None
+    m = _UPSTREAM.match(release)
+    if not m:
+        return None
+    major, minor = int(m.group(1)), int(m.group(2))
+    sub = int(m.group(3)) if m.group(3) is not None else 0
+    how = "release"
+    if _DEBIAN_ABI.match(release):
+        sub, how = None, "debian-abi"
+        if isinstance(version, str):
+            v = _DEBIAN_V.search(version[:MAX_RELEASE * 2])
+            if v and (int(v.group(1)), int(v.group(2))) == (major, minor):
+                sub, how = int(v.group(3)), "debian-version"
+    return major, minor, sub, how
+
+
+def _find(release, version):
+    p = parse_release(release, version)
+    if p is None:
+        return None, "not a kernel release string: %r" % (str(release)[:80],)
+    major, minor, sub, how = p
+    for row in ERAS:
+        for (ma, mi, lo, hi) in row["covers"]:
+            if (ma, mi) != (major, minor):
+                continue
+            if sub is None:
+                if lo == 0 and hi is None:
+                    return (row, p), ""
+                return None, ("%d.%d with its upstream sublevel hidden (%s): the rules change within %d.%d.y; "
+                              "give uname -v" % (major, minor, release[:80], major, minor))
+            if sub >= lo and (hi is None or sub <= hi):
+                return (row, p), ""
+    if (major, minor) in _NOT_READ:
+        return None, "%d.%d: %s" % (major, minor, _NOT_READ[(major, minor)])
+    first, last = (6, 1), (7, 1)
+    if (major, minor) < first:
+        return None, "%d.%d is older than the oldest series read (6.1)" % (major, minor)
+    if (major, minor) > last:
+        return None, "%d.%d is newer than the newest tree read (7.1.3)" % (major, minor)
+    return None, "%d.%d is not a series the table has read (6.1, 6.6, 6.12, 6.18, 6.19, 7.1)" % (major, minor)
+
+
+def rules_for(release, version=None):
+    """The watchdog rules of the era `release` runs, or None (why_unknown says why)."""
+    found, _ = _find(release, version)
+    if found is None:
+        return None
+    row, (major, minor, sub, how) = found
+    out = dict(row)
+    tree = TREES[row["read_at"]]
+    out.update({
+        "release": release[:MAX_RELEASE], "series": "%d.%d" % (major, minor), "sublevel": sub, "parsed_by": how,
+        "tree": tree["tree"], "tree_commit": tree["commit"], "files": dict(tree["files"]),
+        # at_or_after_read: the release is at or after the sublevel read in
+        # this series (later stable backports can still move a figure).
+        "at_or_after_read": sub is not None and sub >= row["exact_from"].get("%d.%d" % (major, minor), 1 << 30),
+    })
+    return out
+
+
+def why_unknown(release, version=None):
+    """Why rules_for(release) is None; "" when it is not."""
+    return _find(release, version)[1]
+
+
+def unwatched_rules(release, version=None):
+    """The conditions under which the running kernel does not watch the TSC, or None."""
+    r = rules_for(release, version)
+    return None if r is None else [dict(u) for u in r["unwatched"]]
+
+
+def messages(release, version=None):
+    """Every watchdog-related line that era prints: its era's list and the common ones."""
+    r = rules_for(release, version)
+    return None if r is None else [dict(m) for m in r["messages"] + _COMMON_MESSAGES]
+
+
+def all_messages():
+    """(era id, message) of every row, and ("common", m): for kmsg's checks."""
+    out = [("common", dict(m)) for m in _COMMON_MESSAGES]
+    for row in ERAS:
+        out.extend((row["id"], dict(m)) for m in row["messages"])
+    return out
+
+
+def margin_ns(name, max_skew_us):
+    """A clocksource's uncertainty_margin as __clocksource_update_freq_scale()
+    sets it (6.1-6.19): tsc-early has 32 ms of its own; tsc, hpet, acpi_pm and
+    every clocksource registered with a frequency above 2 kHz get
+    2 * WATCHDOG_MAX_SKEW."""
+    if name == "tsc-early":
+        return TSC_EARLY_MARGIN_NS
+    return 2 * max_skew_us * NS_PER_US
+
+
+def _ilog2(n):
+    return n.bit_length() - 1
+
+
+def limits(rules, max_skew_us=None, online_cpus=None, cs="tsc", watchdog="hpet",
+           max_cswd_read_retries=None, calibrated=True, interval_s=WATCHDOG_INTERVAL_S):
+    """The era's rules as numbers for one host.  max_skew_us: the kernel's
+    CONFIG_CLOCKSOURCE_WATCHDOG_MAX_SKEW_US (None: the Kconfig default of
+    that era); max_cswd_read_retries: the module parameter where the
+    running kernel has one.  A figure that needs what was not given is None."""
+    out = {"era": rules["id"], "all_slow": rules["all_slow"], "interval_s": rules["interval_s"],
+           "readout_limit_ns": None, "wd_wd_skip_ns": None, "attempts": None, "skew_margin_ns": None,
+           "freq_ppm": None, "max_skew_us": None}
+    if rules["readout_limit"] == "fixed":
+        out["readout_limit_ns"] = rules["readout_limit_ns"]
+    else:
+        ms = max_skew_us if max_skew_us is not None else rules["max_skew_us_default"]
+        lo, hi = rules["max_skew_us_range"]
+        if not isinstance(ms, int) or isinstance(ms, bool) or not lo <= ms <= hi:
+            raise ValueError("max_skew_us %r outside %d..%d" % (ms, lo, hi))
+        out["max_skew_us"] = ms
+        wd, c = margin_ns(watchdog, ms), margin_ns(cs, ms)
+        out["readout_limit_ns"] = {"max_skew": ms * NS_PER_US, "2*wd+cs": 2 * wd + c, "wd+cs": wd + c}[rules["readout_limit"]]
+        out["wd_wd_skip_ns"] = {"max_skew/2": ms * NS_PER_US // 2, "2*wd": 2 * wd, "wd": wd}[rules["wd_wd_skip"]]
+        out["skew_margin_ns"] = wd + c
+    r = rules["retries"]
+    if "fixed_attempts" in r:
+        out["attempts"] = r["fixed_attempts"]
+    elif max_cswd_read_retries is not None:
+        out["attempts"] = int(max_cswd_read_retries) + 1
+    elif online_cpus is not None:
+        if not isinstance(online_cpus, int) or isinstance(online_cpus, bool) or online_cpus < 1:
+            raise ValueError("online_cpus %r: not a CPU count" % (online_cpus,))
+        out["attempts"] = _ilog2(online_cpus) // 2 + 1 + 1
+    if rules["freq_check"]:
+        f = rules["freq_check"]
+        shift = f["shift_calibrated"] if calibrated else f["shift_uncalibrated"]
+        out["freq_ppm"] = 1e6 / (1 << shift)
+        out["skew_margin_ns"] = int(interval_s * 1e9) >> shift
+    return out
