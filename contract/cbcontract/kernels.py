@@ -432,12 +432,13 @@ def _find(release, version):
                 return (row, p), ""
     if (major, minor) in _NOT_READ:
         return None, "%d.%d: %s" % (major, minor, _NOT_READ[(major, minor)])
-    first, last = (6, 1), (7, 1)
-    if (major, minor) < first:
+    if (major, minor) < (6, 1):
         return None, "%d.%d is older than the oldest series read (6.1)" % (major, minor)
-    if (major, minor) > last:
+    if (major, minor) > (7, 1):
         return None, "%d.%d is newer than the newest tree read (7.1.3)" % (major, minor)
-    return None, "%d.%d is not a series the table has read (6.1, 6.6, 6.12, 6.18, 6.19, 7.1)" % (major, minor)
+    series = sorted({(ma, mi) for row in ERAS for (ma, mi, _, _) in row["covers"]})
+    return None, "%d.%d is not a series the table has read (%s)" % (
+        major, minor, ", ".join("%d.%d" % s for s in series))
 
 
 def rules_for(release, version=None):
