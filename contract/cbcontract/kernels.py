@@ -237,6 +237,12 @@ _MSG_71 = [
 
 # The conditions that leave the TSC unwatched, in tsc_init() order.  Each:
 # what host-check reads, and what follows.  "any" rules: one suffices.
+# Unwatched is not unchecked: tsc_sync.c's start_sync_check_timer() reads
+# IA32_TSC_ADJUST every 10 minutes (and on idle) when the CPU has
+# tsc_adjust and tsc=reliable is not given, every era read.
+TSC_ADJUST_CHECK = {"interval_s": 600, "needs": "cpu flag tsc_adjust and no tsc=reliable",
+                    "where": _SYNC + " start_sync_check_timer(), tsc_verify_tsc_adjust()"}
+
 _UNW_COMMON = [
     {"id": "tsc=reliable", "cmdline": "tsc=reliable", "effect": "unwatched",
      "where": _TSC + " tsc_setup(), tsc_init()"},
@@ -371,7 +377,10 @@ ERAS = (
                      "rule": "abs(wd_delta - cs_delta) < (max(wd_delta, cs_delta) >> shift) + readout_ns; "
                              "shift 11 (about 488 ppm) when both clocksources are CLOCK_SOURCE_CALIBRATED "
                              "(hpet and acpi_pm always; tsc after 'Refined TSC clocksource calibration'), else 8 (about 3906 ppm)",
-                     "reset_when": "either delta exceeds its clocksource's max_idle_ns"},
+                     "reset_when": "either delta exceeds its clocksource's max_idle_ns",
+                     "tsc_calibrated_evidence": "tsc: Refined TSC clocksource calibration: ",
+                     "tsc_uncalibrated_when": "X86_FEATURE_TSC_KNOWN_FREQ (frequency from CPUID 0x15/MSR, and every "
+                                              "KVM guest with kvmclock): the refinement is skipped, so 1/256"},
          remote_check={"reads_each_side": 5, "timeout_ns_no_numa": 50 * NS_PER_US,
                        "timeout_numa": "5 us x node_distance, at most 500 us",
                        "verdict": "a later TSC read lower than an earlier one across the two CPUs"},
@@ -484,13 +493,43 @@ def all_messages():
     return out
 
 
+# Which clocksource can watch: clocksource_select_watchdog() takes the
+# highest rating among registered clocksources without MUST_VERIFY (7.1:
+# continuous ones only).  Ratings as read (hpet.c, acpi_pm.c, jiffies.c at
+# 6.1.158 and 7.1.3; kvmclock.c at 6.1.158).
+WATCHDOG_CANDIDATES = {
+    "kvm-clock": {"rating": 400, "continuous": True,
+                  "note": "299 when the guest sees constant_tsc and nonstop_tsc and the TSC is stable (kvmclock_init())"},
+    "hpet": {"rating": 250, "continuous": True},
+    "acpi_pm": {"rating": 200, "continuous": True, "note": "120 on chipsets with the PIIX4/ICH read bug"},
+    "refined-jiffies": {"rating": 2, "continuous": False, "margin_ns": 32 * NS_PER_MS},
+    "jiffies": {"rating": 1, "continuous": False, "margin_ns": 32 * NS_PER_MS},
+}
+
+
+def watchdog_for(rules, available):
+    """The clocksource that watches the TSC under `rules`, of the names in
+    `available` (e.g. /sys/devices/system/clocksource/clocksource0/
+    available_clocksource, which does not list jiffies): None when none can."""
+    best = None
+    for name in available:
+        c = WATCHDOG_CANDIDATES.get(name)
+        if c is None or (rules["id"] == "7.1" and not c["continuous"]):
+            continue
+        if best is None or c["rating"] > WATCHDOG_CANDIDATES[best]["rating"]:
+            best = name
+    return best
+
+
 def margin_ns(name, max_skew_us):
     """A clocksource's uncertainty_margin as __clocksource_update_freq_scale()
-    sets it (6.1-6.19): tsc-early has 32 ms of its own; tsc, hpet, acpi_pm and
-    every clocksource registered with a frequency above 2 kHz get
-    2 * WATCHDOG_MAX_SKEW."""
+    sets it (6.1-6.19): tsc-early and the jiffies clocksources have 32 ms of
+    their own; tsc, hpet, acpi_pm, kvm-clock and every clocksource
+    registered with a frequency above 2 kHz get 2 * WATCHDOG_MAX_SKEW."""
     if name == "tsc-early":
         return TSC_EARLY_MARGIN_NS
+    if name in ("jiffies", "refined-jiffies"):
+        return WATCHDOG_CANDIDATES[name]["margin_ns"]
     return 2 * max_skew_us * NS_PER_US
 
 

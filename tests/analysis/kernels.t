@@ -150,6 +150,17 @@ check("every era: tsc=reliable, tsc=nowatchdog and the tsc_reliable CPU flag lea
                    for i in ("tsc=reliable", "tsc=nowatchdog", "tsc_reliable-flag")), None))
 
 
+# --- which clocksource watches ---------------------------------------------
+check("6.x: hpet (250) over acpi_pm (200); kvm-clock (400) over both; with neither, refined-jiffies",
+      lambda: ((lambda r: ((k.watchdog_for(r, ["tsc", "acpi_pm", "hpet"]), k.watchdog_for(r, ["tsc", "hpet", "kvm-clock"]),
+                            k.watchdog_for(r, ["tsc", "refined-jiffies"])) == ("hpet", "kvm-clock", "refined-jiffies"), None))
+               (k.rules_for("6.12.19"))))
+check("7.1: a non-continuous clocksource never watches (no watchdog at all without hpet/acpi_pm)",
+      lambda: (k.watchdog_for(k.rules_for("7.1.3"), ["tsc", "refined-jiffies"]) is None, None))
+check("6.12.19: watched by refined-jiffies, its 32 ms margin sets the limits",
+      lambda: ((lambda L: ((L["readout_limit_ns"], L["skew_margin_ns"]) == (64250000, 32250000), L))
+               (lim("6.12.19", watchdog="refined-jiffies"))))
+
 # --- unknown releases -------------------------------------------------------
 for rel, ver, word in (("7.0.5", None, "7.0"), ("7.3.1", None, "newer"), ("5.15.0-100-generic", None, "older"),
                        ("6.8.0-45-generic", None, "6.8"), ("6.15.2", None, "6.15"),
