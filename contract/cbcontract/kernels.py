@@ -507,12 +507,21 @@ WATCHDOG_CANDIDATES = {
 }
 
 
+# x86 registers refined-jiffies in setup_arch() (arch/x86/kernel/setup.c,
+# read at 6.1.158) and jiffies at core_initcall: always there, but not
+# listed in available_clocksource once the tick is in one-shot mode.
+ALWAYS_REGISTERED = ("refined-jiffies", "jiffies")
+
+
 def watchdog_for(rules, available):
     """The clocksource that watches the TSC under `rules`, of the names in
     `available` (e.g. /sys/devices/system/clocksource/clocksource0/
-    available_clocksource, which does not list jiffies): None when none can."""
+    available_clocksource) and the jiffies clocksources x86 always
+    registers: 6.1-6.19 fall back to refined-jiffies (32 ms margin); 7.1
+    takes continuous ones only, so None when there is no hpet, acpi_pm or
+    kvm-clock."""
     best = None
-    for name in available:
+    for name in list(available) + list(ALWAYS_REGISTERED):
         c = WATCHDOG_CANDIDATES.get(name)
         if c is None or (rules["id"] == "7.1" and not c["continuous"]):
             continue

@@ -155,8 +155,11 @@ check("6.x: hpet (250) over acpi_pm (200); kvm-clock (400) over both; with neith
       lambda: ((lambda r: ((k.watchdog_for(r, ["tsc", "acpi_pm", "hpet"]), k.watchdog_for(r, ["tsc", "hpet", "kvm-clock"]),
                             k.watchdog_for(r, ["tsc", "refined-jiffies"])) == ("hpet", "kvm-clock", "refined-jiffies"), None))
                (k.rules_for("6.12.19"))))
+check("6.x: with no hpet, acpi_pm or kvm-clock offered, the always-registered refined-jiffies watches",
+      lambda: (k.watchdog_for(k.rules_for("6.6.63"), ["tsc"]) == "refined-jiffies", None))
 check("7.1: a non-continuous clocksource never watches (no watchdog at all without hpet/acpi_pm)",
-      lambda: (k.watchdog_for(k.rules_for("7.1.3"), ["tsc", "refined-jiffies"]) is None, None))
+      lambda: (k.watchdog_for(k.rules_for("7.1.3"), ["tsc", "refined-jiffies"]) is None
+               and k.watchdog_for(k.rules_for("7.1.3"), ["tsc", "acpi_pm"]) == "acpi_pm", None))
 check("6.12.19: watched by refined-jiffies, its 32 ms margin sets the limits",
       lambda: ((lambda L: ((L["readout_limit_ns"], L["skew_margin_ns"]) == (64250000, 32250000), L))
                (lim("6.12.19", watchdog="refined-jiffies"))))
