@@ -7,7 +7,8 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import AFTER, BEFORE, FX, LAB, WL, Tap, read, run, table_row  # noqa: E402
+from taplib import AFTER, BEFORE, LAB, WL, Tap, read, run, table_row  # noqa: E402
+import roundsfx  # noqa: E402
 
 t = Tap()
 
@@ -182,7 +183,7 @@ t.ok("nothing kept" in msg and not os.path.lexists(os.path.join(d2, "summary.md"
      "summary.json placed by another meanwhile: summary.md taken back, theirs untouched, one line (%s)" % msg)
 # Five rounds (fixtures/make-rounds.py): each figure the median over them,
 # each ratio the median of the per-round ratios with [min, max] (93.75 %).
-rd = copy(os.path.join(FX, "20260401-120000-rounds"), "20260401-120000-rounds")
+rd = roundsfx.make(t.tmp)
 rc, so, se = run("summary", rd)
 hp = (table_row(so, "hpet") or []) + [""] * 14
 tscrow = table_row(so, "tsc") or []
@@ -212,7 +213,9 @@ t.ok(doc.get("rounds") == 5 and hr.get("rounds") == 5 and abs(hr.get("host_1_rat
      "summary.json: rounds, each ratio's interval (lo, hi, rounds, coverage, holds_one, the per-round ratios), "
      "latency too", {k: v for k, v in hr.items() if "interval" in k})
 kr = os.path.join(t.tmp, "mixed-rounds")
-shutil.copytree(os.path.join(FX, "20260401-120000-rounds"), kr)
+shutil.copytree(rd, kr)
+for n in ("summary.md", "summary.json"):
+    os.unlink(os.path.join(kr, n))
 shutil.copy(os.path.join(WL, "host-tsc.json"), kr)
 rc, so, se = run("summary", kr)
 t.ok(rc == 1 and len(se.splitlines()) == 1 and "round folders" in se and not os.path.exists(os.path.join(kr, "summary.md")),

@@ -11,7 +11,8 @@ import sys
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from taplib import BEFORE, FX, LAB, NEW, ROOT, WL, Tap  # noqa: E402
+from taplib import BEFORE, LAB, NEW, ROOT, WL, Tap  # noqa: E402
+import roundsfx  # noqa: E402
 
 sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "analysis")]
 from cbcontract import load, rounds  # noqa: E402
@@ -89,7 +90,7 @@ else:
 
 # Five rounds: every ratio with its interval; one whose interval holds 1 is
 # "no difference measured" and costs nothing.
-ms = [m for _, rm in rounds.load_rounds(os.path.join(FX, "20260401-120000-rounds")) for m in rm]
+ms = [m for _, rm in rounds.load_rounds(roundsfx.make(t.tmp)) for m in rm]
 rrows = summary.rows_of(ms)
 v = verdict.lines(rrows, avail, now="tsc")
 fb = [l for l in v if l.startswith("A fallback to hpet")]
