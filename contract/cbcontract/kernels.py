@@ -162,6 +162,11 @@ _COMMON_MESSAGES = [
        prefix="[Firmware Bug]: "),
     _m("tsc-adjust", "warn", "TSC ADJUST compensate: CPU%u observed %lld warp. Adjust: %lld\n",
        _SYNC + " check_tsc_sync_target()", prefix=""),
+    _m("sched-clock/unstable", "warn", "TSC found unstable after boot, most likely due to broken BIOS. Use 'tsc=unstable'.\n",
+       "kernel/sched/clock.c __sched_clock_work() (read at 6.1.158)", prefix="",
+       meaning="follows a verdict after boot: sched_clock leaves the TSC too"),
+    _m("sched-clock/unstable", "info", "sched_clock: Marking unstable (%lld, %lld)<-(%lld, %lld)\n",
+       "kernel/sched/clock.c __sched_clock_work() (read at 6.1.158)", prefix=""),
 ]
 
 # cs_watchdog_read() and clocksource_watchdog() of 6.1-6.19.
@@ -211,7 +216,8 @@ def _percpu(check_level, durations_level):
 
 _READBACK_61 = _m("verdict/readback", "warn",
                   "timekeeping watchdog on CPU%d: %s read-back delay of %lldns, attempt %d, marking unstable\n",
-                  _CS + " cs_watchdog_read()", meaning="every attempt of one tick was slow: the TSC is marked unstable")
+                  _CS + " cs_watchdog_read()",
+                  meaning="every attempt of one tick was slow: the TSC is marked unstable; 'attempt %d' is the number of attempts made")
 _READBACK_66 = _m("verdict/readback", "warn",
                   "timekeeping watchdog on CPU%d: wd-%s-wd excessive read-back delay of %lldns vs. limit of %ldns, "
                   "wd-wd read-back delay only %lldns, attempt %d, marking %s unstable\n",
