@@ -1,7 +1,15 @@
-"""report.py: report.md for one or more run folders: headline tables, plots, capacity, context, details."""
+"""report.py: report.md for one or more run folders: headline tables, plots, capacity, context, details.
+
+A run folder of rounds (round-<N>/) gives a measurement per state and
+round (Measurement.round); each table has one row per state, its figures
+the median over rounds and each ratio to tsc the median of the rounds'
+paired ratios with its interval (interval.py): "x1.16 [0.82, 1.41]", "no
+difference measured [0.95, 1.12]" where the interval holds 1, "[n/a (1
+round)]" with one round.  The tsc row itself shows 1.00.
+"""
 import os
 
-from . import capacity, plots
+from . import capacity, interval, plots
 from cbcontract.load import QUANTS, WORKLOADS, trace_facts
 from cbcontract.util import obj, write_atomic
 from .fmt import fquant, md_table
@@ -25,7 +33,7 @@ def baseline(m, ms):
     """The measurement on a tsc host that m's ratios are taken against."""
     for b in ms:
         if b.host_cs == "tsc" and b.run == m.run and b.kind == m.kind and b.vcpus == m.vcpus \
-                and b.backend == m.backend and b.emulated == m.emulated:
+                and b.backend == m.backend and b.emulated == m.emulated and interval.round_of(b) == interval.round_of(m):
             return b
     return None
 
@@ -34,6 +42,56 @@ def ratio(a, b):
     if a is None or b is None or b <= 0:
         return "n/a"
     return "%.2f" % (a / b)
+
+
+def is_base(m, ms):
+    return baseline(m, ms) is m
+
+
+def over(m, ms, fig):
+    """The Ratio of fig over m's rounds against each round's tsc state."""
+    return interval.across(m, ms, lambda x: baseline(x, ms), fig)
+
+
+def ratio_cell(m, ms, fig):
+    """A table's ratio to tsc: '1.00' on the tsc row itself, else the
+    median of the rounds' ratios with its interval (Ratio.text), 'n/a'
+    where no round has both figures."""
+    q = over(m, ms, fig)
+    if not q.n:
+        return "n/a"
+    if is_base(m, ms):
+        return "%.2f" % q.median
+    return q.text()
+
+
+def rounds_of(m, ms):
+    return len(interval.over_rounds(m, ms))
+
+
+def figure_cell(m, ms, r, q="median", nd=2, fig=None):
+    """Row r's quantile q (of m) for a table: as fquant with one round;
+    over rounds, the median of the rounds' figures (fig: a figure of a
+    measurement, default the same row's quantile)."""
+    if rounds_of(m, ms) == 1:
+        return fquant(r, q, nd)
+    fig = fig or (lambda x: _q(x.row(r.clock, r.method, r.threads), q))
+    v = interval.value(m, ms, fig)
+    return fquant(r, q, nd) if v is None else "%.*f" % (nd, v)
+
+
+def _q(r, q):
+    return None if r is None else r.ns.get(q)
+
+
+def _row_fig(r, q="median"):
+    """fig(x): the quantile q of x's row of the same clock, method and threads as r."""
+    return lambda x: _q(x.row(r.clock, r.method, r.threads), q)
+
+
+def rounds_note(ms):
+    """The one sentence on what the intervals are, for the round counts of ms."""
+    return interval.method_note(sorted({rounds_of(m, ms) for m in interval.firsts(ms)}))
 
 
 def tsc_check(m):
@@ -105,28 +163,24 @@ def headline_tables(ms, multi):
     pre = ["run"] if multi else []
     if hosts:
         rows = []
-        for m in hosts:
-            b = baseline(m, ms)
+        for m in interval.firsts(hosts):
             for r in m.headline():
-                br = b.row(r.clock, r.method, r.threads) if b else None
                 rows.append(([m.run] if multi else []) + [
-                    m.host_cs, r.threads, fquant(r), fquant(r, "p99"),
-                    ratio(r.median, br and br.median), ratio(r.p99, br and br.p99), r.path or "n/a", tsc_check(m),
-                    machine_cell(m)])
+                    m.host_cs, r.threads, figure_cell(m, ms, r), figure_cell(m, ms, r, "p99"),
+                    ratio_cell(m, ms, _row_fig(r)), ratio_cell(m, ms, _row_fig(r, "p99")), r.path or "n/a",
+                    tsc_check(m), machine_cell(m)])
         hdr = pre + ["host clocksource", "threads", "median ns", "p99 ns", "x tsc (median)", "x tsc (p99)",
                      "path", "TSC check", "machine"]
         out += ["### Host", "", md_table(hdr, rows, "l" * len(pre) + "lrrrrrlll"), ""]
     if guests:
         rows = []
-        for m in guests:
-            b = baseline(m, ms)
+        for m in interval.firsts(guests):
             gcs = m.clocksource_after or "n/a"
             for r in m.headline():
-                br = b.row(r.clock, r.method, r.threads) if b else None
                 rows.append(([m.run] if multi else []) + [
                     m.host_cs, m.vcpus if m.backend in (None, "qemu") else "%d (%s)" % (m.vcpus, m.backend),
-                    r.threads, fquant(r), fquant(r, "p99"),
-                    ratio(r.median, br and br.median), ratio(r.p99, br and br.p99),
+                    r.threads, figure_cell(m, ms, r), figure_cell(m, ms, r, "p99"),
+                    ratio_cell(m, ms, _row_fig(r)), ratio_cell(m, ms, _row_fig(r, "p99")),
                     r.path or "n/a", gcs, master_clock_cell(m), stable_bit_cell(m), accel_cell(m)])
         hdr = pre + ["host clocksource", "vCPUs", "threads", "median ns", "p99 ns", "x tsc (median)",
                      "x tsc (p99)", "guest path", "guest clocksource", "master clock", "stable bit", "accel"]
@@ -134,7 +188,7 @@ def headline_tables(ms, multi):
 
     if any(m.emulated for m in ms):
         out += [EMU_NOTE, ""]
-    missing = [m for m in ms if not m.headline()]
+    missing = [m for m in interval.firsts(ms) if not m.headline()]
     for m in missing:
         out += ["No CLOCK_MONOTONIC vdso row in %s (see the detailed section)." % os.path.basename(m.path), ""]
     return out
@@ -163,7 +217,7 @@ def kernel_read_section(ms, multi):
            "negative is `n/a`, never 0. `x tsc` divides by the same row measured with the host on `tsc`.", ""]
     pre = ["run"] if multi else []
     rows, without = [], []
-    for m in ms:
+    for m in interval.firsts(ms):
         sys_rows = sorted((r for r in m.rows if r.clock == "monotonic" and r.method == "syscall"),
                           key=lambda r: r.threads)
         if not sys_rows:
@@ -171,13 +225,17 @@ def kernel_read_section(ms, multi):
         if not any(r.method == "null" for r in m.rows):
             without.append(os.path.basename(m.path))
             continue
-        b = baseline(m, ms)
         for r in sys_rows:
-            br = b.row(r.clock, r.method, r.threads) if b else None
+            kr = (lambda x, r=r: getattr(x.row(r.clock, r.method, r.threads), "kernel_read", None))
+            nm = (lambda x, r=r: getattr(x.row(r.clock, r.method, r.threads), "null_median", None))
+            several = rounds_of(m, ms) > 1
+            krv, nmv = interval.value(m, ms, kr), interval.value(m, ms, nm)
             rows.append(([m.run] if multi else []) + [
-                "%s%s" % (m.where, EMU_MARK if m.emulated else ""), m.host_cs, r.threads, fquant(r),
-                "n/a" if r.null_median is None else "%.2f" % r.null_median, kernel_read_cell(r),
-                ratio(r.kernel_read, br and br.kernel_read)])
+                "%s%s" % (m.where, EMU_MARK if m.emulated else ""), m.host_cs, r.threads, figure_cell(m, ms, r),
+                ("n/a" if nmv is None else "%.2f" % nmv) if several else
+                ("n/a" if r.null_median is None else "%.2f" % r.null_median),
+                ("%.2f" % krv if krv is not None else kernel_read_cell(r)) if several else kernel_read_cell(r),
+                ratio_cell(m, ms, kr)])
     if rows:
         hdr = pre + ["where", "host clocksource", "threads", "syscall median ns", "null median ns",
                      "kernel read ns", "x tsc"]
@@ -211,22 +269,26 @@ def workloads_section(ms, multi):
            "latency), `timer` (threads sleeping 50 us intervals, wake-ups/s and wake-up latency). The rate is "
            "higher-is-better; `x tsc` divides the rate, and the latency, by the same workload (host, or guest "
            "of the same vCPUs) measured with the host on `tsc`: a rate below 1 is work lost, a latency above 1 "
-           "is slower. Latency in microseconds.", ""]
+           "is slower, each with its interval over rounds; no difference measured where the interval holds 1. "
+           "Latency in microseconds.", ""]
     pre = ["run"] if multi else []
     rows, after = [], False
     for name in WORKLOADS:
-        for m in sel:
+        for m in interval.firsts(sel):
             w = m.workload(name)
             if w is None:
                 continue
-            b = baseline(m, ms)
-            bw = b.workload(name) if b else None
             mark = (EMU_MARK if m.emulated else "") + (AFTER_MARK if w.after_change else "")
-            after = after or w.after_change
+            after = after or any(x.workload(name) and x.workload(name).after_change for x in interval.over_rounds(m, ms))
+
+            def wfig(q=None, name=name):
+                if q is None:
+                    return lambda x: x.workload(name).rate if x.workload(name) else None
+                return lambda x: x.workload(name).latency(q) if x.workload(name) else None
             rows.append(([m.run] if multi else []) + [
-                name, m.where + mark, m.host_cs, fnum3(w.rate, w.rate_unit), ratio(w.rate, bw and bw.rate),
-                fnum3(w.latency("median")), fnum3(w.latency("p99")),
-                ratio(w.latency("median"), bw and bw.latency("median")),
+                name, m.where + mark, m.host_cs, fnum3(interval.value(m, ms, wfig()), w.rate_unit),
+                ratio_cell(m, ms, wfig()), fnum3(interval.value(m, ms, wfig("median"))),
+                fnum3(interval.value(m, ms, wfig("p99"))), ratio_cell(m, ms, wfig("median")),
                 "%d on CPU %s" % (w.threads, ",".join(str(c) for c in w.cpus)),
                 "%s: %s" % (os.path.basename(m.path), name)])
     hdr = pre + ["workload", "where", "host clocksource", "rate", "x tsc (rate)", "latency median us",
@@ -292,7 +354,7 @@ def tsc_rate_section(ms, multi):
 def findings(ms):
     """A few sentences: each non-tsc state against its tsc baseline."""
     out = []
-    for m in ms:
+    for m in interval.firsts(ms):
         b = baseline(m, ms)
         rows = m.headline()
         if b is None or b is m or not rows:
@@ -302,9 +364,11 @@ def findings(ms):
         if not br or r.median is None or br.median is None:
             continue  # a median below the loop overhead: the table says so
         what = "the host" if m.kind == "host" else "a %s guest" % m.where.replace("guest ", "")
-        s = "- %s%s on %s: CLOCK_MONOTONIC costs %.2f ns against %.2f ns on tsc (x%s) at %d thread%s; the read " \
-            "is answered %s." % ("[EMULATED] " if m.emulated else "", what, m.host_cs, r.median, br.median,
-                                 ratio(r.median, br.median), r.threads, "" if r.threads == 1 else "s",
+        fig = _row_fig(r)
+        s = "- %s%s on %s: CLOCK_MONOTONIC costs %.2f ns against %.2f ns on tsc (%s) at %d thread%s; the read " \
+            "is answered %s." % ("[EMULATED] " if m.emulated else "", what, m.host_cs, interval.value(m, ms, fig),
+                                 interval.value(b, ms, fig), over(m, ms, fig).text(), r.threads,
+                                 "" if r.threads == 1 else "s",
                                  {"user": "in user space (vDSO)", "syscall": "by a syscall"}.get(r.path, "by path %s" % r.path))
         out.append(s)
     return out + [""] if out else []
@@ -419,7 +483,7 @@ def cell(v):
 def context_tables(ms, outdir):
     out = []
     for kind, title in (("host", "Hosts"), ("guest", "Guests")):
-        sel = [m for m in ms if m.kind == kind]
+        sel = interval.firsts([m for m in ms if m.kind == kind])
         if not sel:
             continue
         hdr = ["fact"] + ["[%s](%s)" % (os.path.basename(m.path), os.path.relpath(m.path, outdir)) for m in sel]
@@ -439,6 +503,8 @@ def detail_tables(ms, outdir):
     out = []
     for m in ms:
         title = "%s: %s" % (m.run, os.path.basename(m.path))
+        if rounds_of(m, ms) > 1 or interval.round_of(m) > 1:
+            title = "%s: round %d: %s" % (m.run, interval.round_of(m), os.path.basename(m.path))
         if m.emulated:
             title += " (EMULATED: %s)%s" % ("tcg" if m.accel == "tcg" or m.kind == "host" else "emulated host", EMU_MARK)
         rows = [[r.clock or "-", r.method, r.threads, r.path or "-"] + [fquant(r, q) for q in QUANTS] + [
@@ -493,6 +559,7 @@ def build(ms, outdir, rates, hosts, vcpus, given, want_plots, warn):
              "served by the vDSO where the kernel allows), median and p99 ns per call over timed batches. "
              "`x tsc` divides by the same row (threads, vCPUs, run, accelerator) measured with the host on `tsc`. "
              "`path` is what the engine's seccomp probe saw: `user` (answered in user space) or `syscall`.", ""]
+    lines += [rounds_note(ms), ""]
     lines += findings(ms)
     lines += mitigation_lines(ms)
     lines += headline_tables(ms, multi)

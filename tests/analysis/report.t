@@ -7,7 +7,7 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import BEFORE, AFTER, FX, LAB, TOOL, Tap, read, run, table_row  # noqa: E402
+from taplib import BEFORE, AFTER, FX, LAB, ROOT, TOOL, Tap, read, run, table_row  # noqa: E402
 
 t = Tap()
 p = subprocess.run([TOOL, "--version"], capture_output=True, text=True)
@@ -21,15 +21,17 @@ md = read(os.path.join(out, "report.md")) if rc == 0 else ""
 # 1900/26 = 73.08, 2600/32 = 81.25.
 t.ok(table_row(md, "tsc", "1") == ["tsc", "1", "25.00", "30.00", "1.00", "1.00", "user", "consistent; kernel: tsc-trusted", "bare metal"],
      "host tsc, 1 thread: median, p99, ratio 1, path user", table_row(md, "tsc", "1"))
-t.ok((table_row(md, "hpet", "1") or [])[2:7] == ["1500.00", "1800.00", "60.00", "60.00", "syscall"],
+N1 = " [n/a (1 round)]"
+t.ok((table_row(md, "hpet", "1") or [])[2:7] == ["1500.00", "1800.00", "x60.00" + N1, "x60.00" + N1, "syscall"],
      "host hpet, 1 thread: x60.00 median and p99, path syscall", table_row(md, "hpet", "1"))
-t.ok((table_row(md, "hpet", "2") or [])[2:6] == ["1900.00", "2600.00", "73.08", "81.25"],
+t.ok((table_row(md, "hpet", "2") or [])[2:6] == ["1900.00", "2600.00", "x73.08" + N1, "x81.25" + N1],
      "host hpet, 2 threads: 1900/26 = 73.08, 2600/32 = 81.25", table_row(md, "hpet", "2"))
 
 # Guest table: 187/28 = 6.68, 250/35 = 7.14; 244/31 = 7.87, 400/40 = 10.00.
 g1 = table_row(md, "hpet", "2", "1") or []
 g2 = table_row(md, "hpet", "2", "2") or []
-t.ok(g1[3:7] == ["187.00", "250.00", "6.68", "7.14"] and g2[3:7] == ["244.00", "400.00", "7.87", "10.00"],
+t.ok(g1[3:7] == ["187.00", "250.00", "x6.68" + N1, "x7.14" + N1]
+     and g2[3:7] == ["244.00", "400.00", "x7.87" + N1, "x10.00" + N1],
      "guest on hpet host: ratios to the tsc host's guest", (g1, g2))
 t.ok(g1[7:] == ["syscall", "kvm-clock", "off (hostclock none), 1 transition",
                "clear (trace: 0 with, 340 without; vCPU 0,1)", "kvm"],
@@ -37,7 +39,7 @@ t.ok(g1[7:] == ["syscall", "kvm-clock", "off (hostclock none), 1 transition",
 gt = table_row(md, "tsc", "2", "2") or []
 t.ok(gt[7:] == ["user", "kvm-clock", "on (hostclock tsc)", "set (trace: 4 with, 0 without)", "kvm"],
      "guest on tsc host: path user, master clock on, stable bit set on all 4 updates", gt)
-t.ok("- the host on hpet: CLOCK_MONOTONIC costs 1500.00 ns against 25.00 ns on tsc (x60.00) at 1 thread; "
+t.ok("- the host on hpet: CLOCK_MONOTONIC costs 1500.00 ns against 25.00 ns on tsc (x60.00 [n/a (1 round)]) at 1 thread; "
      "the read is answered by a syscall." in md, "findings line for the hpet host")
 
 # Capacity: 100 x 64 = 6400 vCPUs.  Guest on hpet, 2 vCPUs reading: 244 ns.
@@ -72,7 +74,7 @@ out4 = os.path.join(t.tmp, "r4")
 rc, so, se = run("report", "--no-plots", "-o", out4, BEFORE, AFTER)
 md4 = read(os.path.join(out4, "report.md")) if rc == 0 else ""
 r4 = table_row(md4, "20260201-120000-hv1", "hpet", "1") or []
-t.ok(r4[3:6] == ["1800.00", "2100.00", "70.87"], "two runs: a run column, ratios within each run (1800/25.4 = 70.87)", r4)
+t.ok(r4[3:6] == ["1800.00", "2100.00", "x70.87" + N1], "two runs: a run column, ratios within each run (1800/25.4 = 70.87)", r4)
 out5 = os.path.join(t.tmp, "r5")
 rc, so, se = run("report", "--no-plots", "--build", os.path.join(t.tmp, "b"), BEFORE, AFTER)
 t.ok(rc == 0 and os.path.exists(os.path.join(t.tmp, "b", "report", "20260101-120000-hv1+20260201-120000-hv1", "report.md")),
@@ -133,4 +135,34 @@ t.ok("| the same while measuring (trace) | 15122 / 7553 in 3.79 s |" in md8,
      "the measuring window's TSC-offset writes and pvclock updates, with its length", se)
 t.ok("| the same while measuring (trace) | n/a (no start marker in the trace) | n/a (no start marker in the trace) |" in md,
      "no window in a result: n/a and why, not a guess")
+
+# Five rounds (roundsfx): one row per state, figures the median over rounds,
+# ratios the median of the paired per-round ratios with [min, max].
+sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "analysis")]
+import roundsfx  # noqa: E402
+from cbcontract import rounds  # noqa: E402
+from cbanalysis import capacity, report  # noqa: E402
+rms = [m for _, rm in rounds.load_rounds(roundsfx.make(t.tmp)) for m in rm]
+out9 = os.path.join(t.tmp, "r9")
+os.mkdir(out9)
+md9 = read(report.build(rms, out9, sorted(capacity.PRESET_RATES), 100, 64, [], False, lambda m: None))
+h1 = table_row(md9, "hpet", "1") or []
+t.ok(h1[2:6] == ["1622.50", "1947.00", "x60.00 [58.00, 62.00]", "x60.00 [58.00, 62.00]"]
+     and len([r for r in md9.splitlines() if r.startswith("| hpet | 1 |")]) == 1,
+     "5 rounds, host: one row, the median over rounds, x60.00 [58.00, 62.00]", h1)
+g1 = table_row(md9, "hpet", "2", "1") or []
+t.ok(g1[5] == "no difference measured [0.95, 1.05]", "5 rounds, guest 1 vCPU: no difference measured", g1)
+kr = [r for r in md9.split("## The kernel's own clock read")[1].splitlines() if r.startswith("| host | hpet | 1 |")] \
+    if "## The kernel's own clock read" in md9 else []
+t.ok(kr and kr[0].rstrip(" |").endswith("x6.20 [6.00, 6.40]"), "5 rounds, kernel read: x6.20 [6.00, 6.40]", kr)
+wl = md9.split("## Workloads")[1].split("\n## ")[0] if "## Workloads" in md9 else ""
+rr = table_row(wl, "tcp-rr", "host", "hpet") or []
+tm = table_row(wl, "timer", "host", "hpet") or []
+t.ok(rr[4] == "no difference measured [0.90, 1.10]" and rr[7] == "no difference measured [0.90, 1.20]"
+     and tm[4] == "x0.79 [0.77, 0.81]" and tm[7] == "x1.13 [1.10, 1.15]",
+     "5 rounds, workloads: tcp-rr rate and latency no difference measured, timer's rate and latency with intervals",
+     (rr, tm))
+t.ok("5 rounds: [min, max] of the per-round ratios, 93.75 % coverage" in md9
+     and "x60.00 [58.00, 62.00]) at 1 thread" in md9 and "round 3: host-hpet.json" in md9,
+     "5 rounds: the coverage stated, the findings with the interval, each round's file in the details")
 t.done()
