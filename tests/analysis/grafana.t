@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """grafana.t: the Grafana dashboard is valid JSON Grafana imports, each panel queries Prometheus, every query
-returns data over what the project's own writer (clockbench-report prom) writes from the fixtures, and every
-node_clockbench_* metric it names is one that writer writes; node_exporter's metrics come from the short list below."""
+returns data over what the project's own writers write from the fixtures (clockbench-report prom, and
+clockbench-watch --once on the recorded kernel log and KVM traces: the fleet view), and every node_clockbench_*
+metric it names is one that they write; node_exporter's metrics come from the short list below."""
 import copy
 import json
 import os
@@ -18,7 +19,9 @@ DASH = os.path.join(ROOT, "analysis", "grafana", "clockbench.json")
 # node_exporter's time collector (Linux), the metrics the dashboard may name
 # beside clockbench's: both in Debian 12's prometheus-node-exporter 1.5.0,
 # labels device and clocksource.
-NODE_EXPORTER = {"node_time_clocksource_current_info", "node_time_clocksource_available_info"}
+NODE_EXPORTER = {"node_time_clocksource_current_info", "node_time_clocksource_available_info",
+                 "node_textfile_mtime_seconds"}  # the textfile collector's, per file (the watch's age)
+HFX = os.path.join(ROOT, "tests", "harness", "fixtures")
 METRIC = re.compile(r"(?<![A-Za-z0-9_:])node_[A-Za-z0-9_:]*")
 
 t = Tap()
@@ -135,6 +138,34 @@ for i, r in enumerate(proms):
 t.ok(not errs and "node_clockbench_clock_read_median_seconds" in written,
      "clockbench-report prom writes a .prom file from each fixture run (%d metrics)" % len(written), "\n".join(errs))
 
+# clockbench-watch --once over the recorded kernel log and traces, a host on hpet: one more instance.
+wd, proc = os.path.join(t.tmp, "watch"), os.path.join(t.tmp, "proc")
+os.makedirs(wd)
+for pid in ("8162", "8311"):
+    os.makedirs(os.path.join(proc, pid))
+    with open(os.path.join(proc, pid, "cmdline"), "w") as f:
+        f.write("qemu-system-x86_64\0-name\0guest=vm%s\0" % pid)
+cs = os.path.join(t.tmp, "cs")
+os.makedirs(cs)
+for n, v in (("current_clocksource", "hpet"), ("available_clocksource", "tsc hpet acpi_pm")):
+    with open(os.path.join(cs, n), "w") as f:
+        f.write(v + "\n")
+klog, trace = os.path.join(t.tmp, "kmsg.txt"), os.path.join(t.tmp, "trace.txt")
+with open(klog, "w") as f:
+    f.writelines(ln.split(" | ", 1)[1] for ln in open(os.path.join(HFX, "kmsg", "lines.txt"))
+                 if " | " in ln and not ln.startswith("#"))
+with open(trace, "w") as f:
+    f.write(read(os.path.join(HFX, "trace-tsc.txt")) + read(os.path.join(HFX, "trace-kvm-clock.txt")))
+p = subprocess.run([os.path.join(ROOT, "host-scripts", "watch"), "--once", "--textfile-dir", wd],
+                   env=dict(os.environ, CB_KMSG=klog, CB_TRACE_PIPE=trace, CB_PROC=proc, CB_CS_DIR=cs),
+                   capture_output=True, text=True)
+watch_prom = os.path.join(wd, "clockbench-watch.prom")
+wrote = {ln.split()[2] for ln in read(watch_prom).splitlines() if ln.startswith("# TYPE ")} if p.returncode == 0 else set()
+written |= wrote
+proms.append(None)
+t.ok(p.returncode == 0 and "node_clockbench_vm_stable_bit" in wrote,
+     "clockbench-watch --once writes its textfile from the recorded log and traces (%d metrics)" % len(wrote), p.stderr)
+
 if not promtool:
     t.skip("promtool not installed (Debian: prometheus): the queries are not run")
 else:
@@ -142,11 +173,16 @@ else:
     # run as its own instance), returns data: absent(query) is empty.
     series = []
     for i in range(len(proms)):
-        for ln in read(os.path.join(t.tmp, "run%d.prom" % i)).splitlines():
+        path = watch_prom if proms[i] is None else os.path.join(t.tmp, "run%d.prom" % i)
+        for ln in read(path).splitlines():
             if ln and not ln.startswith("#"):
                 sel, v = ln.rsplit(" ", 1)
                 sel = sel[:-1] + ',instance="run%d"}' % i if sel.endswith("}") else sel + '{instance="run%d"}' % i
-                series.append({"series": sel, "values": " ".join([v] * 3)})
+                # A counter as one that grew since the first sample (increase(), rate()).
+                vals = "0 %s %s" % (v, v) if sel.split("{")[0].endswith("_total") else " ".join([v] * 3)
+                series.append({"series": sel, "values": vals})
+    series.append({"series": 'node_textfile_mtime_seconds{file="/var/lib/prometheus/node-exporter/clockbench-watch.prom",'
+                             'instance="run%d"}' % (len(proms) - 1), "values": "0 60 120"})
     # node_exporter's, as its time collector writes them (not the project's to generate).
     series += [{"series": '%s{clocksource="%s",device="0",instance="run0"}' % (n, cs), "values": "1 1 1"}
                for n, css in (("node_time_clocksource_current_info", ("tsc",)),
