@@ -403,7 +403,9 @@ _NOT_READ = {
 }
 
 _UPSTREAM = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
-_DEBIAN_ABI = re.compile(r"^(\d+)\.(\d+)\.0-\d+(?:-[a-z0-9][a-z0-9-]*)?$")
+# Debian and Ubuntu name the ABI, not the upstream sublevel: "6.1.0-57-amd64",
+# "6.1.0-0.deb11.17-amd64" (bullseye-backports), "6.8.0-45-generic".
+_DEBIAN_ABI = re.compile(r"^(\d+)\.(\d+)\.0-\d+(?:[.-][A-Za-z0-9.+~-]*)?$")
 _DEBIAN_V = re.compile(r"Debian (\d+)\.(\d+)\.(\d+)-")
 MAX_RELEASE = 200
 

@@ -112,6 +112,13 @@ check("6.12.19: tsc-early's own 32 ms margin widens its readout limit",
       lambda: ((lambda L: (L["readout_limit_ns"] == 2 * 250000 + 32000000, L))(lim("6.12.19", cs="tsc-early"))))
 check("6.12.y: c06343be0b4e arrives at 6.12.68", lambda: (era("6.12.67") == "6.12-750" and era("6.12.68") == "6.12-500", None))
 check("6.18.y: c06343be0b4e arrives at 6.18.8", lambda: (era("6.18.7") == "6.18-750" and era("6.18.8") == "6.18-500", None))
+check("a vendor suffix after the sublevel: this machine's 6.18.44-fc-v1045 is 6.18.44",
+      lambda: ((lambda r: (r["id"] == "6.18-500" and r["sublevel"] == 44 and r["at_or_after_read"], r["sublevel"]))
+               (k.rules_for("6.18.44-fc-v1045"))))
+check("bullseye-backports' 6.1.0-0.deb11.17-amd64 hides its sublevel; its uname -v names it",
+      lambda: ((lambda a, b: (a["sublevel"] is None and b["sublevel"] == 76, (a["sublevel"], b["sublevel"])))
+               (k.rules_for("6.1.0-0.deb11.17-amd64"),
+                k.rules_for("6.1.0-0.deb11.17-amd64", "#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1~bpo11+1 (2024-02-12)"))))
 check("6.19.0 reads as 6.18.26; Debian 13's 6.12.48+deb13 has its sublevel in uname -r",
       lambda: (era("6.19.0") == "6.18-500" and era("6.12.48+deb13-amd64") == "6.12-750", None))
 
