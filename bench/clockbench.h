@@ -368,6 +368,42 @@ void cb_tsc_rate_ppms(struct cb_tsc_rate *t);
  * TSC kHz.  Returns 0, or -1 with a message printed. */
 int cb_check_tsc_rate(const struct cb_opts *o, double tsc_per_ns, struct cb_tsc_rate *t);
 
+/* ---- the clocksource watchdog's readout (bench/watchdog.c) ---- */
+
+enum { CB_WD_P50, CB_WD_P99, CB_WD_P99_9, CB_WD_P99_99, CB_WD_MAX, CB_WD_NQ };
+extern const char *const cb_wd_quantile_names[CB_WD_NQ]; /* JSON keys: p50 .. max */
+
+struct cb_watchdog {
+	const char *device;         /* "hpet", "acpi_pm", "stand-in"; NULL if none */
+	const char *how;            /* "hpet-mmap", "acpi-pm-port", "file-mmap"; NULL if none */
+	char unavailable[512];      /* "" if measured, else why not, one line */
+	int cpu;                    /* pinned to */
+	int load, load_cpus;        /* --load ran, on that many other CPUs */
+	double seconds;
+	uint64_t limit_ns;          /* a readout over this is slow */
+	uint64_t samples, over_limit;
+	uint64_t interrupted;       /* samples an interrupt or a context switch hit (estimate) */
+	const char *interrupts_from; /* what counted the events */
+	double ns[CB_WD_NQ];        /* one readout; NaN without samples */
+	struct cb_hist readout;     /* one readout, ns */
+	struct cb_hist runs;        /* lengths of runs of consecutive slow readouts */
+	uint64_t run;               /* the run still open */
+};
+
+void cb_watchdog_init(struct cb_watchdog *w, uint64_t limit_ns);
+/* Adds one batch of n readouts (ns, in the order taken) to w: the
+ * histogram, the slow ones and their runs (a run open at the end of a
+ * batch goes on into the next), and as interrupted the batch's samples
+ * above twice its median, at most events of them (events: interrupts and
+ * context switches counted around the batch).  n <= 65536. */
+void cb_watchdog_batch(struct cb_watchdog *w, const uint64_t *ns, int n, uint64_t events);
+/* Closes the open run and fills ns[] from the histogram. */
+void cb_watchdog_finish(struct cb_watchdog *w);
+/* The check, pinned to o->cpus[0] for o->duration.  Returns 0 measured;
+ * 1 if neither device can be read (w->unavailable says why); -1 after one
+ * line on a failure. */
+int cb_check_watchdog(const struct cb_opts *o, double tsc_per_ns, struct cb_watchdog *w);
+
 /* ---- context ---- */
 
 struct cb_context {
@@ -445,6 +481,7 @@ struct cb_report {
 	int nwarps;
 	struct cb_tsc_result *tsc;  /* NULL if not checked */
 	struct cb_tsc_rate *tsc_rate; /* NULL if not checked */
+	struct cb_watchdog *watchdog; /* NULL if not checked */
 	int tsc_failed;
 };
 

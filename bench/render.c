@@ -154,6 +154,41 @@ static void json_tsc_rate(struct cb_json *j, const struct cb_tsc_rate *t)
 	cb_json_end_obj(j);
 }
 
+/* watchdog_readout (docs/schema.md): the keys host-check reads, always all
+ * of them; run lengths from 256 on are keyed by their histogram bucket's
+ * low end. */
+static void json_watchdog(struct cb_json *j, const struct cb_watchdog *w)
+{
+	char key[24];
+	unsigned i;
+	int q;
+
+	cb_json_obj(j, "watchdog_readout");
+	cb_json_str(j, "device", w->device);
+	cb_json_str(j, "how", w->how);
+	cb_json_str(j, "unavailable", w->unavailable[0] ? w->unavailable : NULL);
+	cb_json_uint(j, "samples", w->samples);
+	cb_json_int(j, "cpu", w->cpu);
+	cb_json_bool(j, "load", w->load);
+	cb_json_uint(j, "limit_ns", w->limit_ns);
+	cb_json_obj(j, "ns");
+	for (q = 0; q < CB_WD_NQ; q++)
+		cb_json_num(j, cb_wd_quantile_names[q], w->ns[q], 0);
+	cb_json_end_obj(j);
+	cb_json_uint(j, "over_limit", w->over_limit);
+	cb_json_obj(j, "runs_over_limit");
+	for (i = 0; i < CB_HIST_BUCKETS && w->runs.count; i++)
+		if (w->runs.b[i]) {
+			snprintf(key, sizeof key, "%llu", (unsigned long long)cb_hist_bucket_low(i));
+			cb_json_uint(j, key, w->runs.b[i]);
+		}
+	cb_json_uint(j, "longest", w->runs.count ? w->runs.max : 0);
+	cb_json_end_obj(j);
+	cb_json_uint(j, "interrupted", w->interrupted);
+	cb_json_bool(j, "tail_is_upper_bound", 1);
+	cb_json_end_obj(j);
+}
+
 static void render_json(FILE *f, const struct cb_report *r)
 {
 	const struct cb_context *c = &r->ctx;
@@ -335,6 +370,10 @@ static void render_json(FILE *f, const struct cb_report *r)
 	else
 		cb_json_null(&j, "tsc_rate");
 	cb_json_end_obj(&j);
+	if (r->watchdog)
+		json_watchdog(&j, r->watchdog);
+	else
+		cb_json_null(&j, "watchdog_readout");
 	cb_json_end_obj(&j);
 }
 
@@ -504,6 +543,39 @@ static void text_tsc_rate(FILE *f, const struct cb_tsc_rate *t)
 		fprintf(f, "  adjtimex: not available\n");
 }
 
+/* The watchdog readout as a paragraph; unavailable, one line. */
+static void text_watchdog(FILE *f, const struct cb_watchdog *w)
+{
+	static const char *const names[CB_WD_NQ] = { "p50", "p99", "p99.9", "p99.99", "max" };
+	unsigned i;
+	int q;
+
+	if (w->unavailable[0]) {
+		fprintf(f, "\nwatchdog readout: unavailable: %s\n", w->unavailable);
+		return;
+	}
+	fprintf(f, "\nwatchdog readout (%s, %s) on CPU %d, %s, %.1f s: %llu readouts of watchdog, TSC, watchdog\n",
+		w->device, w->how, w->cpu, w->load ? "load on the other CPUs" : "no load", w->seconds,
+		(unsigned long long)w->samples);
+	fprintf(f, "  one readout, ns:");
+	for (q = 0; q < CB_WD_NQ; q++)
+		fprintf(f, "  %s %.0f", names[q], w->ns[q]);
+	fprintf(f, "\n  over the %llu ns limit: %llu (%.4f%%); runs of consecutive slow readouts (length: count):",
+		(unsigned long long)w->limit_ns, (unsigned long long)w->over_limit,
+		w->samples ? 100.0 * (double)w->over_limit / (double)w->samples : 0.0);
+	if (!w->runs.count)
+		fprintf(f, " none");
+	for (i = 0; i < CB_HIST_BUCKETS && w->runs.count; i++)
+		if (w->runs.b[i])
+			fprintf(f, "%s %llu: %llu", i == cb_hist_bucket((uint64_t)w->runs.min) ? "" : ",",
+				(unsigned long long)cb_hist_bucket_low(i), (unsigned long long)w->runs.b[i]);
+	if (w->runs.count)
+		fprintf(f, "; longest %llu", (unsigned long long)w->runs.max);
+	fprintf(f, "\n  interrupted: %llu samples, an estimate: per batch, those above twice its median, at most one\n"
+		"  per event counted around it (%s)\n", (unsigned long long)w->interrupted, w->interrupts_from);
+	fprintf(f, "  the tail is an upper bound: the kernel reads with interrupts off, user space cannot\n");
+}
+
 static void render_text(FILE *f, const struct cb_report *r)
 {
 	const struct cb_context *c = &r->ctx;
@@ -599,6 +671,8 @@ static void render_text(FILE *f, const struct cb_report *r)
 	}
 	if (r->tsc_rate)
 		text_tsc_rate(f, r->tsc_rate);
+	if (r->watchdog)
+		text_watchdog(f, r->watchdog);
 	if (r->changed.clocksource || r->changed.path)
 		fputc('\n', f);
 	changed_line(f, r);

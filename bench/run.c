@@ -180,6 +180,7 @@ static int checks(struct cb_report *r, const struct cb_opts *o, double tpn)
 {
 	static struct cb_tsc_result tsc;
 	static struct cb_tsc_rate rate;
+	static struct cb_watchdog wd;
 	int k, nk = 0;
 
 	for (k = 0; o->check_warps && k < cb_nclocks; k++)
@@ -208,6 +209,18 @@ static int checks(struct cb_report *r, const struct cb_opts *o, double tpn)
 		if (cb_check_tsc_rate(o, tpn, &rate) < 0)
 			return -1;
 		r->tsc_rate = &rate;
+	}
+	if (o->check_watchdog) {
+		int rc;
+		cb_progress("watchdog readout: %s on CPU %d for %.2g s%s",
+			    o->test_watchdog_file ? "the stand-in" : "hpet or acpi_pm", o->cpus[0], o->duration,
+			    o->load ? ", load on the other CPUs" : "");
+		rc = cb_check_watchdog(o, tpn, &wd);
+		if (rc < 0)
+			return -1;
+		r->watchdog = &wd;
+		if (rc > 0)
+			cb_warn("watchdog readout unavailable: %s", wd.unavailable);
 	}
 	return 0;
 }
@@ -327,5 +340,7 @@ done:
 	for (i = 0; i < r.ncells; i++)
 		free(r.cells[i].ovh);
 	free(r.cells);
-	return failed ? CB_EXIT_FAIL : CB_EXIT_OK;
+	if (failed)
+		return CB_EXIT_FAIL;
+	return r.watchdog && r.watchdog->unavailable[0] ? CB_EXIT_CANNOT : CB_EXIT_OK;
 }

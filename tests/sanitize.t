@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
 san=build/san
 if [ "${CB_SANITIZE:-}" != 1 ]; then
-	skip_all "sanitizers run with make check SANITIZE=1" 7
+	skip_all "sanitizers run with make check SANITIZE=1" 8
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -44,4 +44,8 @@ cp "$tmp/out" "$tmp/r.txt"
 out=$(python3 tests/check_report.py "$tmp/r.json" "$tmp/r.csv" "$tmp/r.txt" 2>&1)
 ok $? "its JSON, CSV and text pass the report checker"
 [ -z "$out" ] || diag "$out"
+# the watchdog readout on a stand-in: two slow readouts in a row
+python3 -c 'import struct, sys; d = [0] * 3000; d[100] = d[101] = 2000000; open(sys.argv[1], "wb").write(struct.pack("<3000I", *d))' "$tmp/wd"
+clean "the watchdog readout on a stand-in, with --load" env CLOCKBENCH_TEST_WATCHDOG_FILE="$tmp/wd" "$san/clockbench" \
+	--no-cost --check watchdog --watchdog-limit 1000000 --load --quiet --format json
 done_testing

@@ -1,5 +1,6 @@
 /* unit.c: TAP tests of the histogram, JSON writer, overhead subtraction,
- * path probe (positive controls), TSC verdict and change detection.
+ * path probe (positive controls), TSC verdict, change detection and the
+ * watchdog readout's arithmetic (slow readouts, their runs, interrupted).
  * `unit json` prints a JSON document with hostile strings instead, for a
  * real parser to check (tests/unit.t). */
 #include "../bench/clockbench.h"
@@ -520,6 +521,58 @@ static void json_document(void)
 	putchar('\n');
 }
 
+static void watchdog_tests(void)
+{
+	static struct cb_watchdog w;
+	static const uint64_t b1[] = { 10, 200, 300 }, b2[] = { 400, 5, 600 }, b3[] = { 10, 10, 10, 100 };
+	static uint64_t big[65536];
+	int i;
+
+	cb_watchdog_init(&w, 100);
+	cb_watchdog_batch(&w, b1, 3, 0);
+	cb_watchdog_batch(&w, b2, 3, 5);
+	ok(w.samples == 6 && w.over_limit == 4 && w.run == 1 && w.runs.count == 1 && w.runs.b[3] == 1,
+	   "watchdog: a run of slow readouts that crosses a batch boundary is one run (of 3); the last one still open");
+	ok(w.interrupted == 0, "watchdog: events in a batch without outliers (above twice its median) count no sample");
+	cb_watchdog_finish(&w);
+	ok(w.runs.count == 2 && w.runs.b[1] == 1 && w.runs.max == 3 && w.run == 0,
+	   "watchdog: the open run is closed at the end (runs of 3 and 1, longest 3)");
+	ok(w.ns[CB_WD_P50] == 200 && w.ns[CB_WD_MAX] == 600 && w.ns[CB_WD_P99_99] == 600,
+	   "watchdog: p50 and max of one readout from the histogram (200, 600)");
+	cb_watchdog_batch(&w, b3, 4, 3);
+	ok(w.interrupted == 1, "watchdog: 3 events, 1 outlier: 1 sample interrupted, never more than the outliers");
+	cb_watchdog_batch(&w, b3, 4, 0);
+	ok(w.interrupted == 1, "watchdog: an outlier in a batch no event touched is not counted interrupted");
+	for (i = 0; i < 65536; i++)
+		big[i] = i % 100 ? 10 : 1000;
+	cb_watchdog_batch(&w, big, 65536, 2);
+	ok(w.interrupted == 3, "watchdog: 656 outliers, 2 events: 2 more interrupted, at most one per event");
+	cb_watchdog_init(&w, 100);
+	cb_watchdog_finish(&w);
+	ok(isnan(w.ns[CB_WD_P50]) && isnan(w.ns[CB_WD_MAX]) && w.runs.count == 0,
+	   "watchdog: no samples, no figures (NaN, null in JSON)");
+	/* a higher limit never finds more slow readouts, nor longer runs */
+	{
+		static struct cb_watchdog lo, hi;
+		uint64_t seed = 12345, v[4096];
+		int good = 1, round;
+		for (round = 0; round < 20; round++) {
+			uint64_t l = 50 + rnd(&seed) % 200;
+			for (i = 0; i < 4096; i++)
+				v[i] = rnd(&seed) % 400;
+			cb_watchdog_init(&lo, l);
+			cb_watchdog_init(&hi, l + 1 + rnd(&seed) % 100);
+			cb_watchdog_batch(&lo, v, 4096, 0);
+			cb_watchdog_batch(&hi, v, 4096, 0);
+			cb_watchdog_finish(&lo);
+			cb_watchdog_finish(&hi);
+			good &= hi.over_limit <= lo.over_limit && hi.runs.max <= lo.runs.max &&
+				hi.runs.count <= lo.over_limit;
+		}
+		ok(good, "watchdog: a higher limit gives no more slow readouts and no longer runs (20 random rounds)");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "json")) {
@@ -537,5 +590,6 @@ int main(int argc, char **argv)
 	tsc_tests();
 	changes_tests();
 	tsc_rate_tests();
+	watchdog_tests();
 	return done_testing();
 }
