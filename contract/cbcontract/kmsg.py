@@ -260,4 +260,9 @@ def boots_line(summaries):
     near = sum(1 for s in summaries if s["near_misses"])
     if near:
         parts.append("watchdog near misses in %d" % near)
+    cycles = sorted(s["cycles"] for s in lost if s.get("cycles") is not None)
+    if cycles:
+        med = cycles[len(cycles) // 2] if len(cycles) % 2 else (cycles[len(cycles) // 2 - 1] + cycles[len(cycles) // 2]) // 2
+        parts.append("warps of %d cycles" % cycles[0] if len(cycles) == 1 else
+                     "warps of %d to %d cycles, median %d" % (cycles[0], cycles[-1], med))
     return "; ".join(parts)
