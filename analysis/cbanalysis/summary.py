@@ -184,7 +184,7 @@ def render(run, rows):
              + (" Workloads: rate on the host / in the guest (x ratio to the %s row [its interval]), higher is better."
                 % base["clocksource"] if wls else "")
              + (" %d rounds: each figure the median over them." % nrounds if nrounds > 1 else ""),
-             "", interval.method_note(sorted({r.get("rounds", 1) for r in rows})),
+
              "", "| host clocksource | host 1 thr | host all | guest 1 vCPU | guest all vCPUs | master clock | "
                  "stable bit | guest clocksource | guest path | accel |"
              + "".join(" %s %s |" % (n, WORKLOAD_UNITS[n]) for n in wls), "|" + "---|" * (10 + len(wls))]
@@ -216,7 +216,7 @@ def render(run, rows):
             mc if guest else "n/a", mark, sb, mark,
             r.get("guest_clocksource") or "n/a", r.get("guest_path") or "n/a", r.get("accel") or "n/a")
             + "".join(" %s |" % work(n) for n in wls))
-    lines.append("")
+    lines += ["", interval.method_note(sorted({r.get("rounds", 1) for r in rows}))]
     for i, n in enumerate(notes, 1):
         lines.append("[%d] %s" % (i, n))
     mit = sorted({r["host_mitigations"] for r in rows if r.get("host_mitigations")})
