@@ -57,6 +57,7 @@ HELP = {
     "node_clockbench_vm_stable_bit": "1 if the VM's last pvclock update carried PVCLOCK_TSC_STABLE_BIT, else 0.",
     "node_clockbench_vm_pvclock_updates_total": "kvm_pvclock_update events of the VM since the watch started, by whether they carried the stable bit.",
     "node_clockbench_vm_tsc_offset_writes_total": "kvm_write_tsc_offset events of the VM since the watch started.",
+    "node_clockbench_watch_kernel_log_available": "1 if the watch follows the kernel log, else 0 (reason: why, e.g. kernel.dmesg_restrict for a user).",
     "node_clockbench_watch_trace_available": "1 if the watch follows KVM's clock events (its tracefs instance), else 0 (reason: why).",
     "node_clockbench_watch_start_timestamp_seconds": "When this clockbench-watch started, Unix time.",
 }
@@ -138,6 +139,7 @@ class State:
         self.from_boot = None
         self.vms = {}
         self.trace = (None, "not started")
+        self.kmsg_error = None
         self.started = time.time()
 
     def read_clock(self):
@@ -200,6 +202,7 @@ class State:
         for k, ts in self.last.items():
             f.add("node_clockbench_kernel_log_last_event_timestamp_seconds", [("kind", k)], round(ts, 3))
         f.add("node_clockbench_kernel_log_from_boot", [], self.from_boot)
+        f.add("node_clockbench_watch_kernel_log_available", [("reason", self.kmsg_error)], self.kmsg_error is None)
         for pid in sorted(self.vms):
             vm = self.vms[pid]
             name, source = vm.name or (str(pid), "pid")
@@ -304,8 +307,14 @@ class Watch:
 
     def open(self):
         """Opens the kernel log and KVM's events (the steps that need
-        privilege); raises OSError for the kernel log."""
-        self.kmsg = Source(os.environ.get("CB_KMSG", "/dev/kmsg"), MAX_RECORD)
+        privilege); what cannot be opened is said (stderr and the textfile)
+        and left out."""
+        path = os.environ.get("CB_KMSG", "/dev/kmsg")
+        try:
+            self.kmsg = Source(path, MAX_RECORD)
+        except OSError as e:
+            self.state.kmsg_error = "open %s: %s" % (path[:80], e.strerror)
+            self.say("the kernel log is not followed: %s" % self.state.kmsg_error)
         if not self.trace:
             self.state.trace = (None, "not asked for (--no-trace)")
             return

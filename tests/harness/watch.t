@@ -170,6 +170,14 @@ t.ok(rc == 2 and len(err.splitlines()) == 1 and "0.5s" in err, "--interval 0.5s:
 rc, out, err = run_once("--textfile-dir", os.path.join(t.tmp, "none"), CB_KMSG=log)
 t.ok(rc == 1 and len(err.splitlines()) == 1 and "none" in err, "a missing folder: exit 1, one line naming it", err)
 
+d7 = folder("nolog")
+rc, out, err = run_once("--textfile-dir", d7, CB_KMSG=os.path.join(t.tmp, "no-such-log"))
+s = samples(os.path.join(d7, FILE))
+t.ok(rc == 0 and len(err.splitlines()) == 1 and "no-such-log" in err
+     and [v for k, v in (s or {}).items() if k[0] == "node_clockbench_watch_kernel_log_available"] == [0]
+     and value(s, "node_clockbench_clocksource_info", clocksource="tsc") == 1,
+     "a kernel log it cannot open (a user under dmesg_restrict): said in one line and in the textfile, the rest written",
+     err)
 
 # 11-?: the FIFO standing in for /dev/kmsg: each class changes the textfile.
 def wait_for(pred, cap=CAP):
