@@ -12,6 +12,8 @@ Bash reaches it through its command line (host-scripts/runfolder):
   runfolder new RESULTS [RUN_ID]            create a new run folder, print its path
   runfolder path RUN_DIR KIND [ARGS...]     print the path of one file, fail if it exists
   runfolder check-name CLOCKSOURCE          exit 0 if a clocksource name is safe in a file name
+  runfolder round RUN_DIR N                 create round N's folder (round-<N>) in a run folder, print its path
+  runfolder check-round N                   exit 0 if N can number a round (1 to rounds.MAX_ROUNDS)
   runfolder results-dir | report-dir        where run folders and reports go by default
 
 Exit status: 0 done, 1 the folder or file exists (or cannot be made), 2 usage.
@@ -507,6 +509,14 @@ def main(argv):
             return 0
         if cmd == "check-name" and len(args) == 1:
             check_cs(args[0])
+            return 0
+        if cmd in ("round", "check-round") and len(args) == (2 if cmd == "round" else 1):
+            from . import rounds  # rounds imports this module: not at the top
+            n = args[-1]
+            if not re.fullmatch(r"[1-9][0-9]*", n) or int(n) > rounds.MAX_ROUNDS:
+                return usage("round %s: expected a whole number from 1 to %d" % (show(n), rounds.MAX_ROUNDS))
+            if cmd == "round":
+                print(rounds.round_dir(check_text(args[0], "run folder"), int(n)))
             return 0
         if cmd in ("results-dir", "report-dir") and not args:
             print(default_dirs()[cmd == "report-dir"])

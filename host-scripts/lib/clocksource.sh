@@ -2,6 +2,13 @@
 # Sourced by host-scripts/clocksource and host-scripts/compare.
 # shellcheck shell=bash
 #
+# The bracket (the end of this file): cs_enter NAME FORCE switches, under
+# the lock, after recovering and guarding; cs_child CMD... runs each command
+# of the step in a session of its own; cs_leave stops what still runs and
+# puts back what was found.  `clocksource set NAME -- CMD` is one cs_child;
+# compare runs its steps (the host bench, the guest, their label checks) in
+# its own process, several cs_child in one bracket, re-executing nothing.
+#
 # State: before the first change, $CB_STATE_DIR/clocksource.state records
 # the original clocksource and the process that owns the change (pid and
 # start time).  Owner "manual" is a change the operator kept (clocksource set
@@ -312,4 +319,112 @@ cs_set() {
 	fi
 	[ "$(cs_current)" = "$1" ] && return 0
 	cs_write "$1" && cs_note "clocksource set to '$1'"
+}
+
+# ---- the bracket -------------------------------------------------------------
+# Between cs_enter and cs_leave, INT, TERM and HUP are caught by cs_caught:
+# the command running (cs_child) is stopped, cs_signal holds 128+N, and
+# cs_child starts nothing further, returning cs_signal; the caller then
+# leaves.  The EXIT trap (cs_exit) leaves on any other way out.  The traps
+# only record and stop: the switch, the state file's write and the restore
+# are never cut short, and a signal between two commands is not lost.
+cs_signal=0 cs_child_pid='' cs_entered=0
+
+# cs_caught 128+N: the INT, TERM and HUP trap.
+cs_caught() {
+	[ "$cs_signal" != 0 ] || cs_signal=$1
+	cs_stop_child
+}
+
+# cs_catch: installs the traps (the caller may do so before cs_enter, so
+# that a signal between two brackets is recorded too).
+cs_catch() {
+	trap 'cs_caught 130' INT
+	trap 'cs_caught 143' TERM
+	trap 'cs_caught 129' HUP
+	trap 'cs_exit $?' EXIT
+}
+
+# cs_exit STATUS: the EXIT trap: leaves a bracket still open, runs the
+# caller's cs_cleanup if it defines one, and exits with STATUS (1 when the
+# restore failed).
+cs_exit() {
+	local rc=$1
+	trap - EXIT
+	cs_leave || rc=1
+	! declare -F cs_cleanup >/dev/null || cs_cleanup
+	exit "$rc"
+}
+
+# cs_enter NAME FORCE: recover, check, save (this process the owner) and
+# switch to NAME under the lock; the traps installed.  Returns 2 for an
+# unknown NAME, 1 when it may not or cannot switch (nothing changed, or
+# what was changed put back).
+cs_enter() {
+	cs_is_available "$1" || { cs_set "$1"; return 2; }
+	cs_need_write || return 1
+	# Recover, check, save and switch under the lock: two runs never both save.
+	cs_lock || return 1
+	cs_recover || { cs_unlock; return 1; }
+	cs_guard "$2" || { cs_unlock; return 1; }
+	cs_catch
+	cs_save "$$"
+	cs_entered=1
+	if ! cs_set "$1"; then
+		cs_leave
+		return 1
+	fi
+	cs_unlock
+}
+
+# cs_child CMD [ARG...]: runs CMD under the bracket and returns its status,
+# or 128+N when a signal stopped it (or came before it started: then it is
+# not started).  In the background, in a session of its own, so that a
+# signal interrupts the wait at once (the trap then stops all of CMD, TERM
+# and after 5 s KILL) and a terminal's Ctrl-C reaches the bracket, not CMD.
+# CB_RUN marks all it starts: after a SIGKILL of this process the next
+# command finds and stops them (cs_stop_left) before restoring.  The
+# caller's redirections apply to CMD (a step's 8>&-, its stdout).
+cs_child() {
+	local rc=0
+	[ "$cs_signal" = 0 ] || return "$cs_signal"
+	CB_RUN="$$:$(cs_proc_start "$$")" setsid "$@" <&0 &
+	cs_child_pid=$!
+	[ "$cs_signal" = 0 ] || cs_stop_child # came while it was being started
+	wait "$cs_child_pid" || rc=$?
+	if [ "$cs_signal" != 0 ]; then
+		wait "$cs_child_pid" 2>/dev/null || true
+		rc=$cs_signal
+	fi
+	cs_child_pid=
+	return "$rc"
+}
+
+# cs_stop_child: stops the command running, if one is (TERM to its process
+# group, KILL after 5 s), and reaps it.
+cs_stop_child() {
+	local c=$cs_child_pid _
+	[ -n "$c" ] && kill -0 "$c" 2>/dev/null || return 0
+	kill -TERM -- "-$c" 2>/dev/null || kill -TERM "$c" 2>/dev/null || true
+	for _ in $(seq 50); do
+		kill -0 "$c" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$c" 2>/dev/null; then
+		cs_say "command did not stop in 5 s: killing it"
+		kill -KILL -- "-$c" 2>/dev/null || kill -KILL "$c" 2>/dev/null || true
+	fi
+	wait "$c" 2>/dev/null || true
+}
+
+# cs_leave: ends the bracket: stops a command still running and puts back
+# what cs_enter found.  Safe to call twice, and outside a bracket (then it
+# does nothing: a state file it did not save is never touched).  Returns 1
+# when the restore failed.  The traps stay, recording a later signal.
+cs_leave() {
+	[ "$cs_entered" = 1 ] || return 0
+	cs_unlock
+	cs_stop_child
+	cs_entered=0
+	cs_restore found
 }

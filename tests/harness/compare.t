@@ -3,7 +3,9 @@
 # (host only: GUEST=0): every clocksource in turn, results in one new
 # folder, the table and the report, the original clocksource back; its
 # input errors; a step whose file does not measure its label fails; one
-# SIGINT stops the whole run.
+# SIGINT stops the whole run.  Rounds: ROUNDS=3 keeps round-1..3, each
+# whole, the clocksources in order, reversed in round 2, the original put
+# back before each switch, and no process re-running compare (`_step`).
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
@@ -32,9 +34,11 @@ ok "$([ $? -eq 2 ] && [ "$(cur)" = hpet ]; echo $?)" "a run id with a slash is r
 
 # One SIGINT to compare's process group (a Ctrl-C) during the first step:
 # that step puts the clocksource back and nothing further is switched to or
-# measured.  The stand-in engine is slow and writes what it is asked for.
+# measured.  The stand-in engine is slow and writes what it is asked for;
+# its dry runs (the settings' check) pass at once and are not counted.
 cat >"$tmp/slow-engine" <<EOF2
 #!/bin/sh
+case "\$*" in *--dry-run*) exit 0 ;; esac
 echo started >>"$tmp/engine.log"
 sleep 3
 while [ "\$#" -gt 1 ]; do
@@ -43,7 +47,7 @@ while [ "\$#" -gt 1 ]; do
 done
 EOF2
 chmod +x "$tmp/slow-engine"
-CLOCKBENCH=$tmp/slow-engine GUEST=0 CLOCKSOURCES=tsc,acpi_pm,hpet \
+CLOCKBENCH=$tmp/slow-engine GUEST=0 CLOCKSOURCES=tsc,acpi_pm,hpet ROUNDS=2 \
 	setsid env --default-signal=INT host-scripts/compare "$tmp/results" r3 >/dev/null 2>"$tmp/err" &
 bg=$!
 for _ in $(seq 400); do [ -s "$tmp/engine.log" ] && break; sleep 0.05; done
@@ -52,11 +56,12 @@ wait "$bg"
 rc=$?
 bg=
 ok "$([ "$rc" -eq 130 ] && [ "$(cur)" = hpet ] && [ ! -e "$CB_STATE_DIR/clocksource.state" ] && [ "$(wc -l <"$tmp/engine.log")" -eq 1 ] &&
-	[ ! -e "$tmp/results/r3/host-acpi_pm.json" ] && [ ! -e "$tmp/results/r3/host-hpet.json" ]; echo $?)" \
-	"one SIGINT in the first step: exit $rc (want 130), hpet back, no state, $(wc -l <"$tmp/engine.log") of 3 steps started"
+	[ "$(cd "$tmp/results/r3" && echo *)" = round-1 ] && [ ! -e "$tmp/results/r3/round-1/host-acpi_pm.json" ] &&
+	grep -q "^clockbench: stopped at the tsc step of round 1, clocksource back to 'hpet'" "$tmp/err"; echo $?)" \
+	"one SIGINT in the first step of 2 rounds: exit $rc (want 130), hpet back, no state, $(wc -l <"$tmp/engine.log") of 6 steps started, no round 2"
 
 if [ ! -x bench/clockbench ]; then
-	for _ in $(seq 10); do skip "bench/clockbench not built"; done
+	for _ in $(seq 16); do skip "bench/clockbench not built"; done
 	done_testing
 	exit
 fi
@@ -68,7 +73,8 @@ case "\$*" in *--dry-run*) ;; *) echo "\$*" >>"$tmp/argv.log" ;; esac
 exec "$PWD/bench/clockbench" "\$@"
 EOF2
 chmod +x "$tmp/rec-engine"
-CLOCKBENCH=$tmp/rec-engine GUEST=0 DURATION=0.02 THREADS=1 host-scripts/compare "$tmp/results" r2 >"$tmp/out" 2>"$tmp/err"
+# One round: the run folder itself holds it, the flat folder of before rounds.
+CLOCKBENCH=$tmp/rec-engine GUEST=0 DURATION=0.02 THREADS=1 ROUNDS=1 host-scripts/compare "$tmp/results" r2 >"$tmp/out" 2>"$tmp/err"
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ "$(cur)" = hpet ] && [ ! -e "$CB_STATE_DIR/clocksource.state" ]; echo $?)" \
 	"a host-only compare over tsc, hpet, acpi_pm ends with the original (hpet) back (exit $rc)"
@@ -89,7 +95,7 @@ ign=0
 ! git rev-parse --git-dir >/dev/null 2>&1 || git check-ignore -q results/_report/r2/report.md || ign=1
 ok "$([ "$rd" = "$PWD/results/_report" ] && [ "$ign" = 0 ] && ! host-scripts/runfolder new "$tmp/results" _report 2>/dev/null &&
 	[ ! -e "$tmp/results/_report" ]; echo $?)" "the default report folder: results/_report/RUN_ID, not under build/ ($rd)"
-GUEST=0 DURATION=0.02 THREADS=1 host-scripts/compare "$tmp/results" r2 2>"$tmp/err"
+GUEST=0 DURATION=0.02 THREADS=1 ROUNDS=1 host-scripts/compare "$tmp/results" r2 2>"$tmp/err"
 ok "$([ $? -eq 1 ] && grep -q 'exists' "$tmp/err"; echo $?)" "an existing run folder is never reused"
 
 # compare's defaults reach the engine: every workload, and a 5 s TSC-rate
@@ -138,6 +144,86 @@ ok "$([ "$rc" -eq 1 ] && grep -q '^clockbench: \[hpet\] TSC-rate check failed (e
 	[ -s "$tmp/results/r9/host-hpet.json" ] && [ ! -e "$tmp/results/r9/tsc-rate-hpet.json" ]; echo $?)" \
 	"bench-host: a failed rate check fails it (exit $rc), said in one line, the cost files kept"
 
+# Rounds.  ROUNDS=3 over tsc and acpi_pm (the original hpet, so every step
+# switches): the stand-in engine records, for each cost run, its round
+# folder, the clocksource it runs on, the original the bracket saved when it
+# switched (the original only if the clocksource was put back after the
+# step before), and the command lines of its nearest ancestors and of every
+# process of this test's folder re-running compare as `_step` (`ps`).
+cat >"$tmp/round-engine" <<EOF2
+#!/bin/bash
+case "\$*" in *--dry-run*) exec "$PWD/bench/clockbench" "\$@" ;; esac
+echo "\$*" >>"$tmp/argv.log"
+case "\$*" in *tsc-rate*) exec "$PWD/bench/clockbench" "\$@" ;; esac
+out=\$(printf '%s\n' "\$@" | sed -n 's,.*/\(round-[0-9]*\)/host-.*\.json\$,\1,p' | head -n1)
+echo "\${out:-flat} \$(cat "\$CB_CS_DIR/current_clocksource") \$(sed -n 's/^original=//p' "\$CB_STATE_DIR/clocksource.state")" >>"$tmp/rounds.log"
+p=\$\$ n=0
+while [ "\$p" -gt 1 ] && [ "\$n" -lt 5 ]; do # the engine, bench-host, (compare _step, clocksource set,) compare
+	n=\$((n + 1))
+	tr '\0' ' ' <"/proc/\$p/cmdline" >>"$tmp/tree.log"
+	echo >>"$tmp/tree.log"
+	p=\$(sed 's/.*) //' "/proc/\$p/stat" | cut -d' ' -f2)
+done
+ps -eo args= | grep -F -- "$tmp/results" | grep -e ' _step ' >>"$tmp/step.log"
+exec "$PWD/bench/clockbench" "\$@"
+EOF2
+chmod +x "$tmp/round-engine"
+: >"$tmp/argv.log" && : >"$tmp/tree.log" && : >"$tmp/step.log"
+CLOCKBENCH=$tmp/round-engine GUEST=0 DURATION=0.02 THREADS=1 CLOCKS=monotonic METHODS=vdso \
+	CLOCKSOURCES=tsc,acpi_pm ROUNDS=3 REPORT_OUT=$tmp/report-r10 host-scripts/compare "$tmp/results" r10 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+whole=$(cd "$tmp/results/r10" 2>/dev/null && for r in round-1 round-2 round-3; do for c in tsc acpi_pm; do for e in json csv txt; do
+	[ -s "$r/host-$c.$e" ] || echo "$r/host-$c.$e"; done; done; done)
+ok "$([ "$(cd "$tmp/results/r10" && echo *)" = "round-1 round-2 round-3 summary.json summary.md" ] && [ -z "$whole" ]; echo $?)" \
+	"ROUNDS=3: round-1, round-2, round-3 and the summary at the top, each round with host-tsc and host-acpi_pm .json .csv .txt${whole:+; missing: $(paste -sd" " - <<<"$whole")}"
+ok "$([ "$rc" -eq 0 ] && [ "$(sed '/^$/d' "$tmp/out" | tail -n1 | cut -c1-8)" = "report: " ]; echo $?)" \
+	"ROUNDS=3: exit $rc, the summary and the report read the rounds, the report's place last$([ "$rc" -eq 0 ] || echo ": $(grep -v '^clockbench: \[' "$tmp/err" | tail -n2 | paste -sd' ' - | cut -c1-160)")"
+want='round-1 tsc hpet|round-1 acpi_pm hpet|round-2 acpi_pm hpet|round-2 tsc hpet|round-3 tsc hpet|round-3 acpi_pm hpet'
+got=$(paste -sd'|' "$tmp/rounds.log")
+ok "$([ "$got" = "$want" ]; echo $?)" "odd rounds tsc then acpi_pm, round 2 reversed, each step on its clocksource: $got"
+ok "$([ "$got" = "$want" ] && [ "$(cat "$CB_CS_DIR/current_clocksource")" = hpet ] && [ ! -e "$CB_STATE_DIR/clocksource.state" ] &&
+	[ "$(grep -c "clocksource back to 'hpet'" "$tmp/err")" -eq 1 ]; echo $?)" \
+	"each switch saved hpet as the original (it was put back after every step), hpet at the end, no state, said once"
+rates=$(grep -o -- '--check tsc-rate .*' "$tmp/argv.log" | grep -o 'r10/[a-z0-9-]*/tsc-rate-[a-z_]*\.json' | paste -sd' ' -)
+ok "$([ "$rates" = "r10/round-1/tsc-rate-tsc.json r10/round-1/tsc-rate-acpi_pm.json" ] && [ -z "$(find "$tmp/results/r10/round-2" "$tmp/results/r10/round-3" -name 'tsc-rate-*')" ]; echo $?)" \
+	"the TSC-rate check in round 1 only: ${rates:-none}"
+tree=$(grep -c . "$tmp/tree.log")
+ok "$([ "$tree" -gt 0 ] && [ ! -s "$tmp/step.log" ] && ! grep -q -e '_step' -e 'host-scripts/clocksource' "$tmp/tree.log" &&
+	[ "$(grep -c "host-scripts/compare $tmp/results r10 \$" "$tmp/tree.log")" -eq 6 ]; echo $?)" \
+	"during each step no process re-runs compare (_step) nor the clocksource command: the engine's parent's parent is compare itself ($(grep -c . "$tmp/step.log") _step processes seen)"
+ok "$(grep -q "^clockbench: \[acpi_pm\] host bench (round 2 of 3, clocksource 1 of 2)\$" "$tmp/err" &&
+	grep -q '^clockbench: compare tsc acpi_pm, 3 rounds (even ones in reverse order), back to hpet after each: ' "$tmp/err"; echo $?)" \
+	"progress names each round and clocksource: $(grep -c 'host bench (round' "$tmp/err") step lines"
+# --rounds N as ROUNDS=N; a bad one is refused before anything is made.
+: >"$tmp/rounds.log"
+CLOCKBENCH=$tmp/round-engine GUEST=0 DURATION=0.02 THREADS=1 CLOCKS=monotonic METHODS=vdso TSC_RATE_SECONDS=0 \
+	CLOCKSOURCES=tsc REPORT_OUT=$tmp/report-r11 host-scripts/compare -q --rounds 2 "$tmp/results" r11 >/dev/null 2>"$tmp/err"
+rc=$?
+ok "$([ "$rc" -eq 0 ] && [ "$(paste -sd'|' "$tmp/rounds.log")" = 'round-1 tsc hpet|round-2 tsc hpet' ] && [ ! -s "$tmp/err" ]; echo $?)" \
+	"compare -q --rounds 2: two rounds of tsc, nothing on stderr (exit $rc)"
+bad=0
+for v in 0 x 1001 01; do
+	ROUNDS=$v GUEST=0 host-scripts/compare "$tmp/results" r12 2>"$tmp/err"
+	rc=$?
+	if ! { [ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -e "$tmp/results/r12" ] &&
+		grep -q "^clockbench: ROUNDS=$v: expected a whole number from 1 to 1000\$" "$tmp/err"; }; then
+		bad=1
+		diag "ROUNDS=$v: exit $rc: $(head -n1 "$tmp/err")"
+	fi
+done
+ok "$bad" "ROUNDS=0, x, 1001, 01: one line each, exit 2, nothing made"
+# The run-folder command makes a round's folder: printed, never reused.
+mkdir -p "$tmp/results/r13"
+p=$(host-scripts/runfolder round "$tmp/results/r13" 2)
+rc1=$?
+host-scripts/runfolder round "$tmp/results/r13" 2 2>"$tmp/err"
+rc2=$?
+host-scripts/runfolder round "$tmp/results/r13" 0 2>/dev/null
+rc3=$?
+ok "$([ "$rc1" -eq 0 ] && [ "$p" = "$tmp/results/r13/round-2" ] && [ -d "$p" ] && [ "$rc2" -eq 1 ] && grep -q 'never reused' "$tmp/err" &&
+	[ "$rc3" -eq 2 ] && [ "$(cd "$tmp/results/r13" && echo *)" = round-2 ]; echo $?)" \
+	"runfolder round DIR 2 makes and prints round-2 (exit $rc1), refuses it again ($rc2) and round 0 ($rc3)"
+
 # A step whose measurement is not what its file is named after fails: the
 # engine here runs on acpi_pm although the step switched to tsc.  The report
 # fails too (the engine puts a file where REPORT_OUT's folder was, after the
@@ -147,7 +233,7 @@ printf '#!/bin/sh\ncase "$*" in *--dry-run*) ;; *) echo acpi_pm >"$CB_CS_DIR/cur
 	"$tmp/rep" "$tmp/rep" "$PWD/bench/clockbench" >"$tmp/drift-engine"
 chmod +x "$tmp/drift-engine"
 mkdir -p "$tmp/rep"
-CLOCKBENCH=$tmp/drift-engine GUEST=0 DURATION=0.02 THREADS=1 CLOCKSOURCES=tsc REPORT_OUT=$tmp/rep/report \
+CLOCKBENCH=$tmp/drift-engine GUEST=0 DURATION=0.02 THREADS=1 CLOCKSOURCES=tsc ROUNDS=1 REPORT_OUT=$tmp/rep/report \
 	host-scripts/compare "$tmp/results" r4 >"$tmp/out" 2>"$tmp/err"
 rc=$?
 ok "$([ "$rc" -eq 1 ] && grep -q 'host-tsc.json does not measure what its name says' "$tmp/err" && grep -q 'failed for: tsc' "$tmp/err" &&
