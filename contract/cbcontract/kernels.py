@@ -50,6 +50,28 @@ TREES = {
             "drivers/clocksource/acpi_pm.c": "279ddff81ab4955a7106dd3504433fa41f546a4e",
         },
     },
+    "6.1.55": {
+        "tree": "github.com/BaptistePires/purgatory-linux-6.1.55",
+        "commit": "9c4b332c95c2658c7a262f5f6a992646f0bca476",
+        "files": {
+            "kernel/time/clocksource.c": "1c90e710d537f1ede70f09ce0216c8d229d3839e",
+            "include/linux/clocksource.h": "1d42d4b1732717056c4d7acca4ae311a3ca1cffc",
+            "kernel/time/Kconfig": "a41753be1a2bf266183071a9e3c3964ffeabbc81",
+            "arch/x86/kernel/tsc.c": "cafacb2e58cceb1d106896b00fea7462db066052",
+            "arch/x86/kernel/tsc_sync.c": "9452dc9664b51fddcfaeb6274935c91885814fda",
+        },
+    },
+    "6.6.9": {
+        "tree": "github.com/mihaelbh/adding-new-sched-policy-to-linux-6.6.9",
+        "commit": "b0e4488ba24cdd25763888543ec84b9fe8a6f5b2",
+        "files": {
+            "kernel/time/clocksource.c": "c108ed8a9804ada919575c97b42dd663e33c1a16",
+            "include/linux/clocksource.h": "1d42d4b1732717056c4d7acca4ae311a3ca1cffc",
+            "kernel/time/Kconfig": "bae8f11070befeefb1fe5c5ed1957c806f9195ff",
+            "arch/x86/kernel/tsc.c": "15f97c0abc9d09e80bc67a21adf76103d2cefea1",
+            "arch/x86/kernel/tsc_sync.c": "1123ef3ccf9011f55f60d72fb78de75b947b0474",
+        },
+    },
     "6.6.63": {
         "tree": "github.com/OpenNuvoton/MA35D1_linux-6.6.y",
         "commit": "a4595a4caf6f28051f111c6fa4d96499a9bb756f",
@@ -224,7 +246,11 @@ _READBACK_66 = _m("verdict/readback", "warn",
                   _CS + " cs_watchdog_read()",
                   meaning="every attempt of one tick was slow: the TSC is marked unstable; 'limit of' prints WATCHDOG_MAX_SKEW")
 
+_RETRIED_LEGACY = dict(_RETRIED, meaning="a readout succeeded after 2 or more retries, or at the last allowed attempt "
+                                         "(nretries > 1 || nretries >= max_cswd_read_retries)")
+_MSG_61_LEGACY = [_RETRIED_LEGACY, _READBACK_61] + _SKIP + [_SKEW_HEAD] + _SKEW_DETAIL + _SKEW_TAIL + _percpu("warn", "warn")
 _MSG_61 = [_RETRIED, _READBACK_61] + _SKIP + [_LONG, _SKEW_HEAD] + _SKEW_DETAIL + _SKEW_TAIL + _percpu("info", "warn")
+_MSG_66_LEGACY = [_RETRIED_LEGACY, _READBACK_66] + _SKIP + [_SKEW_HEAD] + _SKEW_DETAIL + [_SKEW_NS] + _SKEW_TAIL + _percpu("warn", "warn")
 _MSG_66 = [_RETRIED, _READBACK_66] + _SKIP + [_LONG, _SKEW_HEAD] + _SKEW_DETAIL + [_SKEW_NS] + _SKEW_TAIL + _percpu("warn", "warn")
 _MSG_612 = [_RETRIED, _READBACK_66] + _SKIP + [_LONG, _SKEW_HEAD] + _SKEW_DETAIL + [_SKEW_NS] + _SKEW_TAIL + _percpu("info", "warn")
 _MSG_618 = [_RETRIED, _READBACK_66] + _SKIP + [_LONG, _SKEW_HEAD] + _SKEW_DETAIL + [_SKEW_NS] + _SKEW_TAIL + _percpu("info", "info")
@@ -303,7 +329,20 @@ def _row(**kw):
 
 
 ERAS = (
-    _row(id="6.1", covers=((6, 1, 0, None),), read_at="6.1.158", max_skew_us_default=100,
+    _row(id="6.1-legacy", covers=((6, 1, 0, 104),), read_at="6.1.55", max_skew_us_default=100,
+         functions=[_CS + ": cs_watchdog_read() (max_cswd_read_retries), clocksource_watchdog(), "
+                    "__clocksource_update_freq_scale()",
+                    "kernel/time/Kconfig: CLOCKSOURCE_WATCHDOG_MAX_SKEW_US (default 100)",
+                    _TSC + ": tsc_setup(), check_system_tsc_reliable(), tsc_init()"],
+         readout_limit="max_skew", wd_wd_skip="max_skew/2", long_interval_ns=None,
+         retries={"param": "max_cswd_read_retries", "param_default": 2, "attempts": "param + 1",
+                  "legacy_param": "max_cswd_read_retries"},
+         module_params=["max_cswd_read_retries", "verify_n_cpus"],
+         varies=["the 'Long readout interval' skip (644649553508): absent at 6.1.55, present at 6.1.158, "
+                 "backported in between at a sublevel not pinned"],
+         exact_from={"6.1": 55}, messages=_MSG_61_LEGACY, unwatched=_UNW_61, commits=[],
+         marker_param="max_cswd_read_retries"),
+    _row(id="6.1", covers=((6, 1, 107, None),), read_at="6.1.158", max_skew_us_default=100,
          functions=[_CS + ": cs_watchdog_read(), clocksource_watchdog(), __clocksource_update_freq_scale()",
                     "include/linux/clocksource.h: clocksource_get_max_watchdog_retry()",
                     "kernel/time/Kconfig: CLOCKSOURCE_WATCHDOG_MAX_SKEW_US (default 100)",
@@ -311,14 +350,25 @@ ERAS = (
          readout_limit="max_skew", wd_wd_skip="max_skew/2",
          retries={"formula": "ilog2(online_cpus) // 2 + 1", "attempts": "retries + 1",
                   "legacy_param": "max_cswd_read_retries",
-                  "note": "6.1.y before the August 2024 backport of 2ed08e4bc532: the module parameter "
-                          "clocksource.max_cswd_read_retries (attempts = value + 1) and the retried message on "
-                          "nretries > 1 || nretries >= max; its presence in /sys/module/clocksource/parameters/ decides"},
-         varies=["retries (2ed08e4bc532, 6.1.y of August 2024; sublevel not pinned)",
-                 "Long readout interval skip (644649553508, backported to 6.1.y in 2024; sublevel not pinned)"],
+                  "note": "a 6.1 that still has /sys/module/clocksource/parameters/max_cswd_read_retries is the "
+                          "6.1-legacy row: attempts = its value + 1"},
+         varies=["6.1.107-6.1.157 not read: the retries backport (2ed08e4bc532) is in 6.1.105 or 6.1.106"],
          exact_from={"6.1": 158}, messages=_MSG_61, unwatched=_UNW_61,
-         commits=["2ed08e4bc532", "f2655ac2c06a"]),
-    _row(id="6.6", covers=((6, 6, 0, None),), read_at="6.6.63", max_skew_us_default=125,
+         commits=["2ed08e4bc532", "f2655ac2c06a"], hidden_sublevel_default=True),
+    _row(id="6.6-legacy", covers=((6, 6, 0, 45),), read_at="6.6.9", max_skew_us_default=125,
+         functions=[_CS + ": cs_watchdog_read() (max_cswd_read_retries), clocksource_watchdog(), "
+                    "__clocksource_update_freq_scale()",
+                    "kernel/time/Kconfig: CLOCKSOURCE_WATCHDOG_MAX_SKEW_US (default 125)",
+                    _TSC + ": tsc_setup(), check_system_tsc_reliable(), tsc_clocksource_watchdog_disabled(), tsc_init()"],
+         readout_limit="max_skew", wd_wd_skip="max_skew/2", long_interval_ns=None,
+         retries={"param": "max_cswd_read_retries", "param_default": 2, "attempts": "param + 1",
+                  "legacy_param": "max_cswd_read_retries"},
+         module_params=["max_cswd_read_retries", "verify_n_cpus"],
+         varies=["the 'Long readout interval' skip (644649553508): absent at 6.6.9, present at 6.6.63, "
+                 "backported in between at a sublevel not pinned"],
+         exact_from={"6.6": 9}, messages=_MSG_66_LEGACY, unwatched=_UNW_66, commits=["c37e85c135ce"],
+         marker_param="max_cswd_read_retries"),
+    _row(id="6.6", covers=((6, 6, 46, None),), read_at="6.6.63", max_skew_us_default=125,
          functions=[_CS + ": cs_watchdog_read(), clocksource_watchdog(), __clocksource_update_freq_scale()",
                     "include/linux/clocksource.h: clocksource_get_max_watchdog_retry()",
                     "kernel/time/Kconfig: CLOCKSOURCE_WATCHDOG_MAX_SKEW_US (default 125)",
@@ -326,9 +376,11 @@ ERAS = (
          readout_limit="max_skew", wd_wd_skip="max_skew/2",
          retries={"formula": "ilog2(online_cpus) // 2 + 1", "attempts": "retries + 1",
                   "legacy_param": "max_cswd_read_retries",
-                  "note": "before 6.6.46: the module parameter clocksource.max_cswd_read_retries (attempts = value + 1)"},
-         varies=["retries before 6.6.46 (2ed08e4bc532)"], exact_from={"6.6": 63},
-         messages=_MSG_66, unwatched=_UNW_66, commits=["c37e85c135ce", "2ed08e4bc532", "f2655ac2c06a"]),
+                  "note": "a 6.6 that still has /sys/module/clocksource/parameters/max_cswd_read_retries is the "
+                          "6.6-legacy row: attempts = its value + 1"},
+         varies=["6.6.46-6.6.62 not read: the retries backport (2ed08e4bc532) arrived in 6.6.46"],
+         exact_from={"6.6": 63}, messages=_MSG_66, unwatched=_UNW_66,
+         commits=["c37e85c135ce", "2ed08e4bc532", "f2655ac2c06a"], hidden_sublevel_default=True),
     _row(id="6.12-750", covers=((6, 12, 0, 67),), read_at="6.12.19", max_skew_us_default=125,
          functions=[_CS + ": cs_watchdog_read() (md = 2 * watchdog->uncertainty_margin), clocksource_watchdog(), "
                     "__clocksource_update_freq_scale()",
@@ -431,22 +483,49 @@ def parse_release(release, version=None):
     return major, minor, sub, how
 
 
-def _find(release, version):
+def _by_params(rows, params):
+    """Of one series' rows, the one the running kernel's module parameters
+    (names in /sys/module/clocksource/parameters/) point to, or None."""
+    names = set(params)
+    marked = [r for r in rows if r.get("marker_param")]
+    if not marked:
+        return None
+    legacy = [r for r in marked if r["marker_param"] in names]
+    if legacy:
+        return legacy[0]
+    rest = [r for r in rows if not r.get("marker_param")]
+    return rest[0] if len(rest) == 1 else None
+
+
+def _find(release, version, params):
+    """((row, parsed, how chosen), "") or (None, why)."""
     p = parse_release(release, version)
     if p is None:
         return None, "not a kernel release string: %r" % (str(release)[:80],)
     major, minor, sub, how = p
-    for row in ERAS:
+    rows = [row for row in ERAS if any((ma, mi) == (major, minor) for (ma, mi, _, _) in row["covers"])]
+    if len(rows) > 1 and params is not None:
+        # The running kernel's parameters are evidence; they beat the version.
+        row = _by_params(rows, params)
+        if row is not None:
+            return (row, p, "module parameters"), ""
+    if rows and sub is None:
+        if len(rows) == 1 and any(lo == 0 and hi is None for (_, _, lo, hi) in rows[0]["covers"]):
+            return (rows[0], p, "series"), ""
+        dflt = [r for r in rows if r.get("hidden_sublevel_default")]
+        if dflt:
+            return (dflt[0], p, "series default (sublevel hidden; no module parameters given)"), ""
+        return None, ("%d.%d with its upstream sublevel hidden (%s): the rules change within %d.%d.y; "
+                      "give uname -v" % (major, minor, release[:80], major, minor))
+    for row in rows:
         for (ma, mi, lo, hi) in row["covers"]:
-            if (ma, mi) != (major, minor):
-                continue
-            if sub is None:
-                if lo == 0 and hi is None:
-                    return (row, p), ""
-                return None, ("%d.%d with its upstream sublevel hidden (%s): the rules change within %d.%d.y; "
-                              "give uname -v" % (major, minor, release[:80], major, minor))
-            if sub >= lo and (hi is None or sub <= hi):
-                return (row, p), ""
+            if (ma, mi) == (major, minor) and sub >= lo and (hi is None or sub <= hi):
+                return (row, p, "release"), ""
+    if rows:
+        spans = sorted((lo, hi) for row in rows for (ma, mi, lo, hi) in row["covers"] if (ma, mi) == (major, minor))
+        return None, ("%d.%d.%d: not in the sublevels the table pins for %d.%d.y (%s); give the module parameters"
+                      % (major, minor, sub, major, minor,
+                         ", ".join("%d-%s" % (lo, "" if hi is None else hi) for lo, hi in spans)))
     if (major, minor) in _NOT_READ:
         return None, "%d.%d: %s" % (major, minor, _NOT_READ[(major, minor)])
     if (major, minor) < (6, 1):
@@ -458,16 +537,22 @@ def _find(release, version):
         major, minor, ", ".join("%d.%d" % s for s in series))
 
 
-def rules_for(release, version=None):
-    """The watchdog rules of the era `release` runs, or None (why_unknown says why)."""
-    found, _ = _find(release, version)
+def rules_for(release, version=None, params=None):
+    """The watchdog rules of the era `release` runs, or None (why_unknown says why).
+    params: the names in /sys/module/clocksource/parameters/ where read;
+    within 6.1.y and 6.6.y they decide between the legacy row (it has
+    max_cswd_read_retries) and the scaled-retries row.  chosen_by says
+    how the row was picked; a Debian 6.1.0-N or 6.6 release without
+    uname -v or parameters gets the series' current row, so said."""
+    found, _ = _find(release, version, params)
     if found is None:
         return None
-    row, (major, minor, sub, how) = found
+    row, (major, minor, sub, how), chosen = found
     out = dict(row)
     tree = TREES[row["read_at"]]
     out.update({
         "release": release[:MAX_RELEASE], "series": "%d.%d" % (major, minor), "sublevel": sub, "parsed_by": how,
+        "chosen_by": chosen,
         "tree": tree["tree"], "tree_commit": tree["commit"], "files": dict(tree["files"]),
         # at_or_after_read: the release is at or after the sublevel read in
         # this series (later stable backports can still move a figure).
@@ -476,20 +561,20 @@ def rules_for(release, version=None):
     return out
 
 
-def why_unknown(release, version=None):
+def why_unknown(release, version=None, params=None):
     """Why rules_for(release) is None; "" when it is not."""
-    return _find(release, version)[1]
+    return _find(release, version, params)[1]
 
 
-def unwatched_rules(release, version=None):
+def unwatched_rules(release, version=None, params=None):
     """The conditions under which the running kernel does not watch the TSC, or None."""
-    r = rules_for(release, version)
+    r = rules_for(release, version, params)
     return None if r is None else [dict(u) for u in r["unwatched"]]
 
 
-def messages(release, version=None):
+def messages(release, version=None, params=None):
     """Every watchdog-related line that era prints: its era's list and the common ones."""
-    r = rules_for(release, version)
+    r = rules_for(release, version, params)
     return None if r is None else [dict(m) for m in r["messages"] + _COMMON_MESSAGES]
 
 
@@ -580,6 +665,8 @@ def limits(rules, max_skew_us=None, online_cpus=None, cs="tsc", watchdog="hpet",
         out["attempts"] = r["fixed_attempts"]
     elif max_cswd_read_retries is not None:
         out["attempts"] = int(max_cswd_read_retries) + 1
+    elif "param_default" in r:
+        out["attempts"] = r["param_default"] + 1
     elif online_cpus is not None:
         if not isinstance(online_cpus, int) or isinstance(online_cpus, bool) or online_cpus < 1:
             raise ValueError("online_cpus %r: not a CPU count" % (online_cpus,))

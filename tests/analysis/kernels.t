@@ -19,7 +19,9 @@ DEBIAN_612 = "#1 SMP PREEMPT_DYNAMIC Debian 6.1.158-1 (2025-11-09)"
 # Kconfig, tsc watched by hpet).  Every row of ERAS must appear here.
 FIXTURES = [
     # (release, uname -v, era, readout limit ns, wd-wd skip ns, skew margin ns, all slow)
+    ("6.1.55", None, "6.1-legacy", 100000, 50000, 400000, "marked-unstable"),
     ("6.1.0-57-amd64", None, "6.1", 100000, 50000, 400000, "marked-unstable"),
+    ("6.6.9", None, "6.6-legacy", 125000, 62500, 500000, "marked-unstable"),
     ("6.6.63", None, "6.6", 125000, 62500, 500000, "marked-unstable"),
     ("6.12.19", None, "6.12-750", 750000, 500000, 500000, "marked-unstable"),
     ("6.12.68", None, "6.12-500", 500000, 250000, 500000, "marked-unstable"),
@@ -100,6 +102,23 @@ check("Debian 6.1.0-57: upstream sublevel unknown from uname -r, so not claimed 
 check("Debian 6.1.0-57 with uname -v naming 6.1.158: sublevel 158, at the reading", debian_version)
 check("6.1: a kernel with the old clocksource.max_cswd_read_retries parameter is named as the exception",
       lambda: ("max_cswd_read_retries" in k.rules_for("6.1.0-57-amd64")["retries"].get("legacy_param", ""), None))
+check("6.1.0-N: its module parameters decide between 6.1-legacy and 6.1, and say so",
+      lambda: ((lambda a, b: ((a["id"], b["id"], a["chosen_by"]) == ("6.1-legacy", "6.1", "module parameters"), (a["id"], b["id"])))
+               (k.rules_for("6.1.0-10-amd64", None, ["max_cswd_read_retries", "verify_n_cpus"]),
+                k.rules_for("6.1.0-57-amd64", None, ["verify_n_cpus"]))))
+check("6.1.0-N with neither uname -v nor parameters: the current 6.1 row, chosen_by says it was the default",
+      lambda: ((lambda r: (r["id"] == "6.1" and "default" in r["chosen_by"], r["chosen_by"]))(k.rules_for("6.1.0-57-amd64"))))
+check("6.1.105 and 6.1.106 (the retries backport is in one of them): None without parameters, known with them",
+      lambda: (k.rules_for("6.1.105") is None and "105" in k.why_unknown("6.1.105")
+               and era("6.1.106", None) is None and k.rules_for("6.1.105", None, ["verify_n_cpus"])["id"] == "6.1", None))
+check("6.1.55 / 6.6.9: max_cswd_read_retries (default 2: 3 attempts, whatever the CPUs); its value when read",
+      lambda: ((lim("6.1.55", online_cpus=64)["attempts"], lim("6.6.9", online_cpus=64)["attempts"],
+                lim("6.6.9", max_cswd_read_retries=5)["attempts"]) == (3, 3, 6), None))
+check("6.1.55: the retried line on any success after 2+ retries (||); 6.1.158: only at the last attempt (&&)",
+      lambda: ("||" in k.messages("6.1.55")[0]["meaning"] and "&&" in k.messages("6.1.158")[0]["meaning"], None))
+check("the legacy rows: no 'Long readout interval' skip (absent at 6.1.55 and 6.6.9)",
+      lambda: (k.rules_for("6.1.55")["long_interval_ns"] is None and k.rules_for("6.6.9")["long_interval_ns"] is None
+               and k.rules_for("6.6.63")["long_interval_ns"] == 10 ** 9, None))
 check("6.1: the readout limit is CONFIG_CLOCKSOURCE_WATCHDOG_MAX_SKEW_US",
       lambda: (lim("6.1.0-57-amd64", max_skew_us=100)["readout_limit_ns"] == 100000
                and lim("6.1.0-57-amd64", max_skew_us=50)["readout_limit_ns"] == 50000, None))
@@ -128,6 +147,7 @@ check("6.6: attempts = ilog2(online CPUs)//2 + 2 (retries + the first)",
       lambda: ((lambda got: (got == WANT, got))({n: lim("6.6.63", online_cpus=n)["attempts"] for n in WANT})))
 check("a kernel with clocksource.max_cswd_read_retries=3: 4 attempts",
       lambda: (lim("6.6.40", max_cswd_read_retries=3)["attempts"] == 4, None))
+check("6.6.45 is legacy, 6.6.46 has the scaled retries", lambda: (era("6.6.45") == "6.6-legacy" and era("6.6.46") == "6.6", None))
 check("no CPU count, no parameter: attempts unknown, not guessed", lambda: (lim("6.6.63")["attempts"] is None, None))
 check("7.1: 50 us readout, 3 attempts whatever the CPUs, an all-slow tick only reported",
       lambda: ((lambda L: ((L["readout_limit_ns"], L["attempts"], L["all_slow"]) == (50000, 3, "reported"), L))
