@@ -38,6 +38,7 @@ RULES = [
     ("unstable", r"Marking TSC unstable due to:? (?P<reason>.+?)\.?\s*$"),
     # tsc_sync.c check_tsc_sync_source(): the boot-time warp test.
     ("warp", r"Measured (?P<cycles>\d+) cycles TSC warp between CPUs, turning off TSC clock"),
+    ("warp", r"TSC warped randomly between CPUs"),
     ("sync-check", r"(?:checking )?TSC synchronization \[CPU#(?P<from_cpu>\d+) -> CPU#(?P<to_cpu>\d+)\]:\s*$"),
     # tsc_sync.c: TSC_ADJUST found wrong at boot or changed after it.
     ("tsc-adjust", r"TSC ADJUST differs: CPU(?P<cpu>\d+) " + _N + r" --> " + _N + r"\. Restoring"),
@@ -66,26 +67,26 @@ RULES = [
     ("verdict/skew", r"Clocksource (?P<cs>[\w.-]+) unstable \(delta = (?P<delta_ns>-?\d+) ns\)"),  # 2.6-3.x
     # The 2026 rewrite: verdicts by frequency and by inter-CPU order.
     ("verdict/freq-skew", r"Marking clocksource (?P<cs>[\w.-]+) unstable due to frequency skew"),
-    ("verdict/inter-cpu-skew", r"Marking clocksource (?P<cs>[\w.-]+) unstable due to inter CPU skew"),
+    ("verdict/cpu-skew", r"Marking clocksource (?P<cs>[\w.-]+) unstable due to inter CPU skew"),
     # Near misses of every era.
     ("near-miss/retried", r"timekeeping watchdog on CPU(?P<cpu>\d+): (?P<watchdog>[\w.-]+) retried (?P<retries>\d+) times before success"),
-    ("near-miss/skip-test", r"wd-(?P<cs>[\w.-]+)-wd read-back delay of (?P<delay_ns>\d+)ns, clock-skew test skipped"),
+    ("near-miss/skip", r"wd-(?P<cs>[\w.-]+)-wd read-back delay of (?P<delay_ns>\d+)ns, clock-skew test skipped"),
     ("detail/wd-wd", r"timekeeping watchdog on CPU(?P<cpu>\d+): (?P<watchdog>[\w.-]+) wd-wd read-back delay of (?P<wd_wd_ns>\d+)ns"),
     ("near-miss/long-interval", r"Long readout interval, skipping watchdog check(?:: cs_nsec: (?P<cs_ns>-?\d+) wd_nsec: (?P<wd_ns>-?\d+))?"),
-    ("near-miss/read-timeout", r"Watchdog (?P<watchdog>[\w.-]+) read timed out\. Readout sequence took: (?P<seq_ns>\d+)ns"),
+    ("near-miss/readout-timeout", r"Watchdog (?P<watchdog>[\w.-]+) read timed out\. Readout sequence took: (?P<seq_ns>\d+)ns"),
     ("near-miss/remote-timeout", r"Watchdog remote CPU (?P<remote_cpu>\d+) read timed out"),
-    ("near-miss/cpus-ahead", r"CPUs (?P<cpus>[\d,-]+) ahead of CPU (?P<cpu>\d+) for clocksource (?P<cs>[\w.-]+)"),
-    ("near-miss/cpus-behind", r"CPUs (?P<cpus>[\d,-]+) behind CPU (?P<cpu>\d+) for clocksource (?P<cs>[\w.-]+)"),
-    # Continuation lines.
-    ("detail/cpus-check", r"Checking clocksource (?P<cs>[\w.-]+) synchronization from CPU (?P<cpu>\d+) to CPUs (?P<cpus>[\d,-]+)"),
-    ("detail/cpus-check", r"CPU (?P<cpu>\d+) check durations (?P<min_ns>\d+)ns - (?P<max_ns>\d+)ns for clocksource (?P<cs>[\w.-]+)"),
-    ("detail/cpus-check", r"Not enough CPUs to check clocksource '(?P<cs>[\w.-]+)'"),
+    # Continuation lines.  clocksource_verify_percpu() runs after a verdict
+    # on the current clocksource: CPUs ahead or behind are its findings.
+    ("detail/percpu", r"CPUs (?P<cpus>[\d,-]+) (?P<which>ahead of|behind) CPU (?P<cpu>\d+) for clocksource (?P<cs>[\w.-]+)"),
+    ("detail/percpu", r"Checking clocksource (?P<cs>[\w.-]+) synchronization from CPU (?P<cpu>\d+) to CPUs (?P<cpus>[\d,-]+)"),
+    ("detail/percpu", r"CPU (?P<cpu>\d+) check durations (?P<min_ns>\d+)ns - (?P<max_ns>\d+)ns for clocksource (?P<cs>[\w.-]+)"),
+    ("detail/percpu", r"Not enough CPUs to check clocksource '(?P<cs>[\w.-]+)'"),
     ("detail/skew", r"'(?P<cs>[\w.-]+)' (?:wd|cs)_(?:nsec: -?\d+ \w+_now|now): [0-9a-f]+ \w+_last: [0-9a-f]+ mask: [0-9a-f]+"),
     ("detail/skew", r"Clocksource '(?P<cs>[\w.-]+)' skewed (?P<skew_ns>-?\d+) ns \(-?\d+ ms\) over watchdog '(?P<watchdog>[\w.-]+)' "
                     r"interval of (?P<interval_ns>-?\d+) ns"),
     ("detail/skew", r"clocksource: +(?:'(?P<cs>[\w.-]+)' (?:\(not '[\w.-]+'\) )?is current clocksource|No current clocksource)\.$"),
-    ("detail/interval", r"clocksource: (?P<which>Watchdog|Clocksource) +(?P<cs>[\w.-]+) interval: +(?P<interval_ns>\d+)ns"),
-    ("detail/inter-cpu", r"clocksource: CPU(?P<cpu>\d+) +(?P<cycles>\d+) < CPU(?P<cpu2>\d+) +(?P<cycles2>\d+) \(cycles\)"),
+    ("detail/freq-skew", r"clocksource: (?P<which>Watchdog|Clocksource) +(?P<cs>[\w.-]+) interval: +(?P<interval_ns>\d+)ns"),
+    ("detail/cpu-skew", r"clocksource: CPU(?P<cpu>\d+) +(?P<cycles>\d+) < CPU(?P<cpu2>\d+) +(?P<cycles2>\d+) \(cycles\)"),
     # kernel/sched/clock.c and context.
     ("sched-clock/unstable", r"TSC found unstable after boot, most likely due to broken BIOS"),
     ("sched-clock/unstable", r"sched_clock: Marking unstable"),
@@ -118,15 +119,13 @@ TEXT = {
     "verdict/readback": "every watchdog readout was too slow (read-back delay)",
     "verdict/skew": "skew too large",
     "verdict/freq-skew": "frequency skew",
-    "verdict/inter-cpu-skew": "inter-CPU skew",
+    "verdict/cpu-skew": "inter-CPU skew",
     "near-miss/retried": "readout retried before success",
-    "near-miss/skip-test": "readout slow, clock-skew test skipped",
+    "near-miss/skip": "readout slow, clock-skew test skipped",
     "near-miss/long-interval": "long readout interval, check skipped",
-    "near-miss/read-timeout": "watchdog read timed out (reported only)",
+    "near-miss/readout-timeout": "watchdog read timed out (reported only)",
     "near-miss/remote-timeout": "remote CPU read timed out",
     "near-miss/coarse": "slow readouts, coarse-grained check",
-    "near-miss/cpus-ahead": "CPUs ahead on the clocksource",
-    "near-miss/cpus-behind": "CPUs behind on the clocksource",
 }
 
 _INT = re.compile(r"-?\d+$")
@@ -202,7 +201,7 @@ def summarize(lines):
         elif kind == "tsc-adjust":
             s["tsc_adjust"] += 1
         elif kind == "warp" and warp is None:
-            warp = (line, d["cycles"])
+            warp = (line, d.get("cycles"))
         elif kind == "unstable" and unstable is None:
             unstable = (line, d)
         elif kind in VERDICTS and verdict is None and marks_tsc_unstable(line):

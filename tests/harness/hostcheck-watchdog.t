@@ -164,7 +164,7 @@ t.ok("near misses in this boot's log: none; verdict: every watchdog readout was 
      and "hpet read-back delay of 61833ns, attempt 4, marking unstable" in out, "  and its text")
 d, p = run(e595 + ["--log", os.path.join(FX, "logs", "skip-test.log")])
 nm = d["watchdog"]["near_misses"]
-t.ok(nm["by_kind"] == {"near-miss/skip-test": 2} and nm["total"] == 2 and nm["verdict"] is None,
+t.ok(nm["by_kind"] == {"near-miss/skip": 2} and nm["total"] == 2 and nm["verdict"] is None,
      "a busy server's skip tests: 2 near misses, no verdict", nm)
 out, p = run(e595 + ["--log", os.path.join(LOGS, "boot-warp.log")], fmt="text")
 t.ok("6601281288 cycles warp" in out, "the seed blog's log: the boot-time warp with its cycle count")
