@@ -339,7 +339,8 @@ ERAS = (
                   "legacy_param": "max_cswd_read_retries"},
          module_params=["max_cswd_read_retries", "verify_n_cpus"],
          varies=["the 'Long readout interval' skip (644649553508): absent at 6.1.55, present at 6.1.158, "
-                 "backported in between at a sublevel not pinned"],
+                 "backported in between at a sublevel not pinned",
+                 "6.1.0-6.1.54 not read (6.1.55 already has the 300 s pause after a skipped check)"],
          exact_from={"6.1": 55}, messages=_MSG_61_LEGACY, unwatched=_UNW_61, commits=[],
          marker_param="max_cswd_read_retries"),
     _row(id="6.1", covers=((6, 1, 107, None),), read_at="6.1.158", max_skew_us_default=100,
@@ -365,7 +366,7 @@ ERAS = (
                   "legacy_param": "max_cswd_read_retries"},
          module_params=["max_cswd_read_retries", "verify_n_cpus"],
          varies=["the 'Long readout interval' skip (644649553508): absent at 6.6.9, present at 6.6.63, "
-                 "backported in between at a sublevel not pinned"],
+                 "backported in between at a sublevel not pinned", "6.6.0-6.6.8 not read"],
          exact_from={"6.6": 9}, messages=_MSG_66_LEGACY, unwatched=_UNW_66, commits=["c37e85c135ce"],
          marker_param="max_cswd_read_retries"),
     _row(id="6.6", covers=((6, 6, 46, None),), read_at="6.6.63", max_skew_us_default=125,
