@@ -73,6 +73,9 @@ expect 2 "message size with junk" --msg-size 64KB
 expect 2 "message size negative" --msg-size -1
 expect 2 "unknown format" --format yaml
 expect 2 "empty --json name" --json ''
+# Test hooks come from the environment (CLOCKBENCH_TEST_*), checked as
+# options are.
+CLOCKBENCH_TEST_STALL=yes expect 2 "a test hook's bad value, CLOCKBENCH_TEST_STALL=yes"
 
 # A long value is cut in its one line.
 long=$(printf '9%.0s' $(seq 5000))x
@@ -152,7 +155,7 @@ ok $? "--help documents --dry-run"
 # --dry-run must not measure: with the clocksource stand-in unsettled it
 # still passes (the refusal is the run's), and takes no measuring time.
 printf 'tsc-early\n' >"$tmp/keep"
-dry 0 "does not look at the clocksource" "" --test-clocksource-file "$tmp/keep"
+CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/keep" dry 0 "does not look at the clocksource" ""
 rm -rf "$tmp/dir" "$tmp/keep"
 
 "$bin" --help >"$tmp/help" 2>&1
@@ -172,5 +175,12 @@ while read -r opt; do
 	grep -q "\"${opt#--}\"" bench/opts.c || { bad=1; diag "help names $opt, the parser does not"; }
 done < <(grep -oE -- '--[a-z-]+' "$tmp/help" | sort -u)
 ok "$bad" "every option in --help exists in the parser"
+ok "$(! grep -qE -- '--test-|CLOCKBENCH_TEST' "$tmp/help"; echo $?)" "--help names no test hook"
+printf 'jiffies\n' >"$tmp/cs"
+CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/cs" "$bin" --clock monotonic --method rdtsc --threads 1 --duration 0.01 --quiet >"$tmp/so" 2>"$tmp/se"
+rc=$?
+ok "$([ "$rc" -eq 1 ] && grep -q "clocksource 'jiffies'" "$tmp/se"; echo $?)" \
+	"CLOCKBENCH_TEST_CLOCKSOURCE_FILE is read as the clocksource (jiffies: refused, exit $rc)"
+rm -f "$tmp/cs" "$tmp/so" "$tmp/se"
 rm -f "$tmp/help" "$tmp/ver"
 done_testing

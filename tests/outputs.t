@@ -115,7 +115,7 @@ gate_close() { exec 7>&-; }
 # engine fails naming it, and takes back what it had already put in place.
 fresh
 gate_arm
-"$bin" --clock monotonic --method rdtsc --threads 1 --duration 0.05 --quiet --test-clocksource-file "$tmp/gate" \
+CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/gate" "$bin" --clock monotonic --method rdtsc --threads 1 --duration 0.05 --quiet \
 	--output "$tmp/first.txt" --json "$tmp/p.json" >"$tmp/so" 2>"$tmp/se" 7>&- &
 pid=$!
 pids+=("$pid")
@@ -135,7 +135,7 @@ rm -f "$tmp/p.json"
 # whole.
 fresh
 gate_arm
-"$bin" --clock monotonic --method rdtsc --threads 1 --duration 0.05 --quiet --test-clocksource-file "$tmp/gate" \
+CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/gate" "$bin" --clock monotonic --method rdtsc --threads 1 --duration 0.05 --quiet \
 	--format json --output "$tmp/same.json" >"$tmp/so" 2>"$tmp/se" 7>&- &
 a=$!
 pids+=("$a")
@@ -161,7 +161,7 @@ rm -f "$tmp/same.json" "$tmp/so2" "$tmp/se2" "$tmp/gate"
 # place, and nothing is kept.
 fresh
 gate_arm
-"$bin" --clock monotonic --method rdtsc --threads 1 --duration 0.05 --quiet --test-clocksource-file "$tmp/gate" \
+CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/gate" "$bin" --clock monotonic --method rdtsc --threads 1 --duration 0.05 --quiet \
 	--format json --output "$tmp/sw.json" >"$tmp/so" 2>"$tmp/se" 7>&- &
 pid=$!
 pids+=("$pid")
@@ -203,13 +203,13 @@ done
 for cs in tsc-early jiffies refined-jiffies; do
 	fresh
 	printf '%s\n' "$cs" >"$tmp/cs"
-	"$bin" "${quick[@]}" --test-clocksource-file "$tmp/cs" --json "$tmp/r.json" >"$tmp/so" 2>"$tmp/se"
+	CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/cs" "$bin" "${quick[@]}" --json "$tmp/r.json" >"$tmp/so" 2>"$tmp/se"
 	rc=$?
 	ok "$([ "$rc" -eq 1 ] && one_line "clocksource '$cs': the kernel has not settled" && [ ! -s "$tmp/so" ] &&
 		[ "$(files)" = "./cs" ]; echo $?)" "clocksource $cs: exit $rc, refused: $(head -c 160 "$tmp/se")"
 done
 printf 'tsc\n' >"$tmp/cs"
-"$bin" "${quick[@]}" --test-clocksource-file "$tmp/cs" --json "$tmp/r.json" >"$tmp/so" 2>"$tmp/se"
+CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/cs" "$bin" "${quick[@]}" --json "$tmp/r.json" >"$tmp/so" 2>"$tmp/se"
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ -s "$tmp/r.json" ]; echo $?)" "clocksource tsc: measured, exit $rc"
 done_testing

@@ -119,7 +119,7 @@ fi
 
 # A receiver and a server that never answer: the socket time limits end it.
 expect_fail "tcp-rr against a server that never answers" '^clockbench: tcp-rr: client recv: no progress within 5 s$' \
-	"$bin" --no-cost --workload tcp-rr --duration 0.2 --quiet --test-stall
+	env CLOCKBENCH_TEST_STALL=1 "$bin" --no-cost --workload tcp-rr --duration 0.2 --quiet
 expect_fail "tcp-stream into a receiver that never reads" '^clockbench: tcp-stream: send: no progress within 5 s$' \
-	"$bin" --no-cost --workload tcp-stream --duration 0.2 --quiet --test-stall
+	env CLOCKBENCH_TEST_STALL=1 "$bin" --no-cost --workload tcp-stream --duration 0.2 --quiet
 done_testing
