@@ -19,6 +19,9 @@ words.
   limits(rules, ...) -> dict   the era's formulas made numbers for one host
   messages(release, version=None) -> list | None   the lines that era prints
 
+Message kinds use kmsg.py's names (kmsg.KINDS: verdict/..., near-miss/...,
+detail/...); kmsg.py owns the classifier, this table the format strings.
+
 A release the table does not cover gets None and a reason, never the
 nearest row.  Within a covered stable series a figure that moved by a
 backport at a sublevel not pinned here says so ("varies"): read the
@@ -197,11 +200,11 @@ _RETRIED = _m("near-miss/retried", "warn", "timekeeping watchdog on CPU%d: %s re
               meaning="a readout succeeded only at the last allowed attempt (nretries > 1 && nretries >= max_retries); "
                       "earlier successes after retries print nothing")
 _SKIP = [
-    _m("near-miss/skip", "info", "timekeeping watchdog on CPU%d: %s wd-wd read-back delay of %lldns\n",
-       _CS + " cs_watchdog_read()", meaning="a slow readout whose two back-to-back watchdog reads were slow too: "
-                                            "the check is skipped and the watchdog pauses 300 s"),
+    _m("detail/wd-wd", "info", "timekeeping watchdog on CPU%d: %s wd-wd read-back delay of %lldns\n",
+       _CS + " cs_watchdog_read()", meaning="first of the two skip lines: the back-to-back watchdog reads were slow too"),
     _m("near-miss/skip", "info", "wd-%s-wd read-back delay of %lldns, clock-skew test skipped!\n",
-       _CS + " cs_watchdog_read()"),
+       _CS + " cs_watchdog_read()", meaning="a slow readout on a machine too busy to judge: the check is skipped "
+                                            "and the watchdog pauses 300 s"),
 ]
 _LONG = _m("near-miss/long-interval", "warn",
            "Long readout interval, skipping watchdog check: cs_nsec: %lld wd_nsec: %lld\n",
