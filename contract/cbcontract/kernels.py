@@ -16,8 +16,14 @@ words.
   why_unknown(release, version=None) -> str   why rules_for said None ("" if not)
   unwatched_rules(release, version=None) -> list | None
       the conditions under which that kernel does not watch the TSC
+  rules_for(release, version, params): params = the names in
+      /sys/module/clocksource/parameters/; within 6.1.y and 6.6.y they pick
+      the row (max_cswd_read_retries present: the legacy row)
   limits(rules, ...) -> dict   the era's formulas made numbers for one host
+  watchdog_for(rules, available) -> name | None   which clocksource watches
+      (WATCHDOG_CANDIDATES: ratings; 6.1-6.19 fall back to refined-jiffies)
   messages(release, version=None) -> list | None   the lines that era prints
+  all_messages() -> [(era id, message)]   every format string of every row
 
 Message kinds use kmsg.py's names (kmsg.KINDS: verdict/..., near-miss/...,
 detail/...); kmsg.py owns the classifier, this table the format strings.
