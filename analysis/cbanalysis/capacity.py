@@ -2,11 +2,17 @@
 
 share of a vCPU = reads/s x seconds per read; cores = hosts x vCPUs x share.
 work lost = 1 - rate / rate on tsc; more hosts = ceil(hosts x rate on tsc / rate - hosts).
+
+Over rounds a measured state's figure is the median of its rounds', and its
+ratio to tsc carries the interval of interval.py: a state whose interval
+holds 1 (no difference measured) is counted as no cost, and said to be so:
+no extra cores, no work lost, no more hosts, never a gain or a loss.
 """
 import math
 import os
 
 from cbcontract.util import cut, UsageError
+from . import interval
 from .fmt import frate, md_table
 
 PRESET_RATES = (1e4, 1e5, 1e6)
@@ -17,8 +23,19 @@ DEFAULT_VCPUS = 64
 class State:
     """A measured (or given) cost per read, and the tsc state it is compared to."""
 
-    def __init__(self, label, ns, source, baseline=None):
+    def __init__(self, label, ns, source, baseline=None, ratio=None):
         self.label, self.ns, self.source, self.baseline = label, ns, source, baseline
+        self.ratio = ratio  # interval.Ratio against the baseline over rounds (None: given by hand)
+
+
+def no_difference(st):
+    """True when st's ratio to tsc has an interval that holds 1: no cost is counted."""
+    return st.ratio is not None and st.ratio.holds_one is True
+
+
+def ratio_text(st):
+    """st's ratio to its baseline with its interval, 'n/a' without one measured."""
+    return "n/a" if st.ratio is None or not st.ratio.n else st.ratio.text()
 
 
 def share(rate, ns):
@@ -74,10 +91,8 @@ def states_from(measurements, multi_run):
     """One State per measured, non-emulated state: CLOCK_MONOTONIC through
     the C library, median, with every thread (vCPU) reading; its baseline is
     the state on a tsc host of the same kind, vCPU count and run."""
-    out, by_key = [], {}
-    for m in measurements:
-        if m.emulated:
-            continue
+    out, by_key, ms = [], {}, [m for m in measurements if not m.emulated]
+    for m in interval.firsts(ms):
         rows = m.headline()
         if not rows:
             continue
@@ -86,8 +101,13 @@ def states_from(measurements, multi_run):
         label = "%s %s" % (what, m.host_cs) if m.kind == "guest" else "host on %s" % m.host_cs
         if multi_run:
             label = "%s: %s" % (m.run, label)
-        src = "monotonic vdso, %d thread%s, median" % (r.threads, "" if r.threads == 1 else "s")
-        st = State(label, r.median, src)  # None: below the loop overhead (render leaves it out, saying so)
+        n = len(interval.over_rounds(m, ms))
+        src = "monotonic vdso, %d thread%s, median%s" % (r.threads, "" if r.threads == 1 else "s",
+                                                         " of %d rounds" % n if n > 1 else "")
+        fig = _row_fig(r)
+        # None: below the loop overhead (render leaves it out, saying so)
+        st = State(label, r.median if n == 1 else interval.value(m, ms, fig), src)
+        st.ratio = interval.across(m, ms, lambda x: _tsc_of(x, ms), fig)
         st.key = (m.run, m.kind, m.vcpus, m.backend)
         st.cs = m.host_cs
         out.append(st)
@@ -96,7 +116,22 @@ def states_from(measurements, multi_run):
         base = by_key[st.key].get("tsc")
         if base is not None and base is not st and base.ns is not None:
             st.baseline = base
+        else:
+            st.ratio = None
     return out
+
+
+def _row_fig(r):
+    return lambda x: getattr(x.row(r.clock, r.method, r.threads), "median", None)
+
+
+def _tsc_of(m, ms):
+    """The tsc state of m's run, kind, vCPUs and backend in m's own round."""
+    for b in ms:
+        if b.host_cs == "tsc" and b.run == m.run and b.kind == m.kind and b.vcpus == m.vcpus \
+                and b.backend == m.backend and interval.round_of(b) == interval.round_of(m):
+            return b
+    return None
 
 
 class WorkState:
@@ -106,6 +141,7 @@ class WorkState:
     def __init__(self, label, workload, rate, unit, source, after_change):
         self.label, self.workload, self.rate, self.unit = label, workload, rate, unit
         self.source, self.after_change, self.baseline = source, after_change, None
+        self.ratio = None  # interval.Ratio of the rate against tsc over rounds
 
 
 def work_from(measurements, multi_run):
@@ -113,15 +149,20 @@ def work_from(measurements, multi_run):
     or guest); its baseline: the same workload on a tsc host, same kind,
     vCPU count, backend and run."""
     out, by_key = [], {}
-    for m in measurements:
-        if m.emulated or m.kind not in ("host", "guest"):
-            continue
+    ms = [m for m in measurements if not m.emulated and m.kind in ("host", "guest")]
+    for m in interval.firsts(ms):
+        n = len(interval.over_rounds(m, ms))
         for w in m.workloads:
             label = "host on %s" % m.host_cs if m.kind == "host" else "%s, host on %s" % (m.where, m.host_cs)
             if multi_run:
                 label = "%s: %s" % (m.run, label)
-            st = WorkState(label, w.workload, w.rate, w.rate_unit,
-                           "%s/%s: %s" % (m.run, os.path.basename(m.path), w.workload), w.after_change)
+            fig = (lambda x, name=w.workload: x.workload(name).rate if x.workload(name) else None)
+            after = any(x.workload(w.workload) and x.workload(w.workload).after_change
+                        for x in interval.over_rounds(m, ms))
+            st = WorkState(label, w.workload, w.rate if n == 1 else interval.value(m, ms, fig), w.rate_unit,
+                           "%s/%s: %s%s" % (m.run, os.path.basename(m.path), w.workload,
+                                            ", median of %d rounds" % n if n > 1 else ""), after)
+            st.ratio = interval.across(m, ms, lambda x: _tsc_of(x, ms), fig)
             st.key = (m.run, m.kind, m.vcpus, m.backend, w.workload)
             out.append(st)
             by_key.setdefault(st.key, {})[m.host_cs] = st
@@ -132,9 +173,26 @@ def work_from(measurements, multi_run):
     return out
 
 
+def rate_ratio(st):
+    """rate / rate on tsc: over rounds the median of the rounds' paired ratios, else the two figures'."""
+    if st.ratio is not None and st.ratio.n > 1:
+        return st.ratio.median
+    return st.rate / st.baseline.rate
+
+
 def lost(st):
     """Work lost against tsc: 1 - rate / rate on tsc (negative: more work done)."""
-    return 1 - st.rate / st.baseline.rate
+    return 1 - rate_ratio(st)
+
+
+def lost_text(st):
+    """Work lost as a percentage; over rounds with its interval (1 - the
+    rate ratio's interval, reversed): '87.7 % [86.0, 89.0]'."""
+    txt = "%.1f %%" % (lost(st) * 100)
+    q = st.ratio
+    if q is not None and q.lo is not None:
+        txt += " [%.1f, %.1f]" % ((1 - q.hi) * 100, (1 - q.lo) * 100)
+    return txt
 
 
 def more_hosts(hosts, st):
@@ -143,7 +201,10 @@ def more_hosts(hosts, st):
     state; (None, None) when the state did no work."""
     if st.rate <= 0:
         return None, None
-    exact = hosts * st.baseline.rate / st.rate - hosts
+    if st.ratio is not None and st.ratio.n > 1:
+        exact = hosts / st.ratio.median - hosts
+    else:
+        exact = hosts * st.baseline.rate / st.rate - hosts
     return exact, max(0, math.ceil(exact - 1e-9))
 
 
@@ -159,17 +220,27 @@ def render_work(work, hosts, excluded=0):
     if not ex:
         return lines + ["No workload measured both on tsc and in another state.", ""]
     hdr = ["state", "workload", "rate", "rate on tsc", "work lost", "more hosts (of %d)" % hosts, "from", "tsc from"]
-    rows, working = [], []
+    rows, working, same = [], [], []
     for s in ex:
         b = s.baseline
+        if no_difference(s):
+            rows.append([s.label + (" (after a clocksource change)" if s.after_change else ""), s.workload,
+                         "%g %s" % (s.rate, s.unit), "%g %s" % (b.rate, b.unit),
+                         "none counted (%s)" % ratio_text(s), "0 (no difference measured)", s.source, b.source])
+            same.append("- %s, %s: its interval %s holds 1: no difference measured, so no work lost and no host "
+                        "more counted (neither a gain nor a loss)" % (s.label, s.workload, s.ratio.interval_text()))
+            continue
         exact, n = more_hosts(hosts, s)
         rows.append([s.label + (" (after a clocksource change)" if s.after_change else ""), s.workload,
-                     "%g %s" % (s.rate, s.unit), "%g %s" % (b.rate, b.unit), "%.1f %%" % (lost(s) * 100),
+                     "%g %s" % (s.rate, s.unit), "%g %s" % (b.rate, b.unit), lost_text(s),
                      "none (no work done)" if n is None else str(n), s.source, b.source])
-        if n is not None:
+        if n is not None and s.ratio is not None and s.ratio.n > 1:
+            working.append("- %s, %s: %d / %.4g (the median of %d rounds' rate ratios) - %d = %.2f, rounded up: %d" % (
+                s.label, s.workload, hosts, s.ratio.median, s.ratio.n, hosts, exact, n))
+        elif n is not None:
             working.append("- %s, %s: %d x %g / %g - %d = %.2f, rounded up: %d" % (
                 s.label, s.workload, hosts, b.rate, s.rate, hosts, exact, n))
-    lines += [md_table(hdr, rows, "llrrrrll"), "", "Working:", ""] + working + [""]
+    lines += [md_table(hdr, rows, "llrrrrll"), "", "Working:", ""] + working + same + [""]
     return lines
 
 
@@ -270,14 +341,21 @@ def _render_reads(states, rates, hosts, vcpus, excluded, note=None):
         cells = [s.label]
         for r in rates:
             c = "%.2f" % cores(hosts, vcpus, r, s.ns)
-            if s.baseline is not None:
+            if s.baseline is not None and no_difference(s):
+                c += " (no cost counted: no difference measured vs %s)" % s.baseline.label
+            elif s.baseline is not None:
                 c += " (%+.2f vs %s)" % (cores(hosts, vcpus, r, s.ns) - cores(hosts, vcpus, r, s.baseline.ns),
                                          s.baseline.label)
             cells.append(c)
         rows.append(cells)
     lines += ["### Fleet: cores spent on clock reads (%d x %d vCPUs)" % (hosts, vcpus), "",
               md_table(hdr, rows, "l" + "r" * len(rates)), ""]
-    ex = [s for s in states if s.baseline is not None]
+    same = [s for s in states if s.baseline is not None and no_difference(s)]
+    for s in same:
+        lines += ["- %s: its interval against tsc %s holds 1: no difference measured, so no extra cores are counted "
+                  "(neither a gain nor a loss)." % (s.label, s.ratio.interval_text())]
+    lines += [""] if same else []
+    ex = [s for s in states if s.baseline is not None and not no_difference(s)]
     if ex:
         s, r = ex[0], max(rates)
         b = s.baseline
