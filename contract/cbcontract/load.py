@@ -1,10 +1,12 @@
 """load.py: the one reader of result files: host, guest and KVM trace files into Measurements, strictly.
 
-File names are recognized only through runfolder (its patterns).  Strict on
-what the figures and verdicts depend on (the schema strings, the
-clockbench/1 document and its rows, the KVM trace counts); tolerant of the
-guest's and launcher's facts, which are shown as "n/a" when missing, and of
-the fields older engines did not write.
+File names are recognized only through runfolder (its patterns).  Each
+document is upgraded to today's shape at the door (upgrade.py: the earlier
+shapes the committed results/ hold), right after its schema string is
+checked; everything below knows only today's shape.  Strict on what the
+figures and verdicts depend on (the schema strings, the clockbench/1
+document and its rows, the KVM trace counts); tolerant of the guest's and
+launcher's facts, which are shown as "n/a" when missing.
 """
 import json
 import math
@@ -12,28 +14,26 @@ import os
 import re
 import stat
 
-from . import runfolder
+from . import runfolder, upgrade
+from .names import HEADLINE_CLOCK, QUANTILES
 from .util import InputError, bounded, cut, is_num, obj
 
 HOST_SCHEMA = runfolder.SCHEMA_HOST
 GUEST_SCHEMA = runfolder.SCHEMA_GUEST
 TRACE_SCHEMA = runfolder.SCHEMA_KVM_TRACE
 TCG_SIGNATURE = "TCGTCGTCGTCG"  # CPUID 0x40000000 under QEMU's TCG
-QUANTS = ("min", "median", "mean", "p99", "p999", "max")
-# Clocks read by the same code path (vDSO do_hres, or the same syscall):
-# their medians in one run differ by noise (see compare.py).
-HRES_CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai")
+QUANTS = QUANTILES
 
 
 class Row:
     """One clock x method x threads cell of a clockbench/1 document.
-    clocksource: the kernel's clocksource read right after the cell (None in
-    older files); raw: the quantiles before the overhead was subtracted
-    (None in older files); below: the quantiles whose subtraction went
-    negative (null in ns).  A syscall row's kernel_read: its median less
-    null_median, the median of null calls timed beside it (None when
-    unknown: null not measured, an older file, or kernel_read_negative, the
-    subtraction having gone negative)."""
+    clocksource: the kernel's clocksource read right after the cell (None
+    unknown); raw: the quantiles before the overhead was subtracted (None
+    unknown); below: the quantiles whose subtraction went negative (null in
+    ns).  A syscall row's kernel_read: its median less null_median, the
+    median of null calls timed beside it (None when unknown: null not
+    measured, or kernel_read_negative, the subtraction having gone
+    negative)."""
 
     __slots__ = ("clock", "method", "threads", "path", "ns", "cps_total", "clocksource", "raw", "below",
                  "null_median", "kernel_read", "kernel_read_negative")
@@ -87,8 +87,9 @@ class Measurement:
     """One clockbench/1 document: a host file, the bench inside a guest
     file, or a TSC rate check run beside the host bench (kind "tsc-rate",
     no cost rows), with what is known about where it ran.  workloads: its
-    Workload rows ([] when none was run, or in older files); tsc_rate: its
-    checks.tsc_rate object, validated (None when not run)."""
+    Workload rows ([] when none was run); tsc_rate: its checks.tsc_rate
+    object, validated (None when not run).  The machine's facts (kernel,
+    cpus_online, ...) are the engine's context's; None where it lacks one."""
 
     def __init__(self, path, kind, run, doc, host_cs, vcpus=None, guest=None, launcher=None,
                  trace=None, backend=None, where="results"):
@@ -115,31 +116,21 @@ class Measurement:
         return (bool(la.get("emulated")) or la.get("accel") == "tcg" or self.hypervisor == TCG_SIGNATURE
                 or self.host_emulated)
 
-    # The facts of the machine the engine ran on.  Today they are the
-    # engine's context; guest results written before PID 1 reused the engine
-    # carry them in their guest object instead (read here, and only here).
-
-    def _old(self, key, typ):
-        """The older guest object's `key` if it is a typ (str, int, bool), else None."""
-        v = self.guest.get(key)
-        return v if type(v) is typ else None
-
     @property
     def kernel(self):
         v = self.context.get("kernel")
-        return v if isinstance(v, str) and v else self._old("kernel", str)
+        return v if isinstance(v, str) and v else None
 
     @property
     def cpus_online(self):
         v = self.context.get("cpus_online")
-        return v if type(v) is int else self._old("vcpus_online", int)
+        return v if type(v) is int else None
 
     @property
     def clocksource_after(self):
         """The machine's clocksource as the engine left it: context.clocksource_end,
-        else (older guest results) the guest's clocksource read after the
-        engine, else the one the engine read at its start; None unknown."""
-        for v in (self.context.get("clocksource_end"), self._old("clocksource", str), self.context.get("clocksource")):
+        else the one the engine read at its start; None unknown."""
+        for v in (self.context.get("clocksource_end"), self.context.get("clocksource")):
             if isinstance(v, str) and v:
                 return v
         return None
@@ -147,59 +138,46 @@ class Measurement:
     @property
     def clocksource_before(self):
         """A guest's clocksource when its PID 1 started, before the engine."""
-        return self._old("clocksource_before", str)
+        v = self.guest.get("clocksource_before")
+        return v if isinstance(v, str) else None
 
     @property
     def available_clocksources(self):
-        """The kernel's available clocksources, a list (older guest results
-        wrote one string), or None."""
+        """The kernel's available clocksources, a list, or None."""
         v = self.context.get("available_clocksource")
-        if v is None:
-            v = self.guest.get("available_clocksource")
-        if isinstance(v, str):
-            v = v.split()
         return [w for w in v if isinstance(w, str)] if isinstance(v, list) else None
 
     @property
     def hypervisor(self):
         """The CPUID 0x40000000 signature (KVMKVMKVM, TCGTCGTCGTCG...), None on bare metal or unknown."""
-        v = self.context.get("hypervisor") if "hypervisor" in self.context else self.guest.get("hypervisor")
+        v = self.context.get("hypervisor")
         return v if isinstance(v, str) and v else None
 
     @property
     def invtsc(self):
         """CPUID's invariant TSC bit: True, False, None unknown."""
         fl = self.context.get("cpu_flags")
-        if isinstance(fl, dict) and isinstance(fl.get("invtsc_cpuid"), bool):
-            return fl["invtsc_cpuid"]
-        return self._old("invtsc", bool)
+        return fl["invtsc_cpuid"] if isinstance(fl, dict) and isinstance(fl.get("invtsc_cpuid"), bool) else None
 
     def _kvm(self):
         """(known, CPUID 0x40000001 eax or None without KVM's leaf)."""
-        if "kvm_features" in self.context:
-            kf = self.context["kvm_features"]
-            return True, kf.get("eax") if isinstance(kf, dict) and is_num(kf.get("eax")) else None
-        if isinstance(self.guest.get("kvm_features_valid"), bool):
-            v = self.guest.get("kvm_features")
-            return True, v if self.guest["kvm_features_valid"] and is_num(v) else None
-        return False, None
+        if "kvm_features" not in self.context:
+            return False, None
+        kf = self.context["kvm_features"]
+        return True, kf.get("eax") if isinstance(kf, dict) and is_num(kf.get("eax")) else None
 
     @property
     def kvmclock_advertised(self):
         """KVM's leaf advertises kvm-clock (eax bit 0 or 3): True, False
         (also without KVM's leaf), None unknown."""
         known, eax = self._kvm()
-        if not known:
-            return self._old("kvmclock_advertised", bool)
-        return eax is not None and bool(int(eax) & 0x9)
+        return None if not known else eax is not None and bool(int(eax) & 0x9)
 
     @property
     def stable_bit_advertised(self):
         """KVM's leaf advertises PVCLOCK_TSC_STABLE_BIT (eax bit 24): True,
         False, None without KVM's leaf or unknown."""
         known, eax = self._kvm()
-        if not known:
-            return self._old("kvm_stable_bit_advertised", bool)
         return None if eax is None else bool(int(eax) >> 24 & 1)
 
     @property
@@ -226,7 +204,7 @@ class Measurement:
 
     @property
     def mitigations(self):
-        """{name: text} from /sys/devices/system/cpu/vulnerabilities/, or None (older files)."""
+        """{name: text} from /sys/devices/system/cpu/vulnerabilities/, or None (not read)."""
         m = self.context.get("mitigations")
         return m if isinstance(m, dict) else None
 
@@ -261,7 +239,8 @@ class Measurement:
         """CLOCK_MONOTONIC through the C library, by thread count; a row
         whose median went below the loop overhead is kept (median None, "median"
         in row.below): readers show it as such (util.fquant), never as 0."""
-        return sorted((r for r in self.rows if r.clock == "monotonic" and r.method == "vdso"), key=lambda r: r.threads)
+        return sorted((r for r in self.rows if r.clock == HEADLINE_CLOCK and r.method == "vdso"),
+                      key=lambda r: r.threads)
 
 
 MAX_FILE = 64 * 1024 * 1024  # the largest result or trace summary read (docs/analysis.md)
@@ -381,12 +360,22 @@ def _truncated(err, raw):
     return (pos is not None and pos >= len(end)) or not end.endswith(b"}")
 
 
-def check_schema(path, doc, want, what="schema"):
+def check_schema(path, doc, want, where=""):
+    """The document's schema string is want: else one line, naming the
+    schema found and what this reader reads (an older one: that none here
+    does).  where: the document's place in the file ("bench"), or ""."""
     s = doc.get("schema")
-    if s != want:
-        if s is None:
-            raise InputError(path, "no \"schema\" field: not a clockbench result (this tool reads %s)" % want)
-        raise InputError(path, "unknown %s %s (this tool reads %s)" % (what, _v(s), want))
+    why = upgrade.schema_problem(s, want)
+    if why is None and s == want:
+        return
+    pre = where + "." if where else ""
+    if s is None:
+        if where:
+            raise InputError(path, "%sschema: missing (this tool reads %s)" % (pre, want))
+        raise InputError(path, "no \"schema\" field: not a clockbench result (this tool reads %s)" % want)
+    if why != "unknown":
+        raise InputError(path, "%s%s" % (pre, why))
+    raise InputError(path, "unknown %sschema %s (this tool reads %s)" % (pre, _v(s), want))
 
 
 def _quantiles(path, at, ns, below):
@@ -411,8 +400,7 @@ def _quantiles(path, at, ns, below):
 
 def parse_rows(path, rows, where):
     """Validates results[] of a clockbench/1 document; returns Rows.  A
-    quantile is null only where the row names it in below_overhead (older
-    files, without that list: anywhere but the median)."""
+    quantile is null only where the row names it in below_overhead."""
     if not isinstance(rows, list):
         raise InputError(path, "%s: expected a list" % where)
     out = []
@@ -430,11 +418,9 @@ def parse_rows(path, rows, where):
         if not isinstance(th, int) or isinstance(th, bool) or th < 1:
             raise InputError(path, "%s.threads: expected a positive integer, got %s" % (at, _v(th)))
         below = r.get("below_overhead")
-        if below is not None and not (isinstance(below, list) and all(q in QUANTS for q in below)):
+        if not (isinstance(below, list) and all(q in QUANTS for q in below)):
             raise InputError(path, "%s.below_overhead: expected a list of quantile names, got %s" % (at, _v(below)))
         clean = _quantiles(path, at + ".ns_per_call", r.get("ns_per_call"), below)
-        if clean["median"] is None and below is None:
-            raise InputError(path, "%s.ns_per_call.median: missing" % at)
         raw = r.get("ns_per_call_raw")
         if raw is not None:
             raw = _quantiles(path, at + ".ns_per_call_raw", raw, None)
@@ -445,7 +431,7 @@ def parse_rows(path, rows, where):
         cps = r.get("calls_per_sec_total")
         kr = _kernel_read(path, at, r, clean["median"]) if method == "syscall" else (None, None, False)
         out.append(Row(clock, method, th, p if isinstance(p, str) else None, clean,
-                       float(cps) if is_num(cps) else None, cs, raw, below or (), *kr))
+                       float(cps) if is_num(cps) else None, cs, raw, below, *kr))
     seen = set()
     for r in out:
         k = (r.clock, r.method, r.threads)
@@ -456,10 +442,9 @@ def parse_rows(path, rows, where):
 
 
 def _kernel_read(path, at, r, median):
-    """A syscall row's (null_median_ns, kernel_read_ns, kernel_read_negative),
-    each absent in older files: kernel_read_ns is null exactly where it is
-    not known, and otherwise the row's median less null_median_ns (both
-    written to 2 decimals)."""
+    """A syscall row's (null_median_ns, kernel_read_ns, kernel_read_negative):
+    kernel_read_ns is null exactly where it is not known, and otherwise the
+    row's median less null_median_ns (both written to 2 decimals)."""
     vals = []
     for k in ("null_median_ns", "kernel_read_ns"):
         v = r.get(k)
@@ -477,7 +462,7 @@ def _kernel_read(path, at, r, median):
     if neg and (d is None or kr is not None or d >= 0.015):
         raise InputError(path, "%s.kernel_read_negative: true, but the median %s less null_median_ns %s is %s"
                          % (at, _v(median), _v(nm), "unknown" if d is None else "%.2f" % d))
-    if "kernel_read_ns" in r and d is not None and kr is None and not neg:
+    if d is not None and kr is None and not neg:
         raise InputError(path, "%s.kernel_read_ns: null, but both medians are known and it is not named negative" % at)
     return nm, kr, neg
 
@@ -520,9 +505,7 @@ _ORDER = (("min", "median"), ("median", "p99"), ("p99", "p999"), ("p999", "max")
 
 
 def parse_workloads(path, rows, at):
-    """Validates workloads[] (absent in older files: []); returns Workloads."""
-    if rows is None:
-        return []
+    """Validates workloads[] ([] when none was run); returns Workloads."""
     if not isinstance(rows, list):
         raise InputError(path, "%s: expected a list, got %s" % (at, _v(rows)[:60]))
     out, seen = [], set()
@@ -677,15 +660,7 @@ def check_extras(path, doc, pre):
 
 
 def check_bench(path, doc, where=""):
-    """The clockbench/1 document itself: schema, context, results."""
-    if not isinstance(doc, dict):
-        raise InputError(path, "%s: expected a clockbench/1 object" % (where or "document"))
-    s = doc.get("schema")
-    if s != HOST_SCHEMA:
-        pre = where + "." if where else ""
-        if s is None:
-            raise InputError(path, "%sschema: missing (this tool reads %s)" % (pre, HOST_SCHEMA))
-        raise InputError(path, "unknown %sschema %s (this tool reads %s)" % (pre, _v(s), HOST_SCHEMA))
+    """The clockbench/1 document itself: schema, context (after upgrade.bench)."""
     if not isinstance(doc.get("context"), dict):
         raise InputError(path, "%scontext: missing or not an object" % (where + "." if where else ""))
 
@@ -701,7 +676,7 @@ def load_host(path, run=None, kind="host"):
     kind "tsc-rate", a tsc-rate-<cs>.json file, which must hold the check)."""
     doc = load_json(path)
     check_schema(path, doc, HOST_SCHEMA)
-    check_bench(path, doc)
+    check_bench(path, upgrade.bench(doc))
     cs = doc["context"].get("clocksource")
     if not isinstance(cs, str) or not cs:
         cs = _name(path, kind).get("cs", "unknown")
@@ -713,47 +688,51 @@ def load_host(path, run=None, kind="host"):
 
 def load_guest(path, run=None):
     """A clockbench-guest/1 result and its KVM trace: the partner
-    kvm-trace-*.json file (none: not traced) or, in results written before
-    that file existed, the kvm_trace object embedded in the result."""
+    kvm-trace-*.json file (none: not traced), or the one an older launcher
+    kept inside the result (upgrade.guest gives it apart)."""
     doc = load_json(path)
     check_schema(path, doc, GUEST_SCHEMA)
     bench = doc.get("bench")
     if bench is None:
         raise InputError(path, "bench: missing (the guest's clockbench/1 document)")
-    check_bench(path, bench, "bench")
+    if not isinstance(bench, dict):
+        raise InputError(path, "bench: expected a clockbench/1 object")
+    check_schema(path, bench, HOST_SCHEMA, "bench")
     f = _name(path, "guest")
-    la = doc.get("launcher") if isinstance(doc.get("launcher"), dict) else {}
-    g = doc.get("guest") if isinstance(doc.get("guest"), dict) else {}
+    doc, inner = upgrade.guest(doc, f)
+    check_bench(path, bench, "bench")
+    la, g = doc["launcher"], doc["guest"]
     host = la.get("host") if isinstance(la.get("host"), dict) else {}
-    cs = host.get("clocksource") or la.get("host_clocksource")
+    cs = host.get("clocksource")
     if not isinstance(cs, str) or not cs:
         cs = f.get("cs", "unknown")
     vcpus = la.get("vcpus")
     if not isinstance(vcpus, int) or isinstance(vcpus, bool) or vcpus < 1:
-        n = bench["context"].get("cpus_online", g.get("vcpus_online"))
-        vcpus = f.get("vcpus") or n
-    if not isinstance(vcpus, int):
         raise InputError(path, "no vCPU count (launcher.vcpus, or the file name guest-CS-Nvcpu.json)")
-    backend = la.get("backend") if isinstance(la.get("backend"), str) else f.get("backend")
+    backend = la.get("backend") if isinstance(la.get("backend"), str) else None
     trace = None
     if f:
         tpath = os.path.join(os.path.dirname(path), runfolder.partner(os.path.basename(path), "kvm-trace"))
         if os.path.lexists(tpath):
             trace = load_trace(tpath, os.path.basename(path))
-    if doc.get("kvm_trace") is not None:
+    if inner is not None:
         if trace is not None:
             raise InputError(path, "a kvm_trace inside and %s beside it: two traces of one run" % trace.path)
-        trace = legacy_trace(path, doc["kvm_trace"])
+        if not isinstance(inner, dict):
+            raise InputError(path, "kvm_trace: expected an object")
+        trace = parse_trace(path, inner, counted=False)
     return Measurement(path, "guest", run, bench, cs, vcpus, g, la, trace, backend, "bench.results")
 
 
 # ---- KVM traces ----
 
 class Trace:
-    """A guest run's KVM trace, read from either layout.  life and measuring
-    are the clockbench-kvm-trace/1 COUNTS (measuring with available, reason,
-    seconds; None in older traces without a window); counted is False for the older embedded summary, which kept
-    only each vCPU's last stable bit."""
+    """A guest run's KVM trace.  life and measuring are the
+    clockbench-kvm-trace/1 COUNTS (measuring with available, reason,
+    seconds).  counted is False for a trace an older launcher kept inside
+    the result (upgrade.py), which kept only each vCPU's last stable bit
+    (life.stable_bit.per_vcpu: {vcpu: bool}; measuring None without a
+    window)."""
 
     def __init__(self, path, available, reason, subject, subject_text, complete, lost, life, measuring, counted):
         self.path, self.available, self.reason = path, available, reason
@@ -819,6 +798,13 @@ def load_trace(path, guest_name=None):
     check_schema(path, doc, TRACE_SCHEMA)
     if guest_name is not None and doc.get("guest_result") != guest_name:
         raise InputError(path, "guest_result %s: expected %s" % (_v(doc.get("guest_result")), guest_name))
+    return parse_trace(path, doc)
+
+
+def parse_trace(path, doc, counted=True):
+    """A clockbench-kvm-trace/1 document as a Trace; counted=False only for
+    the one upgrade.guest gave from inside an older result (its counts are
+    not there to check)."""
     avail = doc.get("available")
     if not isinstance(avail, bool):
         raise InputError(path, "available: expected true or false, got %s" % _v(avail))
@@ -830,7 +816,9 @@ def load_trace(path, guest_name=None):
         reason = doc.get("reason")
         if not isinstance(reason, str) or not reason:
             raise InputError(path, "reason: expected a string saying why there is no trace")
-        return Trace(path, False, reason, subject, st, None, None, None, None, True)
+        return Trace(path, False, reason, subject, st, None, None, None, None, counted)
+    if not counted:
+        return Trace(path, True, None, subject, st, None, None, doc.get("life"), doc.get("measuring"), False)
     complete = doc.get("complete")
     if complete is not None and not isinstance(complete, bool):
         raise InputError(path, "complete: expected true, false or null, got %s" % _v(complete))
@@ -856,30 +844,10 @@ def load_trace(path, guest_name=None):
     return Trace(path, True, None, subject, st, complete, lost, life, meas, True)
 
 
-def legacy_trace(path, kt):
-    """The kvm_trace object older launchers spliced into the guest result
-    (only each vCPU's last stable bit, no completeness), as a Trace."""
-    if not isinstance(kt, dict):
-        raise InputError(path, "kvm_trace: expected an object")
-    text = kt.get("subject")
-    # Before the subject field every trace was of the guest's own QEMU.
-    subject = "guest" if not isinstance(text, str) or text.startswith("the guest's QEMU") else "observer"
-    if kt.get("available") is False:
-        return Trace(path, False, str(kt.get("reason") or "trace unavailable"), subject, text, None, None, None, None, False)
-    mc = kt.get("master_clock") if isinstance(kt.get("master_clock"), dict) else {}
-    sb = kt.get("stable_bit") if isinstance(kt.get("stable_bit"), dict) else {}
-    life = {"master_clock": mc,
-            "stable_bit": {"all": sb.get("all") if isinstance(sb.get("all"), bool) else None,
-                           "per_vcpu": sb.get("per_vcpu") if isinstance(sb.get("per_vcpu"), dict) else {}},
-            "pvclock_updates": kt.get("pvclock_updates"), "tsc_offset_writes": kt.get("tsc_offset_writes")}
-    meas = kt.get("measuring") if isinstance(kt.get("measuring"), dict) else None
-    return Trace(path, True, None, subject, text, None, None, life, meas, False)
-
-
 class TraceFacts:
     """What a guest's KVM trace says, or why it says nothing (reason).
     master_clock, stable_bit: True, False or None; with_/without: the
-    pvclock update counts (None in older traces); clear_vcpus: the vCPUs
+    pvclock update counts (None where not counted); clear_vcpus: the vCPUs
     with an update without the bit."""
 
     def __init__(self, reason=None, master_clock=None, hostclock=None, transitions=None,
@@ -901,7 +869,7 @@ def trace_facts(m, observer=False):
     if not t.available:
         return TraceFacts(t.reason or "trace unavailable")
     if t.subject != "guest" and not (observer and t.subject == "observer"):
-        return TraceFacts("the trace is of a KVM probe VM, not this guest")
+        return TraceFacts("the trace is of the observer VM, not this guest")
     if t.complete is False:
         return TraceFacts("incomplete trace (%s events lost)" % (t.lost if t.lost else "some"))
     if t.complete is None and t.counted:
@@ -946,7 +914,7 @@ def label_problem(m, cs):
             diff.append("%d more rows on another clocksource" % (len(other) - 3))
     else:
         h = m.launcher.get("host") if isinstance(m.launcher.get("host"), dict) else {}
-        start, end = h.get("clocksource") or m.launcher.get("host_clocksource"), h.get("clocksource_end")
+        start, end = h.get("clocksource"), h.get("clocksource_end")
     if start != cs:
         diff.append("clocksource at start %s" % (cut(start, 40) if start else "not recorded"))
     if end is not None and end != cs:

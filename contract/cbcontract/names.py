@@ -48,11 +48,14 @@ HEADLINE_CLOCK = "monotonic"
 # Methods in the engine's order (bench/opts.c cb_method_names[]).
 METHODS = ("vdso", "syscall", "syscall-inline", "rdtsc", "rdtscp", "null")
 CLOCKED_METHODS = METHODS[:3]  # one row per clock; the others have clock null
+# A cost row's quantiles (ns_per_call, below_overhead), from the engine's histogram.
+QUANTILES = ("min", "median", "mean", "p99", "p999", "max")
 # The path probe's answers (a row's "path"): where a clock read went.
 PATHS = ("user", "syscall")
 
-# Exit statuses every command shares (the house style).
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+# Exit statuses every command shares (the house style); 3, where a command
+# has it, says a check cannot be made on this machine (EXIT_STATUS below).
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CANNOT = 0, 1, 2, 3
 
 # The guest's exit codes (guest-init/exit-codes.h, the source for the C
 # side): name -> (CODE /init writes to isa-debug-exit, the QEMU status
@@ -83,7 +86,7 @@ def guest_exit(status):
 # reads every --help against it).  128+N, "interrupted by signal N", is
 # written "128+N".
 EXIT_STATUS = {
-    "clockbench": (0, 1, 2),
+    "clockbench": (0, 1, 2, 3),
     "clockbench-host": (0, 1, 2),
     "clockbench-guest": (0, 1, 2),
     "clockbench-host-check": (0, 1, 2),
@@ -92,4 +95,5 @@ EXIT_STATUS = {
     "clockbench-compare": (0, 1, 2, "128+N"),
     "clockbench-clocksource": (0, 1, 2, "128+N"),
     "clockbench-kvm-trace": (0, 1, 2, 3),
+    "clockbench-watch": (0, 1, 2),
 }
