@@ -2,6 +2,7 @@
 """version.t: every command of packaging/commands prints one version with --version, the one source's
 (CB_VERSION in bench/clockbench.h, read by cbcontract.names): one line "NAME VERSION", exit 0, stderr empty."""
 import os
+import re
 import subprocess
 import sys
 
@@ -14,6 +15,12 @@ from cbcontract import names  # noqa: E402
 
 t = Tap()
 t.ok(names.VERSION != "unknown", "the one source gives a version (%s)" % names.VERSION)
+# An installed copy reads the same source: packaging.mk's LIB_DATA must carry bench/clockbench.h.
+with open(os.path.join(ROOT, "packaging", "packaging.mk")) as f:
+    mk = f.read()
+lib = re.search(r"^LIB_DATA :=((?:.*\\\n)*.*)$", mk, re.M)
+t.ok(lib and "bench/clockbench.h" in lib.group(1).split(),
+     "make install carries the one source, bench/clockbench.h (packaging.mk LIB_DATA)", lib and lib.group(0))
 with open(os.path.join(ROOT, "packaging", "commands")) as f:
     cmds = [ln.split() for ln in f if ln.strip() and not ln.startswith("#")]
 for name, _, _, src, *_ in cmds:
