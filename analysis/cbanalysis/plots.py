@@ -9,6 +9,11 @@ emulated rows says so in its title. Each leaves the data it drew beside it
 (NAME.dat, tab-separated, one block per series) for a reader to check or
 re-plot.
 
+The headline picture has one direction: every bar a cost factor against
+tsc, above 1 slower (a read's ns / tsc's, a rate's tsc / rate), drawn from
+1 with its interval over rounds as an error bar (interval.py); a bar whose
+interval holds 1 (no difference measured) is hollow.
+
 No string of a result is gnuplot code: every name from a result (run ids,
 clocksources, backends, labels of series and bars) reaches gnuplot only in
 the data file (_field() makes each one a single field of one row; gnuplot
@@ -27,6 +32,7 @@ import zlib
 
 from cbcontract.load import WORKLOADS
 from cbcontract.util import InputError, write_atomic
+from . import interval
 
 GNUPLOT = os.environ.get("GNUPLOT", "gnuplot")
 
@@ -91,11 +97,27 @@ class Series:
 
 class Chart:
     """A picture: title, axis labels, and either series (lines over x) or
-    bars (the headline: groups of bars, one per clocksource, drawn from 1.0)."""
+    bars (the headline: groups of bars, one per clocksource, drawn from 1.0).
+    A bar is (group index, clocksource, figure, tsc figure, unit, cost): cost
+    an interval.Ratio of the cost factor over rounds; a bar given without
+    it gets one round's, figure / tsc figure for ns, tsc / figure for a rate."""
 
     def __init__(self, title, xlabel, ylabel, series=None, groups=None, bars=None):
         self.title, self.xlabel, self.ylabel = title, xlabel, ylabel
-        self.series, self.groups, self.bars = series or [], groups or [], bars or []
+        self.series, self.groups = series or [], groups or []
+        self.bars = [b if len(b) == 6 else tuple(b) + (interval.Ratio([b[2] / b[3] if b[4] == "ns" else b[3] / b[2]]),)
+                     for b in (bars or [])]
+
+
+def cost(bar):
+    """A bar's cost factor (the median over rounds)."""
+    return bar[5].median
+
+
+def cost_span(bar):
+    """(lo, hi) of a bar's cost factor: its interval, or the factor itself without one."""
+    q = bar[5]
+    return (q.median, q.median) if q.lo is None else (q.lo, q.hi)
 
 
 def _variants(items):
@@ -119,10 +141,10 @@ def _ordered(series):
 def series_threads(measurements, multi_run):
     """Host files: one series per host clocksource, x = threads."""
     out = []
-    for m in measurements:
+    for m in interval.firsts(measurements):
         if m.kind != "host":
             continue
-        pts = [(r.threads, r.median) for r in m.headline() if r.median and r.median > 0]
+        pts = _pts(m, measurements)
         if pts:
             label = ("%s: %s" % (m.run, m.host_cs)) if multi_run else m.host_cs
             if m.emulated:
@@ -146,30 +168,43 @@ def series_vcpus(measurements, multi_run):
     """Guest files: one series per host clocksource (and accelerator),
     x = vCPUs, y = the row with every vCPU reading."""
     groups = {}
-    for m in measurements:
+    for m in interval.firsts(measurements):
         if m.kind != "guest":
             continue
-        rows = [r for r in m.headline() if r.median and r.median > 0]
-        if not rows:
+        pts = _pts(m, measurements)
+        if not pts:
             continue
-        r = max(rows, key=lambda r: r.threads)
-        groups.setdefault((_guest_label(m, multi_run, False), m.host_cs, m.emulated), []).append((m.vcpus, r.median))
+        groups.setdefault((_guest_label(m, multi_run, False), m.host_cs, m.emulated), []).append((m.vcpus, pts[-1][1]))
     return _ordered([Series(label, cs, sorted(pts), emu) for (label, cs, emu), pts in groups.items()])
 
 
 def series_guest_threads(measurements, multi_run):
     """Guest files: one series per guest (host clocksource, vCPUs), x = threads."""
     out = []
-    for m in measurements:
+    for m in interval.firsts(measurements):
         if m.kind != "guest":
             continue
-        pts = [(r.threads, r.median) for r in m.headline() if r.median and r.median > 0]
+        pts = _pts(m, measurements)
         if pts:
             out.append(Series(_guest_label(m, multi_run, True), m.host_cs, pts, m.emulated))
     out.sort(key=lambda s: (cs_key(s.cs), s.label))
     # vCPU counts (not runs) tell apart the lines of one clocksource here.
     for s, v in zip(out, _variants([(s.cs, s.label.rsplit(", ", 1)[-1]) for s in out])):
         s.variant = v
+    return out
+
+
+def _median_fig(clock, method, threads):
+    return lambda x: getattr(x.row(clock, method, threads), "median", None)
+
+
+def _pts(m, ms):
+    """m's headline medians by thread count, each the median over m's rounds; only those above 0."""
+    out = []
+    for r in m.headline():
+        v = interval.value(m, ms, _median_fig(r.clock, r.method, r.threads))
+        if v and v > 0:
+            out.append((r.threads, v))
     return out
 
 
@@ -181,14 +216,16 @@ def _first_read(m):
 
 def headline_bars(measurements, multi_run, baseline):
     """The headline picture's bars: per measured state other than tsc (emulated
-    ones left out), its figures divided by the same figures of baseline(m)
-    (the state on a tsc host): the CLOCK_MONOTONIC vdso read at the lowest
-    thread count, the kernel's own read (syscall less null) there, and each
-    workload's rate. Returns (groups, bars): groups the x labels in order,
-    bars [(group index, clocksource, figure, tsc figure, unit)]; a group's
-    label is a tuple of lines (run, where, what)."""
+    ones left out), its cost factor against baseline(m) (the state on a tsc
+    host in m's own round), over m's rounds: the CLOCK_MONOTONIC vdso read at
+    the lowest thread count and the kernel's own read (syscall less null)
+    there, figure / tsc figure; each workload's rate inverted, tsc rate /
+    rate (above 1 is work lost: slower).  Returns (groups, bars): groups the
+    x labels in order, bars [(group index, clocksource, figure, tsc figure,
+    unit, cost Ratio)], figures the medians over rounds; a group's label is
+    a tuple of lines (run, where, what)."""
     found = {}
-    for m in measurements:
+    for m in interval.firsts(measurements):
         b = baseline(m)
         if m.kind not in ("host", "guest") or m.emulated or b is None or b is m:
             continue
@@ -199,26 +236,42 @@ def headline_bars(measurements, multi_run, baseline):
         items = []
         if r and br and br.median:
             items.append(((0,), ("read ns", "(%d thread%s)" % (r.threads, "" if r.threads == 1 else "s")),
-                          r.median, br.median, "ns"))
+                          _median_fig(r.clock, r.method, r.threads), "ns", False))
             kr = m.row(r.clock, "syscall", r.threads)
             kb = b.row(r.clock, "syscall", r.threads)
             if kr and kb and kr.kernel_read and kb.kernel_read:
-                items.append(((1,), ("kernel read ns",), kr.kernel_read, kb.kernel_read, "ns"))
+                items.append(((1,), ("kernel read ns",),
+                              lambda x, c=r.clock, n=r.threads: getattr(x.row(c, "syscall", n), "kernel_read", None),
+                              "ns", False))
         for w in m.workloads:
             bw = [x for x in b.workloads if x.workload == w.workload and not x.after_change]
             if w.after_change or not bw or not w.rate or not bw[0].rate:
                 continue
-            items.append(((2, WORKLOADS.index(w.workload)), (w.workload, w.rate_unit), w.rate, bw[0].rate, w.rate_unit))
-        for order, what, v, bv, unit in items:
+            items.append(((2, WORKLOADS.index(w.workload)), (w.workload, w.rate_unit), _rate_fig(w.workload),
+                          w.rate_unit, True))
+        for order, what, fig, unit, rate in items:
+            q = interval.across(m, measurements, baseline, fig)
+            if not q.n or (rate and not all(q.ratios)):
+                continue
+            v, bv = interval.value(m, measurements, fig), interval.value(b, measurements, fig)
             gkey = (m.run, m.kind != "host", m.vcpus or 0, m.backend or "", order)
-            found.setdefault(gkey, (pre + (where,) + what, []))[1].append((m.host_cs, v, bv, unit))
+            found.setdefault(gkey, (pre + (where,) + what, []))[1].append(
+                (m.host_cs, v, bv, unit, q.inverted() if rate else q))
     groups, bars = [], []
     for gkey in sorted(found):
         label, vals = found[gkey]
-        for cs, v, bv, unit in sorted(vals, key=lambda t: cs_key(t[0])):
-            bars.append((len(groups), cs, v, bv, unit))
+        for cs, v, bv, unit, q in sorted(vals, key=lambda t: cs_key(t[0])):
+            bars.append((len(groups), cs, v, bv, unit, q))
         groups.append(label)
     return groups, bars
+
+
+def _rate_fig(name):
+    """fig(x): x's rate of workload name, None where not run or run after a clocksource change."""
+    def fig(x):
+        w = x.workload(name)
+        return None if w is None or w.after_change else w.rate
+    return fig
 
 
 def charts(measurements, multi_run, baseline):
@@ -226,9 +279,10 @@ def charts(measurements, multi_run, baseline):
     groups, bars = headline_bars(measurements, multi_run, baseline)
     c = None
     if bars:
-        c = Chart("Each clocksource against tsc: CLOCK_MONOTONIC read, the kernel's read, workloads\n"
-                  "(reads: above 1 is slower; workload rates: below 1 is slower)",
-                  "", "figure / the same figure on tsc, log scale", groups=groups, bars=bars)
+        c = Chart("Each clocksource as a cost factor vs tsc (above 1 is slower): CLOCK_MONOTONIC read, the kernel's "
+                  "read, workloads\n(reads: ns / tsc's ns; workload rates inverted: tsc's rate / rate; error bars: "
+                  "the interval over rounds; hollow, labelled same: no difference measured)",
+                  "", "cost factor vs tsc (above 1 is slower), log scale", groups=groups, bars=bars)
     out = [("headline", c, "No headline picture: no measured state beside its tsc baseline "
                            "(emulated states are left out).")]
     for name, series, xl, what, miss in (
@@ -326,13 +380,17 @@ def data(chart):
             out += ["", "", "# %s\t(clocksource %s)" % (_field(s.label), _field(s.cs)), "x\t%s" % _field(s.label)]
             out += ["%g\t%.6g" % (x, y) for x, y in s.pts]
         return "\n".join(out) + "\n"
-    out.append("# ratio = figure / tsc_figure; x = the bar's place: group + offset")
-    out.append("# x\tratio\tfigure\ttsc_figure\tunit\tgroup")
+    out.append("# cost = the cost factor vs tsc, above 1 slower (ns: figure / tsc_figure; a rate: tsc_figure / "
+               "figure), the median over rounds; lo, hi its interval (the cost itself without one, interval 0); "
+               "same 1 where the interval holds 1 (no difference measured); x = the bar's place: group + offset")
+    out.append("# x\tcost\tfigure\ttsc_figure\tunit\tgroup\tlo\thi\tsame\tinterval")
     for cs in _bar_css(chart):
-        out += ["", "", "# clocksource %s" % _field(cs), "x\t%s\tfigure\ttsc_figure\tunit\tgroup" % _field(cs)]
-        out += ["%.4f\t%.6g\t%.6g\t%.6g\t%s\t%s" % (x, v / bv, v, bv, _field(unit),
-                                                 _field(" ".join(map(str, _lines(chart.groups[g])))))
-                for c, x, (g, _, v, bv, unit) in _bar_places(chart) if c == cs]
+        out += ["", "", "# clocksource %s" % _field(cs),
+                "x\t%s\tfigure\ttsc_figure\tunit\tgroup\tlo\thi\tsame\tinterval" % _field(cs)]
+        out += ["%.4f\t%.6g\t%.6g\t%.6g\t%s\t%s\t%.6g\t%.6g\t%d\t%d" % (
+            x, cost(b), b[2], b[3], _field(b[4]), _field(" ".join(map(str, _lines(chart.groups[b[0]])))),
+            cost_span(b)[0], cost_span(b)[1], b[5].holds_one is True, b[5].lo is not None)
+            for c, x, b in _bar_places(chart) if c == cs]
     out += ["", "", "# groups: x, then the label's lines (- for none)", "x" + "".join("\tline%d" % (i + 1) for i in range(LABEL_LINES))]
     for i, g in enumerate(chart.groups):
         ls = [_field(x) for x in _lines(g)]
@@ -374,7 +432,7 @@ def script(chart, fmt, out, datafile):
         log, yt, lo, hi = yaxis([y for s in chart.series for _, y in s.pts])
         ylabel = chart.ylabel + (", log scale" if log else ", linear from 0")
     else:
-        r = [b[2] / b[3] for b in chart.bars] + [1.0]
+        r = [v for b in chart.bars for v in (cost(b),) + cost_span(b)] + [1.0]
         log, yt, lo, hi = yaxis([min(r) / 1.6, max(r) * 1.6], log=True)  # room for the labels; 1.0 never an edge
         ylabel = chart.ylabel
     lines += ["set output %s" % _str(out), "set title %s" % _str(chart.title),
@@ -408,15 +466,23 @@ def script(chart, fmt, out, datafile):
                   "set xtics nomirror", "set bmargin 6",
                   "nl(c) = strcol(c) eq \"-\" ? \"\" : \"\\n\".strcol(c)"]
         for i, cs in enumerate(css):
-            plots.append("%s index %d using 1:2:($1-%g):($1+%g):(1):2 with boxxyerror lc rgb %s title columnheader(2)"
-                         % (df, i, w / 2, w / 2, _str(colour(cs))))
-            ratios = [b[2] / b[3] for b in chart.bars if b[1] == cs]
+            # Filled where a difference was measured (or one round, no
+            # interval); hollow where the interval holds 1 (column 9).
+            plots.append("%s index %d using 1:($9==1?1/0:$2):($1-%g):($1+%g):(1):($9==1?1/0:$2) with boxxyerror "
+                         "lc rgb %s title columnheader(2)" % (df, i, w / 2, w / 2, _str(colour(cs))))
+            if any(b[5].holds_one for b in chart.bars if b[1] == cs):
+                plots.append("%s index %d using 1:($9==1?$2:1/0):($1-%g):($1+%g):(1):($9==1?$2:1/0) with boxxyerror "
+                             "fs empty border lc rgb %s lw 2 notitle" % (df, i, w / 2, w / 2, _str(colour(cs))))
+            if any(b[5].lo is not None for b in chart.bars if b[1] == cs):
+                plots.append("%s index %d using 1:($10==1?$2:1/0):7:8 with yerrorbars lc rgb %s lw 1.5 pt 7 ps 0.5 notitle"
+                             % (df, i, _str("#000000")))
+            ratios = [cost(b) for b in chart.bars if b[1] == cs]
             # A label beyond the bar's end, up or down; only where some bar
             # is labelled (gnuplot 5.4 crashes on a labels plot of no point).
             for cond, off, some in ((">=", 0.8, max(ratios) >= 1), ("<", -0.8, min(ratios) < 1)):
                 if some:
-                    plots.append("%s index %d using 1:($2%s1?$2:1/0):(sprintf('x%%.2g', $2)) with labels "
-                                 "offset 0,char %g font ',9' notitle" % (df, i, cond, off))
+                    plots.append("%s index %d using 1:($2%s1?($2>=1?$8:$7):1/0):($9==1?'same':sprintf('x%%.2g', $2)) "
+                                 "with labels offset 0,char %g font ',9' notitle" % (df, i, cond, off))
         plots.append("%s index %d using 1:(NaN):xticlabels(strcol(2)%s) notitle"
                      % (df, len(css), "".join(".nl(%d)" % (c + 3) for c in range(LABEL_LINES - 1))))
         plots.append("1 with lines lw 2 dt 2 lc rgb %s title 'tsc = 1.0'" % _str(colour("tsc")))

@@ -100,7 +100,7 @@ def unreadable(name, chart, text):
     """Why a plot's y axis is not readable, or None: fewer than 4 labelled ticks inside its range, a point
     outside it, labels repeated, or a log axis for figures within a decade (a linear one for more)."""
     log, pairs, lo, hi = yaxis_of(text)
-    ys = [y for s in chart.series for _, y in s.pts] or [b[2] / b[3] for b in chart.bars]
+    ys = [y for s in chart.series for _, y in s.pts] or [v for b in chart.bars for v in (plots.cost(b),) + plots.cost_span(b)]
     inside = [v for _, v in pairs if lo is not None and lo <= v <= hi]
     if len(inside) < 4:
         return "%s: %d labelled ticks in [%s, %s]: %s" % (name, len(inside), lo, hi, pairs)
@@ -219,14 +219,15 @@ else:
             doc(WL, "host-tsc.json" if not suffix else "guest-tsc%s.json" % suffix)
         for w in a["workloads"]:
             bw = next(x for x in b["workloads"] if x["workload"] == w["workload"])
-            want["%s %s %s" % (where, w["workload"], w["rate_unit"])] = w["rate"] / bw["rate"]
+            want["%s %s %s" % (where, w["workload"], w["rate_unit"])] = bw["rate"] / w["rate"]  # a rate inverted: a cost
         ra = next(r for r in a["results"] if r.get("clock") == "monotonic" and r["method"] == "vdso" and r["threads"] == 1)
         rb = next(r for r in b["results"] if r.get("clock") == "monotonic" and r["method"] == "vdso" and r["threads"] == 1)
         want["%s read ns (1 thread)" % where] = ra["ns_per_call"]["median"] / rb["ns_per_call"]["median"]
     t.ok(rc == 0 and len(want) == 8 and set(got) == set(want) and all(abs(got[k] / want[k] - 1) < 1e-5 for k in want)
          and list(got)[:4] == ["host read ns (1 thread)", "host tcp-stream Gbit/s", "host tcp-rr transactions/s",
                                "host timer wakeups/s"],
-         "headline data with workloads: host and guest read and each workload's rate, as ratios to tsc", (se, got, want))
+         "headline data with workloads: host and guest read as ns / tsc's, each workload's rate inverted (tsc's / "
+         "its): every bar a cost factor, above 1 slower", (se, got, want))
     # The kernel's own read, where null rows were measured: (syscall - null) against tsc's.
     kr = with_null_rows(BEFORE, os.path.join(t.tmp, "kr", os.path.basename(BEFORE)))
     out = os.path.join(t.tmp, "k")
@@ -255,6 +256,51 @@ else:
     t.ok(rc == 0 and not os.path.exists(os.path.join(out, "headline.png"))
          and "No headline picture" in read(os.path.join(out, "report.md")),
          "no headline picture without a state beside its tsc baseline; the report says so", se)
+
+# One direction, with intervals: five rounds (roundsfx).
+import roundsfx  # noqa: E402
+from cbcontract import rounds  # noqa: E402
+rms = [m for _, rm in rounds.load_rounds(roundsfx.make(t.tmp)) for m in rm]
+hc = next(c for n, c, _ in plots.charts(rms, False, lambda m: report.baseline(m, rms)) if n == "headline")
+bars = {(hc.groups[b[0]][0], hc.groups[b[0]][1]): b for b in hc.bars}
+rr, rd, tm = bars.get(("host", "tcp-rr"), ()), bars.get(("host", "read ns"), ()), bars.get(("host", "timer"), ())
+t.ok("cost factor vs tsc (above 1 is slower)" in hc.title and "cost factor vs tsc (above 1 is slower)" in hc.ylabel
+     and len([b for b in hc.bars if b[1] == "hpet"]) == len(hc.bars) == 10,
+     "the headline's title and axis: cost factor vs tsc (above 1 is slower); one bar per figure, not per round", hc.title)
+t.ok(rd and abs(plots.cost(rd) - 60) < 1e-9 and plots.cost_span(rd) == (58, 62)
+     and tm and abs(plots.cost(tm) - 1 / 0.79) < 1e-9 and abs(plots.cost_span(tm)[0] - 1 / 0.81) < 1e-9
+     and abs(plots.cost_span(tm)[1] - 1 / 0.77) < 1e-9 and tm[5].holds_one is False,
+     "5 rounds: the read x60 [58, 62]; timer's rate 0.77..0.81 of tsc's as a cost 1/0.79 [1/0.81, 1/0.77]",
+     (rd and rd[5].doc(), tm and tm[5].doc()))
+t.ok(rr and rr[5].holds_one is True and abs(plots.cost_span(rr)[0] - 1 / 1.1) < 1e-9,
+     "5 rounds: tcp-rr's rate ratios 0.90..1.10: its cost interval holds 1", rr and rr[5].doc())
+txt = plots.script(hc, "svg", "/dev/null", "headline.dat")
+plot = next(ln for ln in txt.splitlines() if ln.startswith("plot "))
+dat = plots.data(hc)
+rows = [ln.split("\t") for ln in dat.splitlines() if ln and not ln.startswith(("#", "x")) and len(ln.split("\t")) == 10]
+same = {r[5]: r[8] for r in rows}
+t.ok("with boxxyerror fs empty border" in plot and "with yerrorbars" in plot and "using 1:($9==1?1/0:$2)" in plot
+     and same.get("host tcp-rr transactions/s") == "1" and same.get("host timer wakeups/s") == "0"
+     and all(r[9] == "1" for r in rows),
+     "the script: filled bars where a difference was measured, hollow where the interval holds 1, error bars from "
+     "the data's lo and hi columns", plot)
+one = next(c for n, c, _ in plots.charts(*(lambda ms: (ms, False, lambda m: report.baseline(m, ms)))(load.load_run(WL)))
+           if n == "headline")
+p1 = next(ln for ln in plots.script(one, "svg", "/dev/null", "x.dat").splitlines() if ln.startswith("plot "))
+t.ok("yerrorbars" not in p1 and "fs empty" not in p1 and all(b[5].lo is None for b in one.bars),
+     "one round: no error bars (no interval), no hollow bar", p1)
+if shutil.which(os.environ.get("GNUPLOT", "gnuplot")):
+    out = os.path.join(t.tmp, "rounds-plot")
+    os.mkdir(out)
+    try:
+        made = plots.plot(hc, os.path.join(out, "headline"))
+        err = ""
+    except Exception as e:  # noqa: BLE001 - said in the diagnostic
+        made, err = [], str(e)
+    t.ok(len(made) == 3 and os.path.getsize(os.path.join(out, "headline.png")) > 5000, "gnuplot draws the rounds' "
+         "headline (error bars, hollow bars)", err)
+else:
+    t.skip("gnuplot not installed (Debian: gnuplot-nox)")
 
 out = os.path.join(t.tmp, "n")
 rc, so, se = run("report", "-o", out, BEFORE, env={"GNUPLOT": "/nonexistent/gnuplot"})
