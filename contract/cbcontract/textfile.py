@@ -22,7 +22,6 @@ symlink the textfile) it could do to its own input anyway.
 import errno
 import os
 import re
-import secrets
 
 from .runfolder import RunFolderError, check_folder, check_text, show
 from .util import InputError
@@ -185,7 +184,7 @@ def write(folder, name, text, mode=MODE):
     tmp = None
     try:
         for _ in range(8):
-            tmp = ".clockbench-%s.tmp" % secrets.token_hex(6)
+            tmp = ".clockbench-%s.tmp" % os.urandom(6).hex()
             try:
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                              dir_fd=dfd)

@@ -58,6 +58,12 @@ HELP = {
     "node_clockbench_vm_pvclock_updates_total": "kvm_pvclock_update events of the VM since the watch started, by whether they carried the stable bit.",
     "node_clockbench_vm_tsc_offset_writes_total": "kvm_write_tsc_offset events of the VM since the watch started.",
     "node_clockbench_watch_kernel_log_available": "1 if the watch follows the kernel log, else 0 (reason: why, e.g. kernel.dmesg_restrict for a user).",
+    "node_clockbench_watchdog_watched": "1 if the kernel's clocksource watchdog watches the TSC, 0 if not (clockbench-host-check at the watch's start; absent when unknown).",
+    "node_clockbench_watchdog_risk_info": "clockbench-host-check's verdict on a false watchdog alarm (risk.verdict) at the watch's start.",
+    "node_clockbench_watchdog_readout_limit_seconds": "The kernel's limit on one watchdog readout in this kernel era (limits.readout_limit_ns).",
+    "node_clockbench_watchdog_margin": "The readout limit over the measured readout's 99.99th percentile (risk.margin): below 1, near misses are expected.",
+    "node_clockbench_watchdog_false_alarms_per_host_year": "False watchdog verdicts a host-year expected from the measured readouts (model: measured or independent ticks).",
+    "node_clockbench_watchdog_check_available": "1 if clockbench-host-check's watchdog section was read at the watch's start, else 0 (reason: why).",
     "node_clockbench_watch_trace_available": "1 if the watch follows KVM's clock events (its tracefs instance), else 0 (reason: why).",
     "node_clockbench_watch_start_timestamp_seconds": "When this clockbench-watch started, Unix time.",
 }
@@ -140,6 +146,7 @@ class State:
         self.vms = {}
         self.trace = (None, "not started")
         self.kmsg_error = None
+        self.watchdog = None, "not read"
         self.started = time.time()
 
     def read_clock(self):
@@ -214,10 +221,77 @@ class State:
                 for key, bit in (("with", "1"), ("without", "0")):
                     f.add("node_clockbench_vm_pvclock_updates_total", lab + [("stable_bit", bit)], c["stable_bit"][key])
             f.add("node_clockbench_vm_tsc_offset_writes_total", lab, c["tsc_offset_writes"])
+        wd, why = self.watchdog
+        f.add("node_clockbench_watchdog_check_available", [("reason", why if wd is None else None)], wd is not None)
+        for name, labels, v in watchdog_samples(wd or {}):
+            f.add(name, labels, v)
         ok, why = self.trace
         f.add("node_clockbench_watch_trace_available", [("reason", None if ok else why)], bool(ok))
         f.add("node_clockbench_watch_start_timestamp_seconds", [], round(self.started, 3))
         return f.text()
+
+
+MAX_JSON = 4 << 20
+
+
+def _num(v):
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf") else None
+
+
+def watchdog_samples(wd):
+    """The node_clockbench_watchdog_* samples of host-check's "watchdog"
+    object (a dict from another program: every field checked)."""
+    out = []
+    w = wd.get("watched")
+    if w in ("yes", "no"):
+        out.append(("node_clockbench_watchdog_watched", [], w == "yes"))
+    risk = wd.get("risk") if isinstance(wd.get("risk"), dict) else {}
+    lim = wd.get("limits") if isinstance(wd.get("limits"), dict) else {}
+    if isinstance(risk.get("verdict"), str):
+        out.append(("node_clockbench_watchdog_risk_info", [("verdict", risk["verdict"][:NAME_MAX])], 1))
+    ns = _num(lim.get("readout_limit_ns"))
+    if ns is not None:
+        out.append(("node_clockbench_watchdog_readout_limit_seconds", [], ns / 1e9))
+    if _num(risk.get("margin")) is not None:
+        out.append(("node_clockbench_watchdog_margin", [], risk["margin"]))
+    fa = risk.get("false_alarms_per_host_year") if isinstance(risk.get("false_alarms_per_host_year"), dict) else {}
+    for model in ("measured", "independent"):
+        if _num(fa.get(model)) is not None:
+            out.append(("node_clockbench_watchdog_false_alarms_per_host_year", [("model", model)], fa[model]))
+    return out
+
+
+def read_host_check(argv, timeout=180):
+    """(watchdog object, None) from host-check's JSON (argv run, or the
+    file CB_HOST_CHECK_JSON names), else (None, why).  At most MAX_JSON
+    bytes are read."""
+    import json
+    import subprocess
+    hook = os.environ.get("CB_HOST_CHECK_JSON")
+    try:
+        if hook:
+            with open(hook, "rb") as f:
+                raw = f.read(MAX_JSON + 1)
+        else:
+            p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               timeout=timeout)
+            if p.returncode not in (0, 1):
+                return None, "clockbench-host-check: exit %d" % p.returncode
+            raw = p.stdout
+    except subprocess.TimeoutExpired:
+        return None, "clockbench-host-check: no answer in %d s" % timeout
+    except OSError as e:
+        return None, "clockbench-host-check: %s" % e.strerror
+    if len(raw) > MAX_JSON:
+        return None, "clockbench-host-check: over %d MiB of JSON" % (MAX_JSON >> 20)
+    try:
+        doc = json.loads(raw.decode("utf-8", "replace"))
+    except ValueError:
+        return None, "clockbench-host-check: not JSON"
+    wd = doc.get("watchdog") if isinstance(doc, dict) else None
+    if not isinstance(wd, dict):
+        return None, "clockbench-host-check: no watchdog section (an older host-check)"
+    return wd, None
 
 
 def boot_epoch():
@@ -294,7 +368,7 @@ def kmsg_text(rec):
 class Watch:
     """The loop: sources, state, textfile."""
 
-    def __init__(self, folder, interval, trace=True, once=False, say=None):
+    def __init__(self, folder, interval, trace=True, once=False, say=None, host_check=None):
         self.folder, self.interval = folder, interval
         self.state = State(boot_epoch())
         self.say = say or (lambda m: None)
@@ -303,12 +377,18 @@ class Watch:
         self.written, self.written_at = None, 0.0
         self.stop = False
         self.trace, self.one_pass = trace, once
+        self.host_check = host_check  # host-check's argv, or None: not run
         self.wake = None
 
     def open(self):
         """Opens the kernel log and KVM's events (the steps that need
         privilege); what cannot be opened is said (stderr and the textfile)
         and left out."""
+        if self.host_check or os.environ.get("CB_HOST_CHECK_JSON"):
+            # Before privileges are dropped: its watchdog readout reads a device.
+            self.state.watchdog = read_host_check(self.host_check)
+        else:
+            self.state.watchdog = None, "not asked for (--no-host-check)"
         path = os.environ.get("CB_KMSG", "/dev/kmsg")
         try:
             self.kmsg = Source(path, MAX_RECORD)

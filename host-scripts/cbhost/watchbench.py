@@ -20,6 +20,8 @@ import tempfile
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+# Run by Debian's python3, as the package's commands are (debian/rules).
+PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
 WATCH = os.path.join(TOP, "host-scripts", "watch")
 FILE = "clockbench-watch.prom"
 
@@ -49,7 +51,7 @@ def wait_file(path, cap=60.0):
 def idle(seconds, tmp):
     d = os.path.join(tmp, "idle")
     os.mkdir(d, 0o755)
-    p = subprocess.Popen([WATCH, "--textfile-dir", d], stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen([PYTHON, WATCH, "--textfile-dir", d], stderr=subprocess.PIPE, text=True)
     try:
         wait_file(os.path.join(d, FILE))
         time.sleep(2)
@@ -74,7 +76,7 @@ def delay(tmp, n=10):
     fifo = os.path.join(tmp, "kmsg")
     os.mkfifo(fifo)
     env = dict(os.environ, CB_KMSG=fifo)
-    p = subprocess.Popen([WATCH, "--textfile-dir", d, "--no-trace"], env=env)
+    p = subprocess.Popen([PYTHON, WATCH, "--textfile-dir", d, "--no-trace"], env=env)
     fw = os.open(fifo, os.O_WRONLY)
     path = os.path.join(d, FILE)
     took = []
@@ -110,8 +112,8 @@ def main(argv):
     tmp = tempfile.mkdtemp(prefix="clockbench-watchbench.")
     os.chmod(tmp, 0o755)
     try:
-        print("watchbench: %s, %s, %d CPUs" % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.uname().release,
-                                             os.cpu_count()))
+        print("watchbench: %s, %s, %d CPUs, %s" % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                                                 os.uname().release, os.cpu_count(), PYTHON))
         delay(tmp)
         idle(seconds, tmp)
     finally:

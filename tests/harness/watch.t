@@ -6,6 +6,7 @@
 folder, the recorded KVM traces (per-VM facts, names as libvirt and -name give them, hostile names), TERM, its
 tracefs instance for real where this host allows it (root, kvm loaded; one left by a SIGKILL removed at the next
 start), and what it keeps of root's privileges (TAP)."""
+import json
 import os
 import re
 import shutil
@@ -54,9 +55,18 @@ with open(cpuinfo, "w") as f:
     f.write("processor\t: 0\nflags\t\t: fpu tsc rdtscp constant_tsc nonstop_tsc\nprocessor\t: 1\nflags\t\t: fpu\n")
 
 
+# host-check's JSON as a watched host with a thin margin would give it (its watchdog section, recorded).
+hcj = os.path.join(t.tmp, "host-check.json")
+with open(hcj, "w") as f:
+    json.dump({"schema": "clockbench-host-check/1", "watchdog": {
+        "watched": "yes", "limits": {"readout_limit_ns": 125000},
+        "risk": {"verdict": "at-risk", "margin": 1.4, "false_alarms_per_host_year": {"measured": 0.25,
+                                                                                     "independent": None}}}}, f)
+
+
 def env(**kw):
     e = dict(os.environ, CB_CS_DIR=fake_cs("tsc") if "CB_CS_DIR" not in kw else kw.pop("CB_CS_DIR"),
-             CB_CPUINFO=cpuinfo)
+             CB_CPUINFO=cpuinfo, CB_HOST_CHECK_JSON=hcj)
     e.update(kw)
     return e
 
@@ -122,6 +132,21 @@ unst = [dict(k[1]) for k in s if k[0] == "node_clockbench_tsc_unstable"] if s el
 t.ok(len(unst) == 1 and unst[0].get("cause") and s[("node_clockbench_tsc_unstable", frozenset(unst[0].items()))] == 1
      and promtool_ok(os.path.join(d1, FILE)),
      "the TSC marked unstable this boot, with its cause (%s); promtool check metrics" % (unst[0] if unst else None))
+t.ok(value(s, "node_clockbench_watchdog_watched") == 1 and value(s, "node_clockbench_watchdog_margin") == 1.4
+     and value(s, "node_clockbench_watchdog_readout_limit_seconds") == 0.000125
+     and value(s, "node_clockbench_watchdog_risk_info", verdict="at-risk") == 1
+     and value(s, "node_clockbench_watchdog_false_alarms_per_host_year", model="measured") == 0.25
+     and not any(k[0].endswith("per_host_year") and ("model", "independent") in k[1] for k in s),
+     "host-check's watchdog section (recorded): watched, limit, margin, risk, false alarms (null left out)")
+bad = os.path.join(t.tmp, "hc-bad.json")
+with open(bad, "w") as f:
+    f.write('{"watchdog": {"watched": "yes", "risk": {"margin": "1e999", "verdict": ["x"]}}}')
+dbad = folder("hcbad")
+rc, out, err = run_once("--textfile-dir", dbad, CB_KMSG=log, CB_HOST_CHECK_JSON=bad)
+sb = samples(os.path.join(dbad, FILE))
+t.ok(rc == 0 and value(sb, "node_clockbench_watchdog_watched") == 1 and value(sb, "node_clockbench_watchdog_margin") is None
+     and not any(k[0] == "node_clockbench_watchdog_risk_info" for k in sb),
+     "a watchdog section of the wrong types: those fields left out")
 
 # 5-6: the recorded traces as the instance's trace_pipe: per-VM facts and names.
 proc = os.path.join(t.tmp, "proc")
