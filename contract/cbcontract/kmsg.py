@@ -129,6 +129,9 @@ TEXT = {
 }
 
 _INT = re.compile(r"-?\d+$")
+# Every pattern holds one of these words: a line without any is not read
+# further (most of a boot's log).
+_ANY = ("locksource", "TSC", "tsc", "atchdog", "sched_clock", "Hypervisor", "kvm-clock", "CPU")
 
 
 def classify(line):
@@ -138,6 +141,8 @@ def classify(line):
     if not isinstance(line, str):
         return None
     line = line[:MAX_LINE].rstrip("\r\n")
+    if not any(w in line for w in _ANY):
+        return None
     for kind, rx in _RULES:
         m = rx.search(line)
         if not m:
