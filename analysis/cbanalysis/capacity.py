@@ -269,9 +269,12 @@ def tsc_state(measurements, named=True):
                 continue
             r = rows[-1]
             what = "host on tsc" if kind == "host" else "%s, host on tsc" % m.where
-            st = State("%s (%s)" % (what, m.run) if named else what, r.median,
-                       "measured: %s/%s, monotonic vdso, %d thread%s, median" % (
-                           m.run, os.path.basename(m.path), r.threads, "" if r.threads == 1 else "s"))
+            n = len(interval.over_rounds(m, measurements))
+            ns = r.median if n == 1 else interval.value(m, measurements, _row_fig(r))
+            st = State("%s (%s)" % (what, m.run) if named else what, ns,
+                       "measured: %s/%s, monotonic vdso, %d thread%s, median%s" % (
+                           m.run, os.path.basename(m.path), r.threads, "" if r.threads == 1 else "s",
+                           " of %d rounds" % n if n > 1 else ""))
             st.cs = "tsc"
             return st
     return None

@@ -339,8 +339,10 @@ def tsc_rate_section(ms, multi):
         tr = m.tsc_rate
         ref = ("kernel %.0f kHz (%s)" % (tr["kernel_tsc_khz"], tr.get("kernel_tsc_khz_source"))
                if tr["reference"] == "kernel" else "engine %.1f kHz (the kernel's not known)" % tr["engine_tsc_khz"])
+        several = rounds_of(m, ms) > 1 or interval.round_of(m) > 1
         rows.append(([m.run] if multi else []) + [
-            m.where + (EMU_MARK if m.emulated else ""), m.host_cs, "%g" % tr["seconds"], ref, rtc_cell(tr["rtc"]),
+            m.where + (EMU_MARK if m.emulated else "") + (", round %d" % interval.round_of(m) if several else ""),
+            m.host_cs, "%g" % tr["seconds"], ref, rtc_cell(tr["rtc"]),
             fppm(tr["monotonic"]["ppm"]), fppm(tr["monotonic_raw"]["ppm"])] + ntp_cells(tr["adjtimex"]) + [
             os.path.basename(m.path)])
     hdr = pre + ["where", "clocksource", "seconds", "reference", "RTC", "CLOCK_MONOTONIC", "CLOCK_MONOTONIC_RAW",
@@ -544,6 +546,13 @@ def plot_section(ms, outdir, multi, want_plots, warn):
     return out
 
 
+def input_name(m, ms):
+    """RUN/FILE, or RUN/round-N/FILE in a run of rounds."""
+    if rounds_of(m, ms) > 1 or interval.round_of(m) > 1:
+        return os.path.join(m.run, "round-%d" % interval.round_of(m), os.path.basename(m.path))
+    return os.path.join(m.run, os.path.basename(m.path))
+
+
 def build(ms, outdir, rates, hosts, vcpus, given, want_plots, warn):
     """Writes outdir/report.md (and the plots); returns its path."""
     ms = sorted(ms, key=sort_key)
@@ -552,8 +561,8 @@ def build(ms, outdir, rates, hosts, vcpus, given, want_plots, warn):
     runs = sorted({m.run for m in every})
     multi = len(runs) > 1
     lines = ["# clockbench report: %s" % ", ".join(runs), "",
-             "Inputs: %s." % ", ".join("[%s](%s)" % (os.path.join(m.run, os.path.basename(m.path)),
-                                                      os.path.relpath(m.path, outdir)) for m in every), "",
+             "Inputs: %s." % ", ".join("[%s](%s)" % (input_name(m, every), os.path.relpath(m.path, outdir))
+                                       for m in every), "",
              "## CLOCK_MONOTONIC, ns per call", "",
              "The headline: `clock_gettime(CLOCK_MONOTONIC)` through the C library (the engine's `vdso` method, "
              "served by the vDSO where the kernel allows), median and p99 ns per call over timed batches. "

@@ -165,4 +165,7 @@ t.ok(rr[4] == "no difference measured [0.90, 1.10]" and rr[7] == "no difference 
 t.ok("5 rounds: [min, max] of the per-round ratios, 93.75 % coverage" in md9
      and "x60.00 [58.00, 62.00]) at 1 thread" in md9 and "round 3: host-hpet.json" in md9,
      "5 rounds: the coverage stated, the findings with the interval, each round's file in the details")
+t.ok("[20260401-120000-rounds/round-4/host-hpet.json](" in md9 and "| host, round 2 | tsc |" in md9
+     and "monotonic vdso, 2 threads, median of 5 rounds" in md9,
+     "5 rounds: inputs named by round, the TSC rate check per round, capacity from the median of 5 rounds")
 t.done()
