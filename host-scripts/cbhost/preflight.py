@@ -12,7 +12,7 @@ import subprocess
 
 import cbhost
 from cbcontract import runfolder
-from . import accel, result, settings
+from . import accel, libvirt, result, settings
 from .msg import RunError, Usage, cut
 
 
@@ -20,7 +20,6 @@ def check(a):
     check_tools(a)
     accel.check(a)
     if a.BACKEND == "libvirt":
-        from . import libvirt
         libvirt.check(a)
     check_engine(a)
     if a.run_dir is None:

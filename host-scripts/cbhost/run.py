@@ -11,7 +11,7 @@ import shutil
 import tempfile
 
 import cbhost
-from . import boot, frames, msg, qemu, result, tracing
+from . import boot, frames, libvirt, msg, qemu, result, tracing
 from .msg import RunError
 
 EXIT_CODES_H = os.path.join(cbhost.TOP, "guest-init", "exit-codes.h")
@@ -55,7 +55,6 @@ def _boot(a, work, append, tracer):
     window); the boot record."""
     start, end = (lambda: tracer.mark("start")), (lambda: tracer.mark("end"))
     if a.BACKEND == "libvirt":
-        from . import libvirt
         return libvirt.boot(a, a.accel, work, a.TIMEOUT, a.PIN, append, start, end)
     return boot.boot(qemu.guest(a, a.accel, a.cpu, work, a.params), work, a.TIMEOUT, a.PIN, start, end, msg.warn)
 
