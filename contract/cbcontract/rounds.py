@@ -102,3 +102,27 @@ def load_rounds(run_dir, skip_bad=False, warn=None):
             m.round = n
             m.run = run
     return out
+
+
+def has_results(folder):
+    """True when folder holds result files, flat or in its round folders."""
+    try:
+        if load.result_files(folder):
+            return True
+        return any(load.result_files(p) for _, p in round_folders(folder))
+    except InputError:
+        return False
+
+
+def newest_run(results):
+    """The newest run folder under results/ that holds result files, flat or
+    in round-<N>/ folders (as load.newest_run, which sees flat ones only)."""
+    try:
+        names = sorted(os.listdir(results), reverse=True)
+    except OSError as e:
+        raise InputError(results, "cannot list run folders: %s" % e.strerror)
+    for n in names:
+        p = os.path.join(results, n)
+        if os.path.isdir(p) and not n.startswith(".") and has_results(p):
+            return p
+    raise InputError(results, "no run folder with host-*.json or guest-*.json")

@@ -103,4 +103,14 @@ e = raises(InputError, rounds.load_rounds, empty)
 t.ok(e and "round-1" in e and "no host-" in e, "an empty round folder is refused as load_run refuses a run folder", e)
 t.ok(raises(InputError, rounds.load_rounds, os.path.join(t.tmp, "nothing")), "a missing run folder is refused")
 
+
+# The newest run folder: one of rounds counts.
+res = os.path.join(t.tmp, "results")
+os.makedirs(res)
+shutil.copytree(BEFORE, os.path.join(res, "20260101-120000-hv1"))
+shutil.copytree(multi, os.path.join(res, "20260220-120000-wl"))
+os.makedirs(os.path.join(res, "20260301-000000-empty", "round-1"))
+t.ok(rounds.newest_run(res) == os.path.join(res, "20260220-120000-wl") and rounds.has_results(BEFORE)
+     and not rounds.has_results(os.path.join(res, "20260301-000000-empty")),
+     "newest_run: a run folder of rounds is a run folder; one with empty rounds is not", rounds.newest_run(res))
 t.done()
