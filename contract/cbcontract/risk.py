@@ -104,6 +104,10 @@ def assess(readout, limit_ns, attempts, marks_unstable=True, watched=True, ticks
         out["verdict"], out["reason"] = "unavailable", "the readout has no samples"
         return out
     out["share_over_limit"], out["share_from"] = share, how
+    if how != "measured":
+        out["notes"].append("counted against %s ns, not this kernel's %s ns: the share is bounded from the percentiles "
+                            "and the runs cannot be read (measure with --watchdog-limit %s)" % (
+                                readout.get("limit_ns"), limit_ns, limit_ns))
     indep = share ** attempts
     out["p_tick_independent"] = indep
     per_year = ticks_per_s * SECONDS_PER_YEAR
