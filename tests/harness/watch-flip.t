@@ -46,6 +46,7 @@ host-scripts/watch --textfile-dir "$tmp" --interval 1h --no-trace 2>"$tmp/err" &
 pid=$!
 took=$(shows "$cur")
 ok $? "the watch writes the clocksource it starts on ($cur)"
+# shellcheck disable=SC2016 # $1 is the inner bash's own argument
 out=$(host-scripts/clocksource set "$other" -- bash -c 'shows "$1"' _ "$other")
 rc=$?
 ok "$rc" "a flip to $other under the bracket shows in the textfile (${out:-never} s)"

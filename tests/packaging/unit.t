@@ -3,8 +3,8 @@
 # verify says nothing of it (its man page is checked by man.t, so --man=no),
 # and does speak of a broken copy; its hardening (ProtectSystem=strict, the
 # textfile folder the one writable path and the watch's own default,
-# NoNewPrivileges=, capabilities no more than kmsg, tracefs and the folder
-# need); the package installs it without enabling or starting it.
+# NoNewPrivileges=, capabilities no more than kmsg, tracefs, the folder and
+# host-check's watchdog readout need); the package installs it without enabling or starting it.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/lib.sh
@@ -30,9 +30,9 @@ default=$(python3 -c 'import sys; sys.path[:0] = ["contract", "host-scripts"]; f
 ok "$([ "$(key ProtectSystem)" = strict ] && [ "$(key ReadWritePaths)" = "-$default" ] && [ "$(key NoNewPrivileges)" = yes ] &&
 	[[ $(key ExecStart) == "@SBINDIR@/clockbench-watch --textfile-dir $default" ]]; echo $?)" \
 	"ProtectSystem=strict, ReadWritePaths= and --textfile-dir the watch's default folder ($default), NoNewPrivileges=yes"
-extra=$(key CapabilityBoundingSet | tr ' ' '\n' | grep -vxE 'CAP_SYSLOG|CAP_DAC_OVERRIDE|CAP_SYS_ADMIN')
+extra=$(key CapabilityBoundingSet | tr ' ' '\n' | grep -vxE 'CAP_SYSLOG|CAP_DAC_OVERRIDE|CAP_SYS_ADMIN|CAP_SYS_RAWIO')
 ok "$([ -n "$(key CapabilityBoundingSet)" ] && [ -z "$extra" ] && [ -z "$(key AmbientCapabilities)" ]; echo $?)" \
-	"CapabilityBoundingSet= $(key CapabilityBoundingSet) (kmsg, the folder, tracefs's mount), no ambient ones"
+	"CapabilityBoundingSet= $(key CapabilityBoundingSet) (kmsg, the folder, tracefs's mount, the watchdog readout), no ambient ones"
 ok "$(grep -qx $'\tdh_installsystemd --no-enable --no-start' debian/rules && grep -q 'SYSTEMDUNITDIR=/lib/systemd/system' debian/rules; echo $?)" \
 	"the package installs it in /lib/systemd/system, neither enabled nor started (debian/rules)"
 done_testing
