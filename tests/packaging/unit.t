@@ -4,7 +4,8 @@
 # and does speak of a broken copy; its hardening (ProtectSystem=strict, the
 # textfile folder the one writable path and the watch's own default,
 # NoNewPrivileges=, capabilities no more than kmsg, tracefs, the folder and
-# host-check's watchdog readout need); the package installs it without enabling or starting it.
+# host-check's watchdog readout need); the package installs it without
+# enabling or starting it.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/lib.sh
