@@ -1,4 +1,4 @@
-"""boot.py: one VM run: QEMU under timeout(1), its vCPUs pinned over QMP, the guest's results channel watched.
+"""boot.py: one VM run: QEMU under timeout(1), its vCPUs pinned over QMP, the guest's results channel read as it grows.
 
 The command lines come from qemu.py, the one builder; this module runs them.
 """
@@ -96,7 +96,7 @@ def pin_vcpus(cpus, pin):
     return rec
 
 
-def watch(chan, t0, done, on_hello=None, on_end=None, limit=None):
+def read_channel(chan, t0, done, on_hello=None, on_end=None, limit=None):
     """Polls the channel file until done() is true, POWEROFF_GRACE seconds
     after an end line, or limit seconds after t0 (whatever happens to the
     process watched: a QEMU stuck in the kernel outlives timeout(1)'s
@@ -197,7 +197,7 @@ def boot(argv, work, timeout, pin, on_hello=None, on_end=None, warn=None):
         except RunError as e:
             stop(proc, 2)
             raise RunError("QEMU failed to start: %s" % (last_line(qlog) or e))
-        data, hello_ms, result_ms = watch(os.path.join(work, "channel.out"), t0,
+        data, hello_ms, result_ms = read_channel(os.path.join(work, "channel.out"), t0,
                                           lambda: proc.poll() is not None, on_hello, on_end,
                                           timeout + STUCK_GRACE)
         rc = proc.poll()

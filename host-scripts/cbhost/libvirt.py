@@ -14,7 +14,7 @@ import time
 import uuid
 from xml.sax.saxutils import escape, quoteattr
 
-from .boot import watch
+from .boot import read_channel
 from .msg import RunError
 
 URI = os.environ.get("LIBVIRT_URI", "qemu:///system")
@@ -134,7 +134,7 @@ def domain_xml(a, accel, name, work, append, pins):
 
 def boot(a, accel, work, timeout, pin, append, on_hello=None, on_end=None):
     """Runs the guest as a transient libvirt domain, reading the channel
-    with qemu.watch(); returns the same dict as qemu.boot (status None:
+    with boot.read_channel(); returns the same dict as boot.boot (status None:
     libvirt does not pass QEMU's exit status on, or 124 on timeout; pid
     from libvirt's pid file when readable)."""
     try:
@@ -184,7 +184,7 @@ def boot(a, accel, work, timeout, pin, append, on_hello=None, on_end=None):
                 pid = int(f.read().strip())
         except (OSError, ValueError):
             pass
-        data, hello_ms, result_ms = watch(os.path.join(work, "channel.out"), t0, lambda: not alive(),
+        data, hello_ms, result_ms = read_channel(os.path.join(work, "channel.out"), t0, lambda: not alive(),
                                           on_hello, on_end)
     finally:
         virsh("destroy", name, check=False)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""watch.t: the launcher stops waiting for a QEMU that does not end (a process
+"""channel.t: the launcher stops waiting for a QEMU that does not end (a process
 stuck in the kernel outlives timeout(1)'s SIGKILL): cbhost.boot.boot gives up
 STUCK_GRACE seconds past its limit and reports a timeout (TAP)."""
 import os
@@ -23,20 +23,20 @@ def ok(cond, what):
     print("%sok %d - %s" % ("" if cond else "not ", n, what))
 
 
-work = tempfile.mkdtemp(prefix="clockbench-watch-test.")
+work = tempfile.mkdtemp(prefix="clockbench-channel-test.")
 chan = os.path.join(work, "channel.out")
 t0 = time.monotonic()
-data, hello, end = boot.watch(chan, t0, lambda: False, limit=0.3)
+data, hello, end = boot.read_channel(chan, t0, lambda: False, limit=0.3)
 took = time.monotonic() - t0
 ok(0.3 <= took < 2 and (data, hello, end) == (b"", None, None),
-   "watch() ends at its limit while the process never ends (%.2f s)" % took)
+   "read_channel() ends at its limit while the process never ends (%.2f s)" % took)
 
 # A channel is read to frames.MAX_CHANNEL + 1 bytes and no further (the
 # frame reader then says it is too long).
 from cbhost import frames  # noqa: E402
 with open(chan, "wb") as f:
     f.write(b"x" * 1000 + b"CLOCKBENCH-HELLO" + b"y" * (frames.MAX_CHANNEL + (1 << 20)))
-data, hello, end = boot.watch(chan, time.monotonic(), lambda: True)
+data, hello, end = boot.read_channel(chan, time.monotonic(), lambda: True)
 ok(len(data) == frames.MAX_CHANNEL + 1 and hello is not None and end is None,
    "a channel over 16 MiB: read to the cap and one byte (%d bytes), the hello seen" % len(data))
 os.unlink(chan)
@@ -56,7 +56,7 @@ def grow():
     return len(calls) > 3
 
 
-data, hello, end = boot.watch(chan, time.monotonic(), grow)
+data, hello, end = boot.read_channel(chan, time.monotonic(), grow)
 ok(end is not None and data.endswith(b"CLOCKBENCH-END\n"), "an end mark written in two parts is seen (end %s)" % end)
 os.unlink(chan)
 
