@@ -90,9 +90,18 @@ struct cb_opts {
 	char **argv;
 };
 
-/* Parses argv into *o.  Returns -1 to go on, or an exit status (0 after
- * --help/--version, CB_EXIT_USAGE after printing one line to stderr). */
-int cb_parse_opts(struct cb_opts *o, int argc, char **argv);
+/* What a command line asks for: a run, or an end (bench/opts.c). */
+enum cb_parsed {
+	CB_PARSED_RUN,              /* options good: go on and run */
+	CB_PARSED_DONE,             /* --help or --version printed: exit 0 */
+	CB_PARSED_USAGE,            /* one line on stderr: exit CB_EXIT_USAGE */
+	CB_PARSED_FAILED,           /* one line on stderr: exit CB_EXIT_FAIL (the CPUs unreadable) */
+};
+/* Parses argv (and the test hooks of the environment) into *o, through
+ * the one option table that also writes --help. */
+enum cb_parsed cb_parse_opts(struct cb_opts *o, int argc, char **argv);
+/* The exit status of a parse that ends the program (0 for CB_PARSED_RUN). */
+int cb_parsed_status(enum cb_parsed r);
 /* A byte count: decimal digits, then optionally K or M (KiB, MiB), within
  * [lo, hi]; -1 if not one. */
 long long cb_parse_bytes(const char *s, long long lo, long long hi);
@@ -493,7 +502,7 @@ void cb_render(FILE *f, const struct cb_report *r, enum cb_format fmt);
 
 /* Output files (bench/output.c).  cb_outputs_check(): every target of
  * --output, --json, --csv can be created (no folder, no existing file
- * unless --force, not one file twice); -1 if so, else the exit status
+ * unless --force, not one file twice); 0 if so, else the exit status
  * after one line; creates nothing.  cb_outputs_open(): a temporary
  * NAME.tmp.XXXXXX beside each, removed on SIGINT, SIGTERM and SIGHUP.
  * cb_outputs_write(i, ...): the i-th given (in the order --output, --json,

@@ -170,7 +170,7 @@ int cb_outputs_check(const struct cb_opts *o)
 			return CB_EXIT_FAIL;
 		}
 	}
-	return -1;
+	return 0;
 }
 
 static void on_signal(int sig)

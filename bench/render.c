@@ -189,118 +189,203 @@ static void json_watchdog(struct cb_json *j, const struct cb_watchdog *w)
 	cb_json_end_obj(j);
 }
 
-static void render_json(FILE *f, const struct cb_report *r)
+/* context (docs/schema.md): the machine and the run. */
+static void json_context(struct cb_json *j, const struct cb_report *r)
 {
 	const struct cb_context *c = &r->ctx;
 	const struct cb_opts *o = r->opts;
-	struct cb_json j;
-	int i, k;
+	int i;
 
-	cb_json_begin(&j, f);
-	cb_json_obj(&j, NULL);
-	cb_json_str(&j, "schema", CB_SCHEMA);
-
-	cb_json_obj(&j, "context");
-	cb_json_str(&j, "clockbench_version", CB_VERSION);
-	cb_json_arr(&j, "command_line");
+	cb_json_obj(j, "context");
+	cb_json_str(j, "clockbench_version", CB_VERSION);
+	cb_json_arr(j, "command_line");
 	for (i = 0; i < o->argc; i++)
-		cb_json_str(&j, NULL, o->argv[i]);
-	cb_json_end_arr(&j);
-	cb_json_str(&j, "hostname", c->hostname);
-	cb_json_str(&j, "kernel", c->kernel);
-	cb_json_str(&j, "kernel_cmdline", c->cmdline);
-	cb_json_str(&j, "cpu_model", c->cpu_model);
-	cb_json_obj(&j, "cpu_flags");
-	cb_json_bool(&j, "constant_tsc", c->constant_tsc);
-	cb_json_bool(&j, "nonstop_tsc", c->nonstop_tsc);
-	cb_json_bool(&j, "tsc_known_freq", c->tsc_known_freq);
-	cb_json_bool(&j, "rdtscp", c->rdtscp);
-	cb_json_bool(&j, "hypervisor", c->hypervisor_flag);
-	cb_json_bool(&j, "invtsc_cpuid", c->invtsc);
-	cb_json_end_obj(&j);
-	cb_json_str(&j, "hypervisor", c->hypervisor[0] ? c->hypervisor : NULL);
+		cb_json_str(j, NULL, o->argv[i]);
+	cb_json_end_arr(j);
+	cb_json_str(j, "hostname", c->hostname);
+	cb_json_str(j, "kernel", c->kernel);
+	cb_json_str(j, "kernel_cmdline", c->cmdline);
+	cb_json_str(j, "cpu_model", c->cpu_model);
+	cb_json_obj(j, "cpu_flags");
+	cb_json_bool(j, "constant_tsc", c->constant_tsc);
+	cb_json_bool(j, "nonstop_tsc", c->nonstop_tsc);
+	cb_json_bool(j, "tsc_known_freq", c->tsc_known_freq);
+	cb_json_bool(j, "rdtscp", c->rdtscp);
+	cb_json_bool(j, "hypervisor", c->hypervisor_flag);
+	cb_json_bool(j, "invtsc_cpuid", c->invtsc);
+	cb_json_end_obj(j);
+	cb_json_str(j, "hypervisor", c->hypervisor[0] ? c->hypervisor : NULL);
 	if (c->kvm_features_valid) {
-		cb_json_obj(&j, "kvm_features");
-		cb_json_uint(&j, "eax", c->kvm_features);
-		cb_json_bool(&j, "clocksource2", !!(c->kvm_features & (1u << KVM_FEATURE_CLOCKSOURCE2)));
-		cb_json_bool(&j, "stable_bit", !!(c->kvm_features & (1u << KVM_FEATURE_CLOCKSOURCE_STABLE_BIT)));
-		cb_json_end_obj(&j);
+		cb_json_obj(j, "kvm_features");
+		cb_json_uint(j, "eax", c->kvm_features);
+		cb_json_bool(j, "clocksource2", !!(c->kvm_features & (1u << KVM_FEATURE_CLOCKSOURCE2)));
+		cb_json_bool(j, "stable_bit", !!(c->kvm_features & (1u << KVM_FEATURE_CLOCKSOURCE_STABLE_BIT)));
+		cb_json_end_obj(j);
 	} else {
-		cb_json_null(&j, "kvm_features");
+		cb_json_null(j, "kvm_features");
 	}
-	cb_json_str(&j, "clocksource", c->clocksource[0] ? c->clocksource : NULL);
-	cb_json_str(&j, "clocksource_end", c->clocksource_end[0] ? c->clocksource_end : NULL);
-	json_words(&j, "available_clocksource", c->available_clocksource);
-	cb_json_num(&j, "tsc_mhz", c->tsc_per_ns * 1000, 3);
-	cb_json_int(&j, "cpus_online", c->cpus_online);
-	cb_json_int(&j, "cpus_allowed", c->cpus_allowed);
-	cb_json_num(&j, "duration_s", o->duration, 3);
-	cb_json_str(&j, "start", c->start);
-	cb_json_str(&j, "end", c->end);
-	cb_json_obj(&j, "mitigations");
+	cb_json_str(j, "clocksource", c->clocksource[0] ? c->clocksource : NULL);
+	cb_json_str(j, "clocksource_end", c->clocksource_end[0] ? c->clocksource_end : NULL);
+	json_words(j, "available_clocksource", c->available_clocksource);
+	cb_json_num(j, "tsc_mhz", c->tsc_per_ns * 1000, 3);
+	cb_json_int(j, "cpus_online", c->cpus_online);
+	cb_json_int(j, "cpus_allowed", c->cpus_allowed);
+	cb_json_num(j, "duration_s", o->duration, 3);
+	cb_json_str(j, "start", c->start);
+	cb_json_str(j, "end", c->end);
+	cb_json_obj(j, "mitigations");
 	for (i = 0; i < c->nmitigations; i++)
-		cb_json_str(&j, c->mitigation[i].name, c->mitigation[i].text);
-	cb_json_end_obj(&j);
-	cb_json_end_obj(&j);
+		cb_json_str(j, c->mitigation[i].name, c->mitigation[i].text);
+	cb_json_end_obj(j);
+	cb_json_end_obj(j);
 
-	cb_json_obj(&j, "overhead");
+}
+
+/* overhead: each method's first row's loop overhead on its first CPU. */
+static void json_overhead(struct cb_json *j, const struct cb_report *r)
+{
+	int k;
+
+	cb_json_obj(j, "overhead");
 	for (k = 0; k < CB_NMETHODS; k++) {
 		const struct cb_stats *s = first_row(r, k);
 		if (!s)
 			continue;
-		cb_json_obj(&j, cb_method_names[k]);
-		cb_json_uint(&j, "batch", s->batch);
-		cb_json_int(&j, "cpu", s->ovh[0].cpu);
-		cb_json_num(&j, "cycles_per_batch", s->ovh[0].cycles_per_batch, 1);
-		cb_json_num(&j, "ns_per_call", s->ovh[0].ns_per_call, 3);
-		cb_json_end_obj(&j);
+		cb_json_obj(j, cb_method_names[k]);
+		cb_json_uint(j, "batch", s->batch);
+		cb_json_int(j, "cpu", s->ovh[0].cpu);
+		cb_json_num(j, "cycles_per_batch", s->ovh[0].cycles_per_batch, 1);
+		cb_json_num(j, "ns_per_call", s->ovh[0].ns_per_call, 3);
+		cb_json_end_obj(j);
 	}
-	cb_json_end_obj(&j);
+	cb_json_end_obj(j);
 
-	cb_json_arr(&j, "results");
+}
+
+/* results: one object per cost cell. */
+static void json_results(struct cb_json *j, const struct cb_report *r)
+{
+	int i, k;
+
+	cb_json_arr(j, "results");
 	for (i = 0; i < r->ncells; i++) {
 		const struct cb_stats *s = &r->cells[i];
-		cb_json_obj(&j, NULL);
-		cb_json_str(&j, "clock", clock_name(s->clock));
-		cb_json_str(&j, "method", cb_method_names[s->method]);
-		cb_json_int(&j, "threads", s->threads);
-		cb_json_str(&j, "path", s->clock >= 0 ? cb_path_names[s->path] : NULL);
-		cb_json_str(&j, "clocksource", s->clocksource[0] ? s->clocksource : NULL);
-		cb_json_bool(&j, "after_change", s->after_change);
-		cb_json_uint(&j, "batch", s->batch);
-		cb_json_uint(&j, "batches", s->batches);
-		cb_json_uint(&j, "calls", s->calls);
-		cb_json_num(&j, "seconds", s->seconds, 3);
-		cb_json_num(&j, "overhead_ns_per_call", s->overhead_ns, 3);
-		cb_json_arr(&j, "overhead_per_cpu");
+		cb_json_obj(j, NULL);
+		cb_json_str(j, "clock", clock_name(s->clock));
+		cb_json_str(j, "method", cb_method_names[s->method]);
+		cb_json_int(j, "threads", s->threads);
+		cb_json_str(j, "path", s->clock >= 0 ? cb_path_names[s->path] : NULL);
+		cb_json_str(j, "clocksource", s->clocksource[0] ? s->clocksource : NULL);
+		cb_json_bool(j, "after_change", s->after_change);
+		cb_json_uint(j, "batch", s->batch);
+		cb_json_uint(j, "batches", s->batches);
+		cb_json_uint(j, "calls", s->calls);
+		cb_json_num(j, "seconds", s->seconds, 3);
+		cb_json_num(j, "overhead_ns_per_call", s->overhead_ns, 3);
+		cb_json_arr(j, "overhead_per_cpu");
 		for (k = 0; k < s->threads && s->ovh; k++) {
-			cb_json_obj(&j, NULL);
-			cb_json_int(&j, "cpu", s->ovh[k].cpu);
-			cb_json_num(&j, "cycles_per_batch", s->ovh[k].cycles_per_batch, 1);
-			cb_json_num(&j, "ns_per_call", s->ovh[k].ns_per_call, 3);
-			cb_json_end_obj(&j);
+			cb_json_obj(j, NULL);
+			cb_json_int(j, "cpu", s->ovh[k].cpu);
+			cb_json_num(j, "cycles_per_batch", s->ovh[k].cycles_per_batch, 1);
+			cb_json_num(j, "ns_per_call", s->ovh[k].ns_per_call, 3);
+			cb_json_end_obj(j);
 		}
-		cb_json_end_arr(&j);
-		json_quantiles(&j, "ns_per_call", s->ns, 2);
-		json_quantiles(&j, "ns_per_call_raw", s->ns_raw, 2);
-		json_quantiles(&j, "cycles_per_call", s->cyc, 2);
-		json_quantiles(&j, "cycles_per_call_raw", s->cyc_raw, 2);
-		cb_json_arr(&j, "below_overhead");
+		cb_json_end_arr(j);
+		json_quantiles(j, "ns_per_call", s->ns, 2);
+		json_quantiles(j, "ns_per_call_raw", s->ns_raw, 2);
+		json_quantiles(j, "cycles_per_call", s->cyc, 2);
+		json_quantiles(j, "cycles_per_call_raw", s->cyc_raw, 2);
+		cb_json_arr(j, "below_overhead");
 		for (k = 0; k < CB_NQ; k++)
 			if (s->below_overhead & (1u << k))
-				cb_json_str(&j, NULL, cb_quantile_names[k]);
-		cb_json_end_arr(&j);
-		cb_json_num(&j, "calls_per_sec_thread", s->calls_per_sec_thread, 0);
-		cb_json_num(&j, "calls_per_sec_total", s->calls_per_sec_total, 0);
+				cb_json_str(j, NULL, cb_quantile_names[k]);
+		cb_json_end_arr(j);
+		cb_json_num(j, "calls_per_sec_thread", s->calls_per_sec_thread, 0);
+		cb_json_num(j, "calls_per_sec_total", s->calls_per_sec_total, 0);
 		if (s->method == CB_SYSCALL) {
-			cb_json_num(&j, "null_median_ns", s->null_ns, 2);
-			cb_json_num(&j, "kernel_read_ns", s->kernel_read_ns, 2);
-			cb_json_bool(&j, "kernel_read_negative", s->kernel_read_negative);
+			cb_json_num(j, "null_median_ns", s->null_ns, 2);
+			cb_json_num(j, "kernel_read_ns", s->kernel_read_ns, 2);
+			cb_json_bool(j, "kernel_read_negative", s->kernel_read_negative);
 		}
-		cb_json_end_obj(&j);
+		cb_json_end_obj(j);
 	}
-	cb_json_end_arr(&j);
+	cb_json_end_arr(j);
 
+}
+
+/* checks: warps, tsc, tsc_rate; null where not run. */
+static void json_checks(struct cb_json *j, const struct cb_report *r)
+{
+	const struct cb_context *c = &r->ctx;
+	const struct cb_opts *o = r->opts;
+	int i;
+
+	cb_json_obj(j, "checks");
+	if (o->check_warps) {
+		cb_json_arr(j, "warps");
+		for (i = 0; i < r->nwarps; i++) {
+			const struct cb_warp_result *w = &r->warps[i];
+			cb_json_obj(j, NULL);
+			cb_json_str(j, "clock", clock_name(w->clock));
+			cb_json_int(j, "threads", w->threads);
+			cb_json_num(j, "seconds", w->seconds, 3);
+			cb_json_uint(j, "reads", w->reads);
+			cb_json_uint(j, "warps", w->warps);
+			cb_json_uint(j, "max_warp_ns", w->max_warp_ns);
+			cb_json_end_obj(j);
+		}
+		cb_json_end_arr(j);
+	} else {
+		cb_json_null(j, "warps");
+	}
+	if (r->tsc) {
+		const struct cb_tsc_result *t = r->tsc;
+		cb_json_obj(j, "tsc");
+		cb_json_int(j, "ref_cpu", t->ref_cpu);
+		cb_json_bool(j, "complete", !r->tsc_failed);
+		cb_json_arr(j, "cpus");
+		for (i = 0; i < t->ncpus; i++) {
+			cb_json_obj(j, NULL);
+			cb_json_int(j, "cpu", t->cpu[i].cpu);
+			cb_json_uint(j, "rounds", t->cpu[i].rounds);
+			cb_json_uint(j, "warps", t->cpu[i].warps);
+			cb_json_int(j, "offset_cycles", t->cpu[i].offset_cycles);
+			cb_json_num(j, "offset_ns", (double)t->cpu[i].offset_cycles / c->tsc_per_ns, 1);
+			cb_json_uint(j, "best_rtt_cycles", t->cpu[i].best_rtt_cycles);
+			cb_json_num(j, "best_rtt_ns", (double)t->cpu[i].best_rtt_cycles / c->tsc_per_ns, 1);
+			cb_json_uint(j, "resolution_cycles", t->cpu[i].best_rtt_cycles / 2);
+			cb_json_bool(j, "within_resolution", t->cpu[i].within);
+			cb_json_end_obj(j);
+		}
+		cb_json_end_arr(j);
+		cb_json_uint(j, "total_warps", t->total_warps);
+		cb_json_int(j, "max_abs_offset_cycles", t->max_abs_offset_cycles);
+		cb_json_str(j, "kernel_clocksource", t->kernel_clocksource);
+		cb_json_str(j, "kernel_verdict", t->kernel_verdict);
+		cb_json_str(j, "verdict", r->tsc_failed ? "incomplete" : t->verdict);
+		cb_json_str(j, "working", t->working);
+		cb_json_end_obj(j);
+	} else {
+		cb_json_null(j, "tsc");
+	}
+	if (r->tsc_rate)
+		json_tsc_rate(j, r->tsc_rate);
+	else
+		cb_json_null(j, "tsc_rate");
+	cb_json_end_obj(j);
+}
+
+static void render_json(FILE *f, const struct cb_report *r)
+{
+	struct cb_json j;
+	int i;
+
+	cb_json_begin(&j, f);
+	cb_json_obj(&j, NULL);
+	cb_json_str(&j, "schema", CB_SCHEMA);
+	json_context(&j, r);
+	json_overhead(&j, r);
+	json_results(&j, r);
 	cb_json_arr(&j, "workloads");
 	for (i = 0; i < r->nworkloads; i++)
 		json_workload(&j, &r->workloads[i]);
@@ -317,59 +402,7 @@ static void render_json(FILE *f, const struct cb_report *r)
 	cb_json_str(&j, "detail", r->changed.detail[0] ? r->changed.detail : NULL);
 	cb_json_end_obj(&j);
 
-	cb_json_obj(&j, "checks");
-	if (o->check_warps) {
-		cb_json_arr(&j, "warps");
-		for (i = 0; i < r->nwarps; i++) {
-			const struct cb_warp_result *w = &r->warps[i];
-			cb_json_obj(&j, NULL);
-			cb_json_str(&j, "clock", clock_name(w->clock));
-			cb_json_int(&j, "threads", w->threads);
-			cb_json_num(&j, "seconds", w->seconds, 3);
-			cb_json_uint(&j, "reads", w->reads);
-			cb_json_uint(&j, "warps", w->warps);
-			cb_json_uint(&j, "max_warp_ns", w->max_warp_ns);
-			cb_json_end_obj(&j);
-		}
-		cb_json_end_arr(&j);
-	} else {
-		cb_json_null(&j, "warps");
-	}
-	if (r->tsc) {
-		const struct cb_tsc_result *t = r->tsc;
-		cb_json_obj(&j, "tsc");
-		cb_json_int(&j, "ref_cpu", t->ref_cpu);
-		cb_json_bool(&j, "complete", !r->tsc_failed);
-		cb_json_arr(&j, "cpus");
-		for (i = 0; i < t->ncpus; i++) {
-			cb_json_obj(&j, NULL);
-			cb_json_int(&j, "cpu", t->cpu[i].cpu);
-			cb_json_uint(&j, "rounds", t->cpu[i].rounds);
-			cb_json_uint(&j, "warps", t->cpu[i].warps);
-			cb_json_int(&j, "offset_cycles", t->cpu[i].offset_cycles);
-			cb_json_num(&j, "offset_ns", (double)t->cpu[i].offset_cycles / c->tsc_per_ns, 1);
-			cb_json_uint(&j, "best_rtt_cycles", t->cpu[i].best_rtt_cycles);
-			cb_json_num(&j, "best_rtt_ns", (double)t->cpu[i].best_rtt_cycles / c->tsc_per_ns, 1);
-			cb_json_uint(&j, "resolution_cycles", t->cpu[i].best_rtt_cycles / 2);
-			cb_json_bool(&j, "within_resolution", t->cpu[i].within);
-			cb_json_end_obj(&j);
-		}
-		cb_json_end_arr(&j);
-		cb_json_uint(&j, "total_warps", t->total_warps);
-		cb_json_int(&j, "max_abs_offset_cycles", t->max_abs_offset_cycles);
-		cb_json_str(&j, "kernel_clocksource", t->kernel_clocksource);
-		cb_json_str(&j, "kernel_verdict", t->kernel_verdict);
-		cb_json_str(&j, "verdict", r->tsc_failed ? "incomplete" : t->verdict);
-		cb_json_str(&j, "working", t->working);
-		cb_json_end_obj(&j);
-	} else {
-		cb_json_null(&j, "tsc");
-	}
-	if (r->tsc_rate)
-		json_tsc_rate(&j, r->tsc_rate);
-	else
-		cb_json_null(&j, "tsc_rate");
-	cb_json_end_obj(&j);
+	json_checks(&j, r);
 	if (r->watchdog)
 		json_watchdog(&j, r->watchdog);
 	else

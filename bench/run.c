@@ -259,18 +259,19 @@ int clockbench_main(int argc, char **argv)
 	static struct cb_report r;
 	enum cb_format fmts[3];
 	cpu_set_t saved;
+	enum cb_parsed what;
 	int rc, i, n = 0, failed = 0;
 	double tpn;
 	char cs[64];
 
-	rc = cb_parse_opts(&o, argc, argv);
-	if (rc >= 0)
-		return rc;
+	what = cb_parse_opts(&o, argc, argv);
+	if (what != CB_PARSED_RUN)
+		return cb_parsed_status(what);
 	if (cb_progress_setup() < 0)
 		return CB_EXIT_USAGE;
 	/* Every output is checked, and created as a temporary, before any
 	 * measuring: a bad path fails in a second, not after the run. */
-	if ((rc = cb_outputs_check(&o)) >= 0)
+	if ((rc = cb_outputs_check(&o)))
 		return rc;
 	if (o.dry_run)
 		return CB_EXIT_OK;

@@ -1,6 +1,6 @@
 /* opts.c: libFuzzer target for the engine's option parser: the input split
- * at NUL and newline bytes into argv words.  cb_parse_opts must return -1,
- * 0 or 2 (never crash, never exit), the same twice over, and on -1 leave a
+ * at NUL and newline bytes into argv words.  cb_parse_opts must say run,
+ * done or usage (never crash, never exit), the same twice over, and on run leave a
  * struct within every bound the engine relies on. */
 #include "../bench/clockbench.h"
 #include "fuzz.h"
@@ -87,15 +87,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct cb_opts a, b;
 	char *argv1[MAXWORDS + 1], *argv2[MAXWORDS + 1];
 	char *buf1 = malloc(size + 1), *buf2 = malloc(size + 1);
-	int ra, rb;
+	enum cb_parsed ra, rb;
 
 	FUZZ_ASSERT(buf1 && buf2);
 	ra = cb_parse_opts(&a, split(data, size, buf1, argv1), argv1);
 	rb = cb_parse_opts(&b, split(data, size, buf2, argv2), argv2);
 	cb_clocksource_file = NULL; /* it may point into buf1 or buf2 */
-	FUZZ_ASSERT(ra == -1 || ra == CB_EXIT_OK || ra == CB_EXIT_USAGE);
+	FUZZ_ASSERT(ra == CB_PARSED_RUN || ra == CB_PARSED_DONE || ra == CB_PARSED_USAGE);
 	FUZZ_ASSERT(ra == rb);
-	if (ra == -1) {
+	if (ra == CB_PARSED_RUN) {
 		check(&a);
 		FUZZ_ASSERT(same(&a, &b)); /* the same words parse the same way twice */
 	}

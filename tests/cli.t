@@ -176,6 +176,37 @@ while read -r opt; do
 done < <(grep -oE -- '--[a-z-]+' "$tmp/help" | sort -u)
 ok "$bad" "every option in --help exists in the parser"
 ok "$(! grep -qE -- '--test-|CLOCKBENCH_TEST' "$tmp/help"; echo $?)" "--help names no test hook"
+# The option table writes both --help's ranges and the parser's: every
+# numeric option's range as --help states it is what the parser takes
+# (both ends in, one past each end out).
+python3 - "$bin" "$tmp/help" >"$tmp/ranges" 2>&1 <<'PY'
+import re, subprocess, sys
+bin, text = sys.argv[1], open(sys.argv[2]).read().split("\n\nEnvironment:")[0]
+items = re.split(r"\n(?=  -\S|      --)", text)
+extra = {"watchdog-limit": ["--check", "watchdog"], "msg-size": ["--workload", "tcp-stream"]}
+unit = {"K": 1024, "M": 1 << 20}
+def num(s):
+    return int(s[:-1]) * unit[s[-1]] if s[-1] in unit else int(s)
+found = bad = 0
+for it in items:
+    flat = " ".join(it.split())
+    m = re.match(r"(?:-\w, )?--([a-z-]+) (N|NS|BYTES) .*\(default: [^;()]*(?:\([^)]*\)[^;()]*)*; (\d+[KM]?) to (\d+[KM]?)\)$", flat) or \
+        re.match(r"(?:-\w, )?--([a-z-]+) (N|NS|BYTES) .*\((\d+[KM]?) to (\d+[KM]?)\)$", flat)
+    if not m:
+        continue
+    name, lo, hi = m.group(1), num(m.group(3)), num(m.group(4))
+    found += 1
+    for v, want in ((lo, 0), (hi, 0), (lo - 1, 2), (hi + 1, 2)):
+        rc = subprocess.run([bin, "--dry-run", "--" + name, str(v)] + extra.get(name, []),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+        if rc != want:
+            bad += 1
+            print("--%s %d: exit %d, want %d" % (name, v, rc, want))
+print("ranges from --help: %d options" % found)
+sys.exit(1 if bad or found < 5 else 0)
+PY
+ok $? "each numeric option's range in --help is the parser's, both ends: $(tail -n1 "$tmp/ranges")"
+[ "$(wc -l <"$tmp/ranges")" -gt 1 ] && diag "$(head -n5 "$tmp/ranges")"
 printf 'jiffies\n' >"$tmp/cs"
 CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/cs" "$bin" --clock monotonic --method rdtsc --threads 1 --duration 0.01 --quiet >"$tmp/so" 2>"$tmp/se"
 rc=$?

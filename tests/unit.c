@@ -130,7 +130,7 @@ static void opts_tests(void)
 	fclose(err);
 	ok(!strcmp(line, "clockbench: unknown option '-Z' (see --help)\n"), "-Zq: the unknown option named");
 	rc2 = cb_parse_opts(&o, 1, second);
-	ok(rc1 == CB_EXIT_USAGE && rc2 == -1 && !o.quiet,
+	ok(rc1 == CB_PARSED_USAGE && rc2 == CB_PARSED_RUN && !o.quiet,
 	   "a usage error inside a cluster (-Zq) leaves nothing to the next parse");
 }
 
@@ -188,12 +188,12 @@ static void workload_tests(void)
 	   cb_parse_bytes(" 1", 1, 9) < 0 && cb_parse_bytes("99999999999999999999K", 1, 9) < 0,
 	   "byte counts: empty, a bare suffix, two suffixes, signs, other suffixes, spaces, overflow refused");
 
-	ok(cb_parse_opts(&o, 1, argv_dflt) == -1 && o.workloads == 0 && o.msg_size == 65536,
+	ok(cb_parse_opts(&o, 1, argv_dflt) == CB_PARSED_RUN && o.workloads == 0 && o.msg_size == 65536,
 	   "no workload and 64 KiB writes by default");
-	ok(cb_parse_opts(&o, 3, argv_all) == -1 && o.workloads == 7, "--workload all is the three");
-	ok(cb_parse_opts(&o, 5, argv_two) == -1 && o.workloads == (1u << CB_WL_TIMER | 1u << CB_WL_TCP_RR) &&
+	ok(cb_parse_opts(&o, 3, argv_all) == CB_PARSED_RUN && o.workloads == 7, "--workload all is the three");
+	ok(cb_parse_opts(&o, 5, argv_two) == CB_PARSED_RUN && o.workloads == (1u << CB_WL_TIMER | 1u << CB_WL_TCP_RR) &&
 	   o.msg_size == 1024, "--workload timer,tcp-rr --msg-size 1K");
-	ok(cb_parse_opts(&o, 3, argv_none) == -1 && o.workloads == 0, "--workload none is none");
+	ok(cb_parse_opts(&o, 3, argv_none) == CB_PARSED_RUN && o.workloads == 0, "--workload none is none");
 
 	ok(fabs(cb_workload_rate(CB_WL_TCP_STREAM, 1250000000, 2.0, &unit) - 5.0) < 1e-12 && !strcmp(unit, "Gbit/s"),
 	   "tcp-stream: 1.25 GB in 2 s is 5 Gbit/s (10^9 bits)");
