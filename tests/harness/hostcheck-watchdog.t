@@ -119,8 +119,12 @@ watched("the TSC already given up (hpet acpi_pm offered)", "no", "not offered",
 watched("no CPU flags read", "unknown", "CPU flags were not read", host("noflags", "6.6.63", None))
 watched("a qualified CPU and no NUMA node list", "unknown", "not read",
         host("nonodes", "6.6.63", "skylake-e3.txt", nodes=None))
-watched("a clocksource whose rating host-check does not know", "unknown", "weird-clock",
+watched("a clocksource the kernel table does not know", "unknown", "weird-clock",
         host("weird", "6.12.48+deb13-amd64", "e595-ryzen.txt", avail="tsc weird-clock"))
+watched("the TSC alone offered on 6.12: refined-jiffies, always registered, watches it", "yes", "refined-jiffies watches it",
+        host("alone612", "6.12.48+deb13-amd64", "e595-ryzen.txt", avail="tsc"))
+watched("the TSC alone offered on 7.1.3: no continuous watchdog, nothing watches it", "no", "nothing watches it",
+        host("alone71", "7.1.3", "e595-ryzen.txt", avail="tsc"))
 fixed = ["--rules", os.path.join(FX, "rules-fixed.json")]
 watched("--rules FILE: its qualified rule counts nodes, at most 2: 3 nodes are watched", "yes", "hpet watches it",
         host("fx3", "6.6.63", "skylake-e3.txt", nodes="0-2") + fixed, table=False)
