@@ -408,6 +408,9 @@ void cb_watchdog_init(struct cb_watchdog *w, uint64_t limit_ns);
 void cb_watchdog_batch(struct cb_watchdog *w, const uint64_t *ns, int n, uint64_t events);
 /* Closes the open run and fills ns[] from the histogram. */
 void cb_watchdog_finish(struct cb_watchdog *w);
+/* The ACPI PM timer's I/O port from a FADT of len bytes (X_PM_TMR_BLK in
+ * I/O space, else PM_TMR_BLK); 0 with why (n bytes) set if it names none. */
+unsigned cb_fadt_pm_port(const unsigned char *t, size_t len, char *why, size_t n);
 /* The check, pinned to o->cpus[0] for o->duration.  Returns 0 measured;
  * 1 if neither device can be read (w->unavailable says why); -1 after one
  * line on a failure. */

@@ -202,12 +202,36 @@ static uint32_t le32(const unsigned char *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* The PM timer's port from the FADT: X_PM_TMR_BLK (offset 208, a generic
- * address; I/O space only) where the table has it, else PM_TMR_BLK (76). */
+/* The PM timer's port from a FADT: X_PM_TMR_BLK (offset 208, a generic
+ * address) where the table has it in I/O space, else PM_TMR_BLK (offset
+ * 76, with PM_TMR_LEN 4 at 91).  Returns the port, or 0 with why set. */
+unsigned cb_fadt_pm_port(const unsigned char *t, size_t len, char *why, size_t n)
+{
+	uint64_t port = 0;
+
+	if (len < 116 || memcmp(t, "FACP", 4)) {
+		snprintf(why, n, "not a FADT (%zu bytes)", len);
+		return 0;
+	}
+	if (len >= 220 && t[208] == 1 && t[209] >= 24)
+		port = (uint64_t)le32(t + 212) | (uint64_t)le32(t + 216) << 32;
+	if (!port && t[91] == 4)
+		port = le32(t + 76);
+	if (!port) {
+		snprintf(why, n, "the FADT names none%s", le32(t + 112) & (1u << 20) ? ", hardware-reduced ACPI" : "");
+		return 0;
+	}
+	if (port > 0xfffc) {
+		snprintf(why, n, "the FADT's PM timer at 0x%llx is not an I/O port", (unsigned long long)port);
+		return 0;
+	}
+	return (unsigned)port;
+}
+
 static int open_acpi_pm(struct wd_dev *d, char *why, size_t n)
 {
 	unsigned char t[1024];
-	uint64_t port = 0;
+	unsigned port;
 	size_t len;
 	FILE *f = fopen(FADT_PATH, "rbe");
 
@@ -217,26 +241,10 @@ static int open_acpi_pm(struct wd_dev *d, char *why, size_t n)
 	}
 	len = fread(t, 1, sizeof t, f);
 	fclose(f);
-	if (len < 116 || memcmp(t, "FACP", 4)) {
-		snprintf(why, n, "%s: not a FADT (%zu bytes)", FADT_PATH, len);
+	if (!(port = cb_fadt_pm_port(t, len, why, n)))
 		return -1;
-	}
-	if (len >= 220 && t[208] == 1 && t[209] >= 24) {
-		memcpy(&port, t + 212, sizeof port); /* little-endian, as this CPU */
-	}
-	if (!port && t[91] == 4)
-		port = le32(t + 76);
-	if (!port) {
-		snprintf(why, n, "the FADT names none%s", le32(t + 112) & (1u << 20) ? ", hardware-reduced ACPI" : "");
-		return -1;
-	}
-	if (port > 0xfffc) {
-		snprintf(why, n, "the FADT's PM timer at 0x%llx is not an I/O port", (unsigned long long)port);
-		return -1;
-	}
 	if (syscall(SYS_ioperm, (unsigned long)port, 4UL, 1L) < 0) {
-		snprintf(why, n, "ioperm(0x%llx): %s (the PM timer's port needs root)", (unsigned long long)port,
-			 strerror(errno));
+		snprintf(why, n, "ioperm(0x%x): %s (the PM timer's port needs root)", port, strerror(errno));
 		return -1;
 	}
 	d->kind = WD_ACPI_PM;

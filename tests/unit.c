@@ -573,6 +573,45 @@ static void watchdog_tests(void)
 	}
 }
 
+/* A FADT of 276 bytes (revision 6): PM_TMR_BLK legacy, X_PM_TMR_BLK
+ * (space, width, port), the flags. */
+static void fadt(unsigned char *t, unsigned legacy, int xspace, int xwidth, unsigned xport, unsigned flags)
+{
+	memset(t, 0, 276);
+	memcpy(t, "FACP", 4);
+	t[8] = 6;
+	memcpy(t + 76, &legacy, 4);
+	t[91] = legacy ? 4 : 0;
+	memcpy(t + 112, &flags, 4);
+	t[208] = (unsigned char)xspace;
+	t[209] = (unsigned char)xwidth;
+	memcpy(t + 212, &xport, 4);
+}
+
+static void fadt_tests(void)
+{
+	unsigned char t[276];
+	char why[160];
+
+	fadt(t, 0xb008, 1, 32, 0x608, 0);
+	ok(cb_fadt_pm_port(t, sizeof t, why, sizeof why) == 0x608, "FADT: X_PM_TMR_BLK in I/O space first (0x608)");
+	fadt(t, 0xb008, 0, 0, 0, 0);
+	ok(cb_fadt_pm_port(t, sizeof t, why, sizeof why) == 0xb008, "FADT: else the legacy PM_TMR_BLK (0xb008)");
+	fadt(t, 0xb008, 0, 32, 0xfed00000, 0);
+	ok(cb_fadt_pm_port(t, sizeof t, why, sizeof why) == 0xb008, "FADT: an X_PM_TMR_BLK in memory space is not a port");
+	fadt(t, 0xb008, 1, 32, 0x608, 0);
+	ok(cb_fadt_pm_port(t, 200, why, sizeof why) == 0xb008, "FADT: a short (ACPI 1.0) table has only the legacy one");
+	fadt(t, 0, 0, 0, 0, 1u << 20);
+	ok(cb_fadt_pm_port(t, sizeof t, why, sizeof why) == 0 && !strcmp(why, "the FADT names none, hardware-reduced ACPI"),
+	   "FADT: none on hardware-reduced ACPI, said");
+	fadt(t, 0, 1, 32, 0x10000, 0);
+	ok(cb_fadt_pm_port(t, sizeof t, why, sizeof why) == 0 && strstr(why, "not an I/O port"),
+	   "FADT: an address past the I/O ports is refused");
+	memcpy(t, "APIC", 4);
+	ok(cb_fadt_pm_port(t, sizeof t, why, sizeof why) == 0 && strstr(why, "not a FADT") &&
+	   cb_fadt_pm_port(t, 100, why, sizeof why) == 0, "FADT: another table, or too short, is not one");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "json")) {
@@ -591,5 +630,6 @@ int main(int argc, char **argv)
 	changes_tests();
 	tsc_rate_tests();
 	watchdog_tests();
+	fadt_tests();
 	return done_testing();
 }
