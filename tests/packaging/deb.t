@@ -53,13 +53,6 @@ done
 ok "${#missing[@]}" "the package holds every command, its man page, the static engine, the initramfs, the playbook, the watch's unit"
 for m in "${missing[@]+"${missing[@]}"}"; do diag "missing: $m"; done
 
-# The watch's unit: installed, never enabled nor started by the package
-# (dh_installsystemd --no-enable --no-start: postinst enables it only where
-# it was enabled before an upgrade).
-dpkg-deb -e "$deb" "$tmp/control"
-ok "$(! grep -qE 'deb-systemd-invoke (start|restart)|systemctl (start|enable)' "$tmp/control/postinst" 2>/dev/null &&
-	! grep -E '^[^#]*deb-systemd-helper enable' "$tmp/control/postinst" 2>/dev/null | grep -vq 'was-enabled'; echo $?)" \
-	"postinst neither enables nor starts clockbench-watch"
 if command -v lintian >/dev/null; then
 	lintian --fail-on error "$deb" >"$tmp/lintian" 2>&1
 	rc=$?
@@ -75,11 +68,21 @@ mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
 : >"$root/var/lib/dpkg/status"
 force=--force-depends
 [ "$(id -u)" -eq 0 ] || force=$force,not-root
-# dpkg wants ldconfig and start-stop-daemon on PATH.
-dpkg_root() { PATH="$PATH:/usr/sbin:/sbin" dpkg --root="$root" --log=/dev/null "$force" "$@"; }
+# dpkg wants ldconfig and start-stop-daemon on PATH.  The maintainer scripts
+# (dh_installsystemd's, for the watch's unit) run outside the fresh root,
+# which has no shell, with DPKG_ROOT naming it (deb-systemd-helper acts there).
+force=$force,script-chrootless
+dpkg_root() { PATH="$PATH:/usr/sbin:/sbin" DPKG_ROOT="$root" dpkg --root="$root" --log=/dev/null "$force" "$@"; }
 dpkg_root -i "$deb" >"$tmp/dpkg" 2>&1
 ok $? "dpkg --root installs it into a fresh root"
 [ -x "$root/usr/bin/clockbench" ] || { sed 's/^/# /' "$tmp/dpkg"; done_testing; exit; }
+# The watch's unit: installed, neither enabled nor started (postinst enables
+# it only where it was enabled before an upgrade), in the fresh root only.
+dpkg-deb -e "$deb" "$tmp/control"
+ok "$([ -f "$root/lib/systemd/system/clockbench-watch.service" ] && [ -z "$(find "$root/etc" -name 'clockbench-watch*' 2>/dev/null)" ] &&
+	! grep -qE '^[^#]*(deb-systemd-invoke|systemctl (start|restart|enable))' "$tmp/control/postinst" &&
+	[ -z "$(find /etc/systemd /var/lib/systemd -name 'clockbench-watch*' 2>/dev/null)" ]; echo $?)" \
+	"clockbench-watch.service installed, enabled nowhere, not started; nothing of it outside the fresh root"
 
 mkdir "$tmp/work"
 kernel=$(guest_kernel)
