@@ -73,7 +73,7 @@ one_line_error(["report", "--results", os.path.join(t.tmp, "nothing")], os.path.
                "no run folder with", "no run at all under --results")
 d = os.path.join(t.tmp, "partial")
 p = os.path.join(d, "host-tsc.json")
-one_line_error(["compare", BEFORE, d], p, "truncated", "compare with a partial file")
+one_line_error(["diff", BEFORE, d], p, "truncated", "diff with a partial file")
 one_line_error(["prom", "-o", os.path.join(t.tmp, "x.prom"), d], p, "truncated", "prom with a partial file")
 t.ok(not os.path.exists(os.path.join(t.tmp, "x.prom")), "prom writes nothing when the input is bad")
 

@@ -94,7 +94,7 @@ t.ok(rc == 1 and len(lines) == 1 and len(lines[0]) <= MAX_LINE and "more" in lin
 # ---- the report's output folder ----
 rc, so, se = tool("report", "--no-plots", "-o", "", BEFORE)
 short_error(rc, se, ["-o"], 'report -o "": a usage error', code=2)
-for cmd in (["compare", BEFORE, BEFORE, "-o", ""], ["prom", BEFORE, "-o", ""], ["report", BEFORE, "--prom", ""]):
+for cmd in (["diff", BEFORE, BEFORE, "-o", ""], ["prom", BEFORE, "-o", ""], ["report", BEFORE, "--prom", ""]):
     rc, so, se = tool(*cmd)
     short_error(rc, se, [], "%s with an empty file name: a usage error" % " ".join(cmd[:1] + cmd[-2:]), code=2)
 many = []

@@ -34,6 +34,7 @@ cli = importlib.util.module_from_spec(spec)
 loader.exec_module(cli)
 top = cli.parser()
 subs = next(a for a in top._actions if a.__class__.__name__ == "_SubParsersAction").choices
+subs = {n: p for n, p in subs.items() if n != "compare"}  # diff's old name, until the next release (compare.t)
 missing, unshown = [], []
 for name, p in [("", top)] + sorted(subs.items()):
     rc, text, se = tool(*([name] if name else []) + ["--help"])
@@ -68,7 +69,7 @@ for d in (BEFORE, LAB, WL):
     shutil.copytree(d, os.path.join(res, os.path.basename(d)))
 b, lab = os.path.basename(BEFORE), os.path.basename(LAB)
 cases = (("report", ["report", "--no-plots", "-o", os.path.join(t.tmp, "rep"), "--results", res, b], "report.md"),
-         ("compare", ["compare", "--results", res, b, lab], "# clockbench compare: %s -> %s" % (b, lab)),
+         ("diff", ["diff", "--results", res, b, lab], "# clockbench diff: %s -> %s" % (b, lab)),
          ("capacity", ["capacity", "--results", res, b], "guest 2 vCPU, host on hpet"),
          ("prom", ["prom", "--results", res, "-o", os.path.join(t.tmp, "x.prom"), b], ""),
          ("summary", ["summary", "--results", res, b], "hpet"))
@@ -123,7 +124,7 @@ long_cases = (
     (["no" + X], 2, "a command"), (["capacity", "--bogus" + X], 2, "an unknown option"),
     (["capacity", "--ns", X], 2, "--ns"), (["capacity", "--rate", X], 2, "--rate"),
     (["capacity", X], 1, "a run id"), (["capacity", "/tmp/" + X], 1, "a run path"),
-    (["compare", X, mine], 1, "compare BEFORE"), (["summary", X], 1, "summary RUN"),
+    (["diff", X, mine], 1, "diff BEFORE"), (["summary", X], 1, "summary RUN"),
     (["prom", "-o", os.path.join(t.tmp, "p.prom"), X], 1, "prom RUN"), (["report", "--no-plots", X], 1, "report RUN"),
     (["report", "--no-plots", "-o", "/tmp/" + X, mine], 1, "report -o"),
     (["table", "/tmp/" + X], 1, "table FILE"), (["check-label", "/tmp/" + X, "tsc"], 1, "check-label FILE"),

@@ -16,7 +16,7 @@ import proplib  # noqa: E402  (re-executes under /usr/bin/python3 when needed)
 from hypothesis import example, strategies as st  # noqa: E402
 
 from cbcontract import runfolder  # noqa: E402
-from cbanalysis import capacity, compare, guesttable, prom, report, summary  # noqa: E402
+from cbanalysis import capacity, diff, guesttable, prom, report, summary  # noqa: E402
 from cbcontract.load import label_problem, load_file, load_run  # noqa: E402
 from cbcontract.util import InputError  # noqa: E402
 
@@ -62,8 +62,8 @@ def render_all(ms, d):
     out = os.path.join(os.path.dirname(d), "report")
     os.makedirs(out, exist_ok=True)
     report.build(ms, out, sorted(capacity.PRESET_RATES), 100, 64, [("given", 100.0)], False, lambda m: None)
-    compare.render(ms, AFTER, run, AFTER[0].run)
-    compare.render(AFTER, ms, AFTER[0].run, run)
+    diff.render(ms, AFTER, run, AFTER[0].run)
+    diff.render(AFTER, ms, AFTER[0].run, run)
     capacity.render(capacity.states_from(ms, False), sorted(capacity.PRESET_RATES), 100, 64, 0,
                     capacity.work_from(ms, False))
     for all_clocks in (False, True):
@@ -302,7 +302,7 @@ def fixtures(base):
 
 # ---- the command line ----
 
-COMMANDS = ["summary", "check-label", "table", "report", "compare", "capacity", "prom"]
+COMMANDS = ["summary", "check-label", "table", "report", "diff", "capacity", "prom"]
 
 
 def cli(cmd, d):
@@ -312,7 +312,7 @@ def cli(cmd, d):
     f = os.path.join(d, files[0])
     return {"summary": ["summary", d], "check-label": ["check-label", f, "tsc"],
             "table": ["table"] + ([os.path.join(d, n) for n in files if n.startswith("guest-")][:1] or [f]),
-            "report": ["report", d, "-o", out], "compare": ["compare", d, os.path.join(FX, BASES[0])],
+            "report": ["report", d, "-o", out], "diff": ["diff", d, os.path.join(FX, BASES[0])],
             "capacity": ["capacity", d], "prom": ["prom", d, "-o", out + ".prom"]}[cmd]
 
 
