@@ -117,6 +117,15 @@ for flag, test, kinds in (("tsc_unstable", ('"Marking TSC unstable"', "\"'tsc' a
     t.ok(body and all(x in body.group(1) for x in test), "facts.c sets %s on the phrases kmsg.py reads the same way" % flag,
          body.group(1) if body else "no condition for %s" % flag)
 
+# One boot's log as a whole: kept, lost by hand, never chosen, unknown.
+sw = ["[    0.91] clocksource: Switched to clocksource tsc-early", "[    2.11] clocksource: Switched to clocksource tsc"]
+got = [(x["tsc"], x["why"], x["at_s"]) for x in map(kmsg.summarize, (
+    sw, sw + ["[  612.50] clocksource: Switched to clocksource hpet"],
+    ["[    0.10] clocksource: Switched to clocksource kvm-clock"], ["random: crng init done"],
+    sw + ["[  612.50] clocksource: Switched to clocksource hpet", "[  700.00] clocksource: Switched to clocksource tsc"]))]
+t.ok(got == [("kept", None, None), ("lost", "by_hand", 612.5), ("not chosen", None, None), ("unknown", None, None),
+             ("kept", None, None)], "summarize: kept; left by hand at 612.5 s; never chosen; nothing said; back by hand", got)
+
 # The kernel table (contract/cbcontract/kernels.py, its own reading of each
 # era) lists the lines each era prints: every one, made a line from its
 # format, is known here, as the same kind.  The skip test's first line
