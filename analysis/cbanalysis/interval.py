@@ -110,6 +110,10 @@ class Ratio:
             return "n/a"
         if self.holds_one:
             return "no difference measured %s" % self.interval_text(nd)
+        # An interval that excludes 1 is never shown as one that holds it:
+        # more decimals until its printed ends leave 1 out (at most 4).
+        while self.lo is not None and nd < 4 and round(self.lo, nd) <= 1 <= round(self.hi, nd):
+            nd += 1
         return "x%.*f %s" % (nd, self.median, self.interval_text(nd))
 
     def doc(self):

@@ -60,6 +60,9 @@ t.ok(r.median == 2.5 and (r.lo, r.hi) == (1, 4), "an even count: the median is t
 r = iv.Ratio(sorted([1.1 + 0.01 * i for i in range(9)], reverse=True))
 t.ok((round(r.lo, 9), round(r.hi, 9), r.k) == (1.11, 1.17, 2), "9 rounds: the 2nd lowest and 2nd highest ratio",
      (r.lo, r.hi, r.k))
+r = iv.Ratio([1.001, 1.003, 1.002, 1.004, 1.0015])
+t.ok(r.differs and r.text() == "x1.002 [1.001, 1.004]", "an interval just above 1 is printed with the decimals that "
+     "keep 1 out of it, never as [1.00, 1.00]", r.text())
 r = iv.Ratio([1.16])
 t.ok(r.text() == "x1.16 [n/a (1 round)]" and r.holds_one is None and not r.differs, "one round: n/a (1 round), neither "
      "a difference nor none", r.text())
