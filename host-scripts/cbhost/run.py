@@ -21,7 +21,7 @@ GX_RE = re.compile(r'^\s*GX\((\w+),\s*(\d+),\s*(\d+),\s*"([^"]*)"\)')
 def run(a):
     cs = result.label(a)
     names = result.names(a, cs)
-    result.check_free(a, names)
+    result.check_free(a, names)  # again: the KVM probe took seconds since preflight's
     host = result.host_facts()
     work = tempfile.mkdtemp(prefix="clockbench-guest.")
     a.console = os.path.join(work, "console.log")
