@@ -113,6 +113,27 @@ for name, chart, _ in plots.charts(ms, True, lambda m: report.baseline(m, ms)):
             bad += ["%s: %s" % (name, w) for w in ("`", "touch", "PWNED", "@") if w in text]
 t.ok(not bad, "plot scripts of hostile runs hold no byte of a result (paths octal-escaped, names in the data)", bad[:10])
 
+# The same over rounds (error bars, hollow bars: new columns, all numbers): a hostile run of three rounds.
+from cbcontract import rounds  # noqa: E402
+rdir = os.path.join(tmp, "rounds", os.path.basename(folders[1]))
+for n in (1, 2, 3):
+    shutil.copytree(folders[1], os.path.join(rdir, "round-%d" % n))
+rms = [m for _, rm in rounds.load_rounds(rdir) for m in rm]
+bad, drawn = [], []
+for name, chart, _ in plots.charts(rms, False, lambda m: report.baseline(m, rms)):
+    if chart is None:
+        continue
+    text = plots.script(chart, "svg", os.path.join(tmp, "o`x$(y)\n"), os.path.join(tmp, 'd"@z;.dat'))
+    bad += ["%s: %r" % (name, c) for c in set(text) - allowed]
+    bad += ["%s: %s" % (name, w) for w in ("`", "touch", "PWNED", "@") if w in text]
+    if name == "headline" and have_gp:
+        po = os.path.join(tmp, "rounds-plot")
+        os.makedirs(po, exist_ok=True)
+        drawn = plots.plot(chart, os.path.join(po, "headline"))
+t.ok(not bad and (drawn or not have_gp) and not glob.glob(os.path.join(tmp, "PWNED*")),
+     "a hostile run of rounds: its plot scripts hold no byte of a result, its headline (error bars) draws, "
+     "nothing of it runs", bad[:10])
+
 # ---- the Prometheus textfile ----
 evil = os.path.join(tmp, "prom", "run\nnode_evil 1\n#")
 shutil.copytree(NEW, evil)  # a TCG guest: left out, its path said in a comment
