@@ -20,7 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 export TMPDIR=$tmp
-[ -x bench/clockbench ] || skip_all "bench/clockbench not built" 60
+[ -x bench/clockbench ] || skip_all "bench/clockbench not built" 64
 
 export CB_CS_DIR=$tmp/cs CB_STATE_DIR=$tmp/state CB_KVM_DEV=$tmp/kvm
 mkdir -p "$CB_CS_DIR" "$tmp/results"
@@ -35,7 +35,7 @@ touch -d @"$y2k" "$cs_file"
 # Good settings, fast ones; each case overrides one.
 # shellcheck disable=SC2054 # a comma inside one word, on purpose
 base=(KERNEL="$tmp/fake-image" INITRAMFS="$tmp/fake-image" QEMU=true ACCEL=tcg CLOCKSOURCES=tsc,acpi_pm
-	DURATION=0.02 THREADS=1 CLOCKS=monotonic METHODS=vdso WORKLOADS=none TSC_RATE_SECONDS=0
+	DURATION=0.02 THREADS=1 CLOCKS=monotonic METHODS=vdso WORKLOADS=none TSC_RATE_SECONDS=0 ROUNDS=1
 	REPORT_OUT="$tmp/report")
 
 # untouched: nothing under the results folder, no report folder, the fake
@@ -100,6 +100,8 @@ refused "QEMU=/nonexistent" /nonexistent QEMU=/nonexistent "${compare[@]}"
 refused "VCPUS=0" VCPUS=0 VCPUS=0 "${compare[@]}"
 refused "ACCEL=kvm without the KVM device" "ACCEL=kvm" ACCEL=kvm KVM_DEV="$tmp/no-kvm" "${compare[@]}"
 refused "GUEST=yes" GUEST=yes GUEST=yes "${compare[@]}"
+refused "ROUNDS=0" ROUNDS=0 ROUNDS=0 "${compare[@]}"
+refused "--rounds 2x" ROUNDS=2x host-scripts/compare --rounds 2x "$tmp/results" run1
 refused "a results folder that cannot be made (under a file)" "$tmp/afile" host-scripts/compare "$tmp/afile/results" run1
 if [ "$(id -u)" -ne 0 ]; then
 	# Made read-only after refused's reset (which makes the folder anew).

@@ -31,11 +31,12 @@ ok "$([ "$rc" -eq 0 ] && grep -q '^| leftovers  *| 0 ' "$tmp/out" && grep -q 'se
 	"4 fake iterations${extras:+ (no extras: not root)}: exit $rc, leftovers 0, the seed printed, progress per iteration"
 [ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/out"
 
-# A copy of the harness whose TERM trap exits without the restore.
+# A copy of the harness whose TERM trap (the bracket's, in
+# lib/clocksource.sh) exits without the restore.
 mkdir "$tmp/top"
-for d in analysis bench build guest-init; do ln -s "$PWD/$d" "$tmp/top/$d"; done
+for d in analysis bench build contract guest-init; do ln -s "$PWD/$d" "$tmp/top/$d"; done
 cp -r host-scripts "$tmp/top/"
-sed -i "s/trap 'finish 143' TERM/trap 'trap - EXIT; exit 143' TERM/" "$tmp/top/host-scripts/clocksource"
+sed -i "s/trap 'cs_caught 143' TERM/trap 'trap - EXIT; exit 143' TERM/" "$tmp/top/host-scripts/lib/clocksource.sh"
 tests/torture/torture --top "$tmp/top" --modes fake --iterations 1 --seed 1 --steps switch --signals TERM \
 	--after-switch 0.2 --no-extras >"$tmp/out" 2>&1
 rc=$?
