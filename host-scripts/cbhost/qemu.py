@@ -7,8 +7,10 @@ QEMU's command line itself.
 """
 import os
 
+BINARY = "qemu-system-x86_64"  # the default QEMU of the launcher (QEMU=) and the lab
 
-def command(kernel, *, qemu="qemu-system-x86_64", accel="tcg", cpu="max", vcpus=1, mem=256,
+
+def command(kernel, *, qemu=BINARY, accel="tcg", cpu="max", vcpus=1, mem=256,
             machine="q35", machine_opts=(), initrd=None, append="", serials=(), virtfs=(),
             debug_exit=False, qmp=None, paused=False, pidfile=None):
     """QEMU's argv for a diskless VM booting kernel directly.

@@ -12,7 +12,7 @@ import textwrap
 
 import cbhost
 from cbcontract import runfolder
-from . import duration, msg
+from . import duration, msg, qemu
 from .msg import Usage, cut
 
 def _env(name, default=None):
@@ -72,7 +72,7 @@ def parser():
     opt("INITRAMFS", os.path.join(cbhost.TOP, "build", "guest", "initramfs.cpio"),
         "the guest initramfs [the suite's own, made by make guest-initramfs; installed: "
         "/usr/lib/clockbench/build/guest/initramfs.cpio]")
-    opt("QEMU", "qemu-system-x86_64", "QEMU binary")
+    opt("QEMU", qemu.BINARY, "QEMU binary")
     opt("BACKEND", "qemu", "qemu|libvirt")
     opt("ACCEL", "auto", "auto|kvm|tcg; auto probes KVM with a time-limited boot, else TCG")
     opt("PROBE_TIMEOUT", "8", "how long the KVM probe may take: whole seconds, or with a unit (s, m: 30s, 1m)")
