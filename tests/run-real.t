@@ -150,7 +150,7 @@ ok $? "the default run measures null beside syscall, so kernel_read_ns is there"
 # rewrites mid-run) marks the rows after it and the run, loudly.
 printf 'tsc\n' >"$tmp/cs"
 (sleep 0.5; printf 'hpet\n' >"$tmp/cs") &
-bench/clockbench --test-clocksource-file "$tmp/cs" --method rdtsc,rdtscp --threads 1 --duration 0.4 --quiet \
+CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/cs" bench/clockbench --method rdtsc,rdtscp --threads 1 --duration 0.4 --quiet \
 	--json "$tmp/flip.json" >"$tmp/flip.txt" 2>"$tmp/flip.err"
 wait
 python3 -c '

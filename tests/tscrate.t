@@ -2,7 +2,7 @@
 # tscrate.t: --check tsc-rate: its duration floor, "all" leaving it out,
 # a real run's JSON (units, not timing: every rate within a generous bound
 # of the engine's calibration), its text paragraph, and the RTC loop fed
-# from a FIFO at 1 Hz (--test-rtc-device), then from a silent one.
+# from a FIFO at 1 Hz (CLOCKBENCH_TEST_RTC_DEVICE), then from a silent one.
 # test-timeout: 120
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -115,7 +115,7 @@ time.sleep(float(sys.argv[3]))
 }
 # the edge of second 3 is missed: the read at 4 counts two interrupts
 feed 0:1,1:1,2:1,4:2,5:1 1
-"$bin" --no-cost --quiet --check tsc-rate --duration 5 --test-rtc-device "$fifo" --format json >"$tmp/fed.json" 2>"$tmp/se"
+CLOCKBENCH_TEST_RTC_DEVICE="$fifo" "$bin" --no-cost --quiet --check tsc-rate --duration 5 --format json >"$tmp/fed.json" 2>"$tmp/se"
 rc=$?
 wait "$feeder"
 feeder=
@@ -125,7 +125,7 @@ ok "$([ "$rc" -eq 0 ] && python3 "$tmp/check.py" "$tmp/fed.json" fifo-fed "$fifo
 
 feed "" 6
 start=$SECONDS
-"$bin" --no-cost --quiet --check tsc-rate --duration 5 --test-rtc-device "$fifo" --format json >"$tmp/silent.json" 2>"$tmp/se"
+CLOCKBENCH_TEST_RTC_DEVICE="$fifo" "$bin" --no-cost --quiet --check tsc-rate --duration 5 --format json >"$tmp/silent.json" 2>"$tmp/se"
 rc=$?
 took=$((SECONDS - start))
 wait "$feeder"
