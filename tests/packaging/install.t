@@ -33,11 +33,12 @@ done < <(sed '/^#/d' packaging/commands)
 ok "${#bad[@]}" "every command of packaging/commands installed as a link into lib/clockbench, with its man page"
 for b in "${bad[@]+"${bad[@]}"}"; do diag "$b"; done
 # Every program of host-scripts/ is a command, but deps (the checkout's
-# apt-get) and runfolder (the commands' own helper).
+# apt-get), runfolder (the commands' own helper) and read-frames (a reader
+# of a guest's channel capture, for debugging a checkout).
 unlisted=()
 for f in host-scripts/*; do
 	if [ ! -f "$f" ] || [ ! -x "$f" ]; then continue; fi
-	case "${f##*/}" in deps | runfolder) continue ;; esac
+	case "${f##*/}" in deps | runfolder | read-frames) continue ;; esac
 	sed '/^#/d' packaging/commands | awk '{print $4}' | grep -qx "$f" || unlisted+=("$f")
 done
 ok "${#unlisted[@]}" "every program of host-scripts/ is a command of packaging/commands"
