@@ -116,9 +116,11 @@ def _put(path, text):
         f.write(text)
 
 
-def start(ident):
+def start(ident, kb=None):
     """Creates instances/clockbench-IDENT, enables EVENTS with the process
-    id on each line (record-tgid), sizes its buffer; returns its folder.
+    id on each line (record-tgid), sizes its buffer (kb KiB per CPU, else
+    buffer_kb()'s: a reader that drains it as it goes needs far less);
+    returns its folder.
     Raises Unavailable(reason) when this host cannot trace, TraceError when
     the instance exists."""
     tfs = tracefs()
@@ -144,7 +146,7 @@ def start(ident):
     try:
         _put(os.path.join(inst, "options", "record-tgid"), "1")
         try:
-            _put(os.path.join(inst, "buffer_size_kb"), str(buffer_kb()))
+            _put(os.path.join(inst, "buffer_size_kb"), str(kb or buffer_kb()))
         except OSError:
             _put(os.path.join(inst, "buffer_size_kb"), "8192")  # short of memory: stop() says if it was too small
         for e in EVENTS:

@@ -407,12 +407,7 @@ class Watch:
                 self.tpipe = Source(hook, kvmtrace.MAX_LINE)
             else:
                 kvmtrace.clean()  # instances left by a crash (their process is gone)
-                self.instance = kvmtrace.start(os.getpid())
-                try:
-                    with open(os.path.join(self.instance, "buffer_size_kb"), "w") as fh:
-                        fh.write(str(TRACE_KB))
-                except OSError:
-                    pass
+                self.instance = kvmtrace.start(os.getpid(), kb=TRACE_KB)
                 self.tpipe = Source(os.path.join(self.instance, "trace_pipe"), kvmtrace.MAX_LINE)
             self.state.trace = (True, None)
         except (kvmtrace.Unavailable, kvmtrace.TraceError, OSError) as e:
