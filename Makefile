@@ -27,7 +27,7 @@ RESULTS := results
 # Expanded when a recipe runs, after `make deps` has installed python3.
 RUN_ID ?= $(shell ./host-scripts/runfolder run-id)
 
-.PHONY: all deps deps-lab deps-crosscheck deps-dev deps-integrations check bench bench-host bench-self compare crosscheck host-check lab clean help
+.PHONY: all deps deps-lab deps-crosscheck deps-dev deps-integrations check bench bench-host bench-self bench-watch compare crosscheck host-check lab clean help
 all: bench/clockbench $(BUILD)/clockbench-static
 
 bench/clockbench: $(HOST_OBJS) $(BUILD)/host/main.o
@@ -143,6 +143,11 @@ bench-self: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./tests/bench-self.sh "$(RESULTS)" "$(RUN_ID)"
 
+# clockbench-watch's own cost: CPU an hour and memory while idle, and the
+# delay from a clocksource switch line to the textfile (a benchmark).
+bench-watch:
+	$(Q)PYTHONPATH=contract:host-scripts python3 -m cbhost.watchbench $(WATCH_SECONDS)
+
 clean:
 	rm -rf $(BUILD) bench/clockbench
 
@@ -162,8 +167,10 @@ help:
 	@echo "make bench-guest  one QEMU guest run (clockbench as PID 1) on the current clocksource"
 	@echo "make lab          emulated hypervisor (TCG, SVM): each host clock state of lab/states.cfg, asserted (root, ~12 min)"
 	@$(MAKE) --no-print-directory -s help-analysis 2>/dev/null || true
-	@echo "make crosscheck   the engine's workloads beside iperf3 and cyclictest, side by side on this host"
-	@echo "make bench-self   the engine's own accuracy: loop overhead, spread, musl vs glibc, syscall vs the C library's syscall()"
+	@echo "make crosscheck   the engine's workloads beside iperf3, cyclictest and sockperf, side by side on this host"
+	@echo "make bench-self   the engine's own accuracy: loop overhead, run-to-run spread of every figure make bench"
+	@echo "                  divides, musl vs glibc, syscall vs the C library's syscall()"
+	@echo "make bench-watch  clockbench-watch's own cost (CPU an hour, memory, switch line to textfile; WATCH_SECONDS)"
 	@$(MAKE) --no-print-directory -s help-fuzz 2>/dev/null || true
 	@echo "make torture      interrupt harness steps at random moments, fake and real clocksource; check nothing is left (root, ~15 min)"
 	@$(MAKE) --no-print-directory -s help-packaging 2>/dev/null || true

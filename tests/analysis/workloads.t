@@ -84,11 +84,11 @@ t.ok(rc == 0, "unknown extra fields in a row are ignored", se)
 
 # The report: each clocksource's figure and its ratio to the tsc state's.
 rc, md, se = report(WL)
-t.ok(rc == 0 and table_row(md, "tcp-stream", "host", "hpet", "1.60 Gbit/s", "0.12", "n/a", "n/a", "n/a", "2 on CPU 0,1",
+t.ok(rc == 0 and table_row(md, "tcp-stream", "host", "hpet", "1.60 Gbit/s", "x0.12 [n/a (1 round)]", "n/a", "n/a", "n/a", "2 on CPU 0,1",
                            "host-hpet.json: tcp-stream") is not None,
      "tcp-stream on the host on hpet: 1.60 Gbit/s, x0.12 of tsc's 13, naming its file and row",
      [x for x in md.splitlines() if "tcp-stream" in x][:6] or se)
-t.ok(table_row(md, "tcp-rr", "guest 2 vCPU", "hpet", "32000 transactions/s", "0.80", "30.0", "45.0", "1.25") is not None
+t.ok(table_row(md, "tcp-rr", "guest 2 vCPU", "hpet", "32000 transactions/s", "x0.80 [n/a (1 round)]", "30.0", "45.0", "x1.25 [n/a (1 round)]") is not None
      and table_row(md, "timer", "host", "tsc", "38000 wakeups/s", "1.00", "55.0", "70.0", "1.00") is not None,
      "tcp-rr in the guest: 32000/s, x0.80, latency 30/45 us, median x1.25; timer on tsc x1.00",
      [x for x in md.splitlines() if x.startswith("| tcp-rr") or x.startswith("| timer")])
@@ -153,7 +153,7 @@ rc, so, se = run("summary", d)
 r = table_row(so, "hpet") or []
 doc = json.loads(read(os.path.join(d, "summary.json"))) if rc == 0 else {}
 hp = [x for x in doc.get("rows", []) if x["clocksource"] == "hpet"]
-t.ok(rc == 0 and r[10:] == ["1.6 (x0.12) / 8 (x0.80)", "20000 (x0.40) / 32000 (x0.80)", "30000 (x0.79) / 34000 (x0.94)"]
+t.ok(rc == 0 and r[10:] == ["1.6 (x0.12 [n/a (1 round)]) / 8 (x0.80 [n/a (1 round)])", "20000 (x0.40 [n/a (1 round)]) / 32000 (x0.80 [n/a (1 round)])", "30000 (x0.79 [n/a (1 round)]) / 34000 (x0.94 [n/a (1 round)])"]
      and hp and hp[0]["workloads"]["tcp-rr"]["guest_ratio"] == 0.8,
      "summary: a column per workload, host / guest rates with their ratios to tsc, in the JSON too", (r, se))
 rc, so, se = run("summary", folder("summary-old", src=BEFORE))
