@@ -19,6 +19,7 @@ Ends with "N passed, N failed"; exit 0 all passed, 1 any failed, 2 usage.
 """
 import glob
 import gzip
+import json
 import os
 import re
 import sys
@@ -28,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path[:0] = [os.path.join(TOP, "contract"), os.path.join(TOP, "host-scripts"), HERE]  # the one place this command finds its packages
 import labtable  # noqa: E402
-from cbcontract import kmsg, load, runfolder
+from cbcontract import kernels, kmsg, load, runfolder
 from cbhost import kvmtrace
 
 # The kernel's lines, of every era, from the one list (cbcontract/kmsg.py):
@@ -195,6 +196,59 @@ class Evidence:
             return (t.splitlines(), None) if t else (None, err)
         return self.get("dmesg", fn)
 
+    def dmesg_after(self):
+        """L1's kernel log read after the state (state-N.dmesg.txt)."""
+        def fn():
+            t, err = text(os.path.join(self.d, self.files["dmesg"]))
+            return (t.splitlines(), None) if t else (None, err)
+        return self.get("dmesg-after", fn)
+
+    def readout(self):
+        """The engine's watchdog readout in L1 (state-N.watchdog.json), its
+        watchdog_readout object, fields type-checked here."""
+        def fn():
+            path = os.path.join(self.d, self.files["watchdog"])
+            try:
+                m = load.load_host(path)
+            except load.InputError as e:
+                return None, str(e)
+            r = m.doc.get("watchdog_readout")
+            if not isinstance(r, dict):
+                return None, "%s: no watchdog_readout object" % self.files["watchdog"]
+            ns = r.get("ns")
+            runs = r.get("runs_over_limit")
+            if (not isinstance(ns, dict) or not isinstance(runs, dict)
+                    or any(not _count(r.get(k)) for k in ("samples", "over_limit", "limit_ns"))
+                    or not _count(runs.get("longest"))
+                    or any(ns.get(k) is not None and not isinstance(ns.get(k), (int, float)) for k in NS_KEYS)):
+                return None, "%s: watchdog_readout: a field of the wrong type" % self.files["watchdog"]
+            return r, None
+        return self.get("readout", fn)
+
+    def host_check(self):
+        """host-check's JSON in L1 (state-N.host-check.json), its watchdog object."""
+        def fn():
+            name = self.files["host_check"]
+            t, err = text(os.path.join(self.d, name))
+            if err:
+                return None, err
+            if len(t) > 4 << 20:
+                return None, "%s: over 4 MiB" % name
+            try:
+                doc = json.loads(t)
+            except ValueError as e:
+                return None, "%s: not JSON: %s" % (name, str(e)[:80])
+            w = doc.get("watchdog") if isinstance(doc, dict) else None
+            return (w, None) if isinstance(w, dict) else (None, "%s: no watchdog object" % name)
+        return self.get("host-check", fn)
+
+
+NS_KEYS = ("p50", "p99", "p99_9", "p99_99", "max")
+
+
+def _count(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
 
 def _trace(path):
     """A reader of one field of the raw trace's summary."""
@@ -267,6 +321,108 @@ def l1_tsc(ev):
         return "stable", None
     return "no verdict: marked unstable %s, switched to %s, current %s" % (
         "yes" if marked else "no", switched[-1], cur), None
+
+
+def l1_watched(ev):
+    """Whether L1's kernel watches its TSC, by L1's own facts (release,
+    version, command line, the TSC's CPU flags, online NUMA nodes, the
+    clocksource module's parameters, its clocksources) and the kernel
+    table's rules (cbcontract.kernels): never by host-check's answer."""
+    f, err = ev.l1_facts()
+    if err:
+        return None, err
+    rel, ver = f.get("kernel", "").strip(), f.get("version", "").strip() or None
+    if "tsc_flags" not in f:
+        return None, "%s: no tsc_flags line (L1's facts predate the watchdog check)" % ev.boot["facts"]
+    params = f.get("cs_params", "").split()
+    rules = kernels.rules_for(rel, ver, params)
+    if rules is None:
+        return None, "kernel %s: %s" % (rel, kernels.why_unknown(rel, ver, params))
+    cmd = f.get("cmdline", "").split()
+    tsc_opts = [o for w in cmd if w.startswith("tsc=") for o in w[4:].split(",")]
+    flags = set(f.get("tsc_flags", "").split())
+    nodes = _range_count(f.get("nodes", "").strip())
+    why = []
+    for r in kernels.unwatched_rules(rel, ver, params) or []:
+        if r.get("effect") != "unwatched":
+            continue
+        if r.get("cmdline") and r["cmdline"][4:] in tsc_opts:
+            why.append(r["id"])
+        elif r.get("cpu_flags") and set(r["cpu_flags"]) <= flags:
+            if "count" not in r:
+                why.append(r["id"])
+            elif "NUMA" not in r["count"]:
+                return None, "rule %s counts %s, which L1's facts do not hold" % (r["id"], r["count"])
+            elif nodes is None:
+                return None, "%s: no online NUMA nodes" % ev.boot["facts"]
+            elif nodes <= r["max"]:
+                why.append(r["id"])
+    if why:
+        return "no", None
+    by = kernels.watchdog_for(rules, f.get("available", "").split())
+    return ("yes", None) if by else ("no", None)
+
+
+def _range_count(spec):
+    """How many numbers a sysfs range list ("0", "0-3,5") names, or None."""
+    if not re.match(r"^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$", spec or ""):
+        return None
+    n = 0
+    for part in spec.split(","):
+        a, _, b = part.partition("-")
+        n += int(b or a) - int(a) + 1
+    return n
+
+
+def host_check_watched(ev):
+    w, err = ev.host_check()
+    if err:
+        return None, err
+    v = w.get("watched")
+    return (v, None) if v in ("yes", "no", "unknown") else (None, "watchdog.watched is %r" % (v,))
+
+
+def _readout(field):
+    def fn(ev):
+        r, err = ev.readout()
+        if err:
+            return None, err
+        if field == "device":
+            if r.get("unavailable"):
+                return None, "unavailable: %s" % str(r["unavailable"])[:120]
+            return "%s" % r.get("device"), None
+        if field == "longest":
+            return r["runs_over_limit"]["longest"], None
+        return r[field], None
+    return fn
+
+
+def watchdog_lines(ev, verdicts):
+    """The watchdog's own lines in L1's log after the state, classified by
+    cbcontract.kmsg: verdicts (verdict/...) or near misses (near-miss/...)."""
+    lines, err = ev.dmesg_after()
+    if err:
+        return None, err
+    want = "verdict/" if verdicts else "near-miss/"
+    return sum(1 for line in lines if (kmsg.classify(line) or ("",))[0].startswith(want)), None
+
+
+def l1_tsc_after(ev):
+    """L1's TSC after the state: its kernel's log read then (a line giving
+    the TSC up) and the clocksource L1 read after the run."""
+    lines, err = ev.dmesg_after()
+    if err:
+        return None, err
+    t, err = text(os.path.join(ev.d, ev.files["after"]))
+    if err:
+        return None, err
+    cur = t.strip()
+    marked = any(marks_tsc_unstable(line) for line in lines)
+    if marked and cur not in ON_TSC:
+        return "unstable", None
+    if not marked and cur == "tsc":
+        return "stable", None
+    return "no verdict: marked unstable %s, current %s" % ("yes" if marked else "no", cur), None
 
 
 def kernel_read(ev):
@@ -350,6 +506,17 @@ FACTS = {
                              "host+base"),
     "l1_rtc_edges": (rtc_edges, "RTC update interrupts timed by the rate check on L1", "tsc-rate"),
     "l1_rtc_ppm_abs": (rtc_ppm_abs, "the TSC's rate on L1 against the RTC, |ppm| from the kernel's", "tsc-rate"),
+    "l1_watched": (l1_watched, "L1's TSC watched by its kernel's watchdog, by L1's facts and the kernel table", "l1"),
+    "l1_host_check_watched": (host_check_watched, "host-check in L1 says the TSC is watched", "host-check"),
+    "watchdog_device": (_readout("device"), "the watchdog readout's device in L1", "readout"),
+    "watchdog_samples": (_readout("samples"), "watchdog readouts timed in L1", "readout"),
+    "watchdog_over_limit": (_readout("over_limit"), "watchdog readouts in L1 over the kernel's limit", "readout"),
+    "watchdog_runs_longest": (_readout("longest"), "the longest run of slow watchdog readouts in L1", "readout"),
+    "l1_watchdog_verdicts": (lambda ev: watchdog_lines(ev, True), "the watchdog's verdict lines in L1's log",
+                             "dmesg-after"),
+    "l1_watchdog_near_misses": (lambda ev: watchdog_lines(ev, False), "the watchdog's near-miss lines in L1's log",
+                                "dmesg-after"),
+    "l1_tsc_after": (l1_tsc_after, "L1's TSC after the state, by its kernel's log and clocksource", "dmesg-after"),
 }
 
 
@@ -361,6 +528,8 @@ def evidence(ev, kind):
         base, _ = ev.base
         mine = ev.name("host")[0] or "?"
         return mine if base is None else "%s, %s/%s" % (mine, base.files["run"], base.name("host")[0] or "?")
+    if kind in ("readout", "host-check", "dmesg-after"):
+        return ev.files[{"readout": "watchdog", "host-check": "host_check", "dmesg-after": "dmesg"}[kind]]
     return ev.name({"trace": "kvm-trace-raw", "console": "console", "guest": "guest",
                     "tsc-rate": "tsc-rate"}[kind])[0] or "?"
 
@@ -457,6 +626,49 @@ def state(d, st, boot, selected, table):
            % (st.n, k, own, kept["after"]), why)
     good, why = harness_ran(d, st)
     ok(good, "state %d (%s): its harness run succeeded [%s]" % (st.n, st.label, labtable.PROGRESS), why)
+    if st.harness:
+        guest_checks(ev, d, st)
+    for fact, op, want in st.expect:
+        reader, words, kind = FACTS[fact]
+        if kind == "host+base" and ev.base is None:
+            skip("state %d: %s %s %s" % (st.n, words, op, want), "the tsc state was not run in this lab")
+            continue
+        got, err = reader(ev)
+        ok(err is None and holds(got, op, want), "state %d: %s %s %s [%s]" % (st.n, words, op, want, evidence(ev, kind)),
+           err or "got %s" % (got,))
+    if st.watchdog:
+        readout_figures(ev, st)
+    good, why = after(d, ev.files["after"], own, own_err)
+    ok(good, "state %d: L1 back on its own clocksource (%s) after the run [%s]" % (st.n, own, ev.files["after"]), why)
+
+
+def readout_figures(ev, st):
+    """The watchdog readout's figures in L1, as TAP comments (a benchmark,
+    never asserted): emulated, TCG's, beside L1's in-kernel read on the
+    state's clocksource (syscall less null) from the same sitting."""
+    r, err = ev.readout()
+    if err:
+        print("# state %d: no watchdog readout figures: %s" % (st.n, err))
+        return
+    ns = r["ns"]
+    fig = " ".join("%s %s" % (k, "-" if ns.get(k) is None else "%.0f" % ns[k]) for k in NS_KEYS)
+    runs = " ".join("%s:%s" % (k, v) for k, v in sorted(r["runs_over_limit"].items()) if k != "longest")
+    print("# state %d: watchdog readout in L1 (EMULATED, TCG: not a hypervisor's cost), %s via %s, %d readouts%s: "
+          "ns %s; over %d ns: %d (runs %s; longest %d); interrupted %s"
+          % (st.n, r.get("device"), r.get("how"), r["samples"], ", under load" if r.get("load") else "", fig,
+             r["limit_ns"], r["over_limit"], runs or "none", r["runs_over_limit"]["longest"], r.get("interrupted")))
+    kr, err = kernel_read(ev) if st.harness else (None, "no harness run")
+    cs = ev.cs()[0]
+    if err:
+        print("# state %d: L1's in-kernel read: none (%s)" % (st.n, err))
+    elif ns.get("p50"):
+        print("# state %d: L1's in-kernel clock read on %s (EMULATED, TCG), same boot: %.0f ns; readout p50 / it = %.2f"
+              % (st.n, cs, kr, ns["p50"] / kr if kr > 0 else float("nan")))
+
+
+def guest_checks(ev, d, st):
+    """What every state with a harness run is checked for: a guest result,
+    the guest's QEMU traced, a complete raw trace with its window."""
     m, err = ev.guest()
     gname, _ = ev.name("guest")
     ok(m is not None, "state %d: a guest result [%s]" % (st.n, gname), err)
@@ -476,16 +688,6 @@ def state(d, st, boot, selected, table):
     secs = " (%s s)" % w["seconds"] if w.get("seconds") is not None else ""
     ok(w.get("available") is True, "state %d: the guest's measuring window marked in the raw trace%s [%s]"
        % (st.n, secs, raw), err or w.get("reason"))
-    for fact, op, want in st.expect:
-        reader, words, kind = FACTS[fact]
-        if kind == "host+base" and ev.base is None:
-            skip("state %d: %s %s %s" % (st.n, words, op, want), "the tsc state was not run in this lab")
-            continue
-        got, err = reader(ev)
-        ok(err is None and holds(got, op, want), "state %d: %s %s %s [%s]" % (st.n, words, op, want, evidence(ev, kind)),
-           err or "got %s" % (got,))
-    good, why = after(d, ev.files["after"], own, own_err)
-    ok(good, "state %d: L1 back on its own clocksource (%s) after the run [%s]" % (st.n, own, ev.files["after"]), why)
 
 
 def main(argv):

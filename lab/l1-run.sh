@@ -26,6 +26,15 @@ mapfile -t plan < <(python3 lab/labtable.py plan "$states")
 	echo "clocksource $(cs_now)"
 	echo "available $(cat /sys/devices/system/clocksource/clocksource0/available_clocksource)"
 	echo "flags $(grep -o -w -e svm -e npt /proc/cpuinfo | sort -u | paste -sd' ' -)"
+	# What decides whether the kernel's watchdog watches the TSC
+	# (docs/watchdog.md): the release and version, the TSC's CPU flags,
+	# the online NUMA nodes, the clocksource module's parameters, the
+	# kernel's CONFIG_CLOCKSOURCE_WATCHDOG_MAX_SKEW_US.
+	echo "version $(uname -v)"
+	echo "tsc_flags $(grep -m1 '^flags' /proc/cpuinfo | grep -o -w -e constant_tsc -e nonstop_tsc -e tsc_adjust -e tsc_reliable | sort -u | paste -sd' ' -)"
+	echo "nodes $(cat /sys/devices/system/node/online 2>/dev/null)"
+	echo "cs_params $(find /sys/module/clocksource/parameters -mindepth 1 -maxdepth 1 -printf "%f\n" 2>/dev/null | sort | paste -sd' ' -)"
+	echo "max_skew_us $(sed -n 's/^CONFIG_CLOCKSOURCE_WATCHDOG_MAX_SKEW_US=//p' "/boot/config-$(uname -r)" 2>/dev/null)"
 } >"$out/$facts" 2>&1
 dmesg >"$out/$dmesg"
 
@@ -41,11 +50,12 @@ kernel=$(find /boot -maxdepth 1 -name "vmlinuz-$(uname -r)" | head -n1)
 # workload runs for DURATION (0.2 s, not the 0.05 s the cost cells need:
 # state 2 compares tcp-stream's rate with state 1's, and a longer run
 # steadies it).  TSC_RATE_SECONDS: the host bench's TSC-rate check against
-# L1's RTC (L1 only; 5 s, its minimum, per state).
+# L1's RTC (L1 only; 5 s, its minimum, per state).  ROUNDS=1: one round,
+# kept flat in the state's run folder (what lab/assert.py reads).
 # A guest run takes 36-40 s here (boot included); 120 s ends a stalled boot
 # soon enough to try again within L1's own limit.
 export KERNEL=$kernel ACCEL=kvm MACHINE=q35 MEM=256 TIMEOUT=${LAB_L2_TIMEOUT:-120}
-export CLOCKS=monotonic METHODS=vdso,syscall,null DURATION=0.2 WORKLOADS=all TSC_RATE_SECONDS=5 GUEST=1
+export CLOCKS=monotonic METHODS=vdso,syscall,null DURATION=0.2 WORKLOADS=all TSC_RATE_SECONDS=5 GUEST=1 ROUNDS=1
 
 # keep_guest_work DIR: a failed guest run leaves its console and QEMU log in
 # L1's scratch space (the launcher's work folder); copies them to DIR, where
@@ -68,28 +78,55 @@ process_table() {
 	done
 }
 
+# watchdog_readout N WATCHDOG HOSTCHECK SECONDS LOAD: the clocksource
+# watchdog's readout in L1, measured by the engine (--check watchdog: L1's
+# HPET through /dev/hpet's mmap) for SECONDS, with its memory-bandwidth
+# loop on L1's other CPUs when LOAD is 1, against the running kernel's
+# readout limit (host-check's, from the kernel table); then host-check's
+# JSON on that readout (watched or not, and its working).  Emulated:
+# every figure is TCG's.
+watchdog_readout() {
+	local limit load=()
+	limit=$(host-scripts/host-check --format json --no-tsc-check --trace-seconds 0 --watchdog-seconds 0 |
+		python3 -c 'import json,sys; print(int(json.load(sys.stdin)["watchdog"]["limits"]["readout_limit_ns"]))' 2>/dev/null) || limit=
+	[ -n "$limit" ] || { say "state $1: no readout limit from host-check; the engine's default"; limit=125000; }
+	[ "$5" = 0 ] || load=(--load)
+	say "state $1: the watchdog's readout for $4 s (limit $limit ns${load[*]:+, under load})"
+	bench/clockbench --check watchdog -c monotonic -m null -t 1 --duration "$4" --watchdog-limit "$limit" \
+		"${load[@]}" --json "$out/$2" >/dev/null 2>&1 </dev/null || say "state $1: clockbench --check watchdog exit $?"
+	host-scripts/host-check --format json --no-tsc-check --trace-seconds 0 --readout "$out/$2" >"$out/$3" 2>&1 </dev/null || true
+}
+
 # run_state N CLOCKSOURCE VCPUS PIN CPU APPEND ATTEMPTS: one compare run,
 # ATTEMPTS times at most (the table says how many): an emulator inside an
 # emulator can fail for reasons of its own (a slow or stalled inner boot).
 # Each failed attempt is kept under its own names.  Returns 1 when every
 # attempt failed.
 run_state() {
-	local n=$1 cs=$2 attempts=$7 try rc run log after work ps pspid k
+	local n=$1 cs=$2 attempts=$7 try rc run log after work ps pspid k wd hc dm wsec wload harness
 	local env=(VCPUS="$3" PIN="$4")
 	[ "$5" = - ] || env+=(CPU="$5")
 	[ "$6" = - ] || env+=(APPEND="$6")
 	[ "$cs" != current ] || cs=$(cs_now)
 	files=$(python3 lab/labtable.py files "$n") || return 1
-	IFS=$'\t' read -r run log after work ps <<<"$files"
+	IFS=$'\t' read -r run log after work ps wd hc dm <<<"$files"
+	files=$(python3 lab/labtable.py watchdog "$n") || return 1
+	IFS=$'\t' read -r wsec wload harness <<<"$files"
 	for try in $(seq "$attempts"); do
 		say "state $n: host clocksource $cs; ${env[*]} (attempt $try of $attempts)"
 		echo "$(date -u +%s) start state $n" >>"$out/$progress"
 		rc=0
+		[ "$wsec" = 0 ] || watchdog_readout "$n" "$wd" "$hc" "$wsec" "$wload"
 		process_table "$out/$ps" &
 		pspid=$!
 		# A limit per attempt: one stuck step must not use up L1's own.
-		timeout -k 30 "${LAB_STATE_TIMEOUT:-420}" env "${env[@]}" CLOCKSOURCES="$cs" REPORT_OUT="$out/$run.report" \
-			host-scripts/compare "$out" "$run" </dev/null >"$out/$log" 2>&1 || rc=$?
+		if [ "$harness" = 1 ]; then
+			timeout -k 30 "${LAB_STATE_TIMEOUT:-420}" env "${env[@]}" CLOCKSOURCES="$cs" REPORT_OUT="$out/$run.report" \
+				host-scripts/compare "$out" "$run" </dev/null >"$out/$log" 2>&1 || rc=$?
+		else
+			echo "no harness run: the state is L1's alone" >"$out/$log"
+		fi
+		dmesg >"$out/$dm" 2>&1 || true
 		kill "$pspid" 2>/dev/null || true
 		wait "$pspid" 2>/dev/null || true
 		rm -f "$out/$ps.tmp"
@@ -111,6 +148,9 @@ run_state() {
 		[ ! -e "$out/$run.report" ] || mv "$out/$run.report" "$out/${k[0]}.report"
 		[ ! -e "$out/$work" ] || mv "$out/$work" "$out/${k[3]}"
 		[ ! -e "$out/$ps" ] || mv "$out/$ps" "$out/${k[4]}"
+		[ ! -e "$out/$wd" ] || mv "$out/$wd" "$out/${k[5]}"
+		[ ! -e "$out/$hc" ] || mv "$out/$hc" "$out/${k[6]}"
+		[ ! -e "$out/$dm" ] || mv "$out/$dm" "$out/${k[7]}"
 	done
 }
 

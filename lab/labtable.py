@@ -7,8 +7,11 @@ reaches it through its command line:
   labtable.py check LIST       exit 0 if LIST names states of the table
   labtable.py plan LIST        one line per state, tab-separated, '-' for
                                empty: N CLOCKSOURCE L2_VCPUS PIN(1|0) CPU L2_APPEND ATTEMPTS
-  labtable.py files N [K]      state N's files, tab-separated: RUN LOG AFTER WORK PS;
-                               with K, those of its failed attempt K, kept
+  labtable.py files N [K]      state N's files, tab-separated: RUN LOG AFTER WORK PS
+                               WATCHDOG HOSTCHECK DMESG; with K, those of its failed
+                               attempt K, kept
+  labtable.py watchdog N       state N's watchdog readout in L1, tab-separated:
+                               SECONDS (0: none) LOAD(1|0) HARNESS(1|0)
   labtable.py boot-files LIST  the files of the L1 boot of LIST: PROGRESS FACTS DMESG
 
 LIST is a comma list of state numbers ("1,2,4").  A state's own results
@@ -29,7 +32,7 @@ if __name__ == "__main__":  # run as a command: the one place it finds its packa
 from cbcontract import runfolder  # noqa: E402
 
 KEYS = ("label", "l1_vcpus", "l1_mem", "l1_machine", "l1_append", "clocksource", "l2_vcpus", "pin", "cpu",
-        "l2_append", "attempts", "expect")
+        "l2_append", "attempts", "watchdog", "watchdog_load", "harness", "expect")
 # The facts a state may expect: the values each takes (int: a count or a
 # measure, with >= or < and a whole number; str: any plain word).
 # lab/assert.py reads each from its evidence.
@@ -47,6 +50,19 @@ FACTS = {
     "l1_tcp_stream_vs_tsc": int,
     "l1_rtc_edges": int,
     "l1_rtc_ppm_abs": int,
+    # The clocksource watchdog in L1 (issue 19): whether it watches L1's
+    # TSC, by L1's own facts and the kernel table; host-check's answer in
+    # L1; the engine's readout (--check watchdog) of L1's HPET; the
+    # watchdog's lines in L1's log after the state, and L1's TSC then.
+    "l1_watched": ("yes", "no"),
+    "l1_host_check_watched": ("yes", "no", "unknown"),
+    "watchdog_device": str,
+    "watchdog_samples": int,
+    "watchdog_over_limit": int,
+    "watchdog_runs_longest": int,
+    "l1_watchdog_verdicts": int,
+    "l1_watchdog_near_misses": int,
+    "l1_tsc_after": ("stable", "unstable"),
 }
 CURRENT = "current"  # clocksource: L1's own, whatever its kernel chose
 EXPECT_RE = re.compile(r"^([a-z0-9_]+)\s*(>=|<|=)\s*(\S+)$")
@@ -59,11 +75,14 @@ def state_files(n, attempt=None):
     """State n's files: its run folder, harness log, L1's clocksource read
     after it and, when the run failed, its guest's console and QEMU log
     (the launcher keeps them only in L1's scratch space) and L1's last
-    process table taken while it ran.  With
-    attempt K: the same four of its failed attempt K, kept."""
+    process table taken while it ran; where the state measures the
+    watchdog's readout, the engine's document of it and host-check's JSON
+    (both in L1); L1's kernel log after the state.  With attempt K: the
+    same of its failed attempt K, kept."""
     run = "state-%d" % n + (".attempt-%d" % attempt if attempt else "")
     return {"run": run, "log": run + ".log", "after": run + ".clocksource-after", "work": run + ".guest-work",
-            "ps": run + ".ps.txt"}
+            "ps": run + ".ps.txt", "watchdog": run + ".watchdog.json", "host_check": run + ".host-check.json",
+            "dmesg": run + ".dmesg.txt"}
 
 
 def boot_files(boot):
@@ -80,10 +99,15 @@ class TableError(Exception):
 class State:
     """One stanza of the table."""
 
-    def __init__(self, n, label, l1, clocksource, l2_vcpus, pin, cpu, l2_append, attempts, expect):
+    def __init__(self, n, label, l1, clocksource, l2_vcpus, pin, cpu, l2_append, attempts, expect,
+                 watchdog=0, watchdog_load=False, harness=True):
         self.n, self.label, self.l1, self.clocksource = n, label, l1, clocksource
         self.l2_vcpus, self.pin, self.cpu, self.l2_append, self.expect = l2_vcpus, pin, cpu, l2_append, expect
         self.attempts = attempts
+        # watchdog: seconds of the engine's watchdog readout in L1 before the
+        # harness run (0: none); harness: False runs no host-scripts/compare
+        # (a state of L1 alone: no guest, no trace to check).
+        self.watchdog, self.watchdog_load, self.harness = watchdog, watchdog_load, harness
 
 
 class Boot:
@@ -163,14 +187,19 @@ def load(path=TABLE):
                 runfolder.check_cs(cs)
             except ValueError as e:
                 raise TableError("%s: %s" % (w, e))
-        if s.get("pin") not in ("yes", "no"):
-            raise TableError("%s: pin: expected yes or no, got %r" % (w, s.get("pin")))
+        for k, default in (("pin", None), ("watchdog_load", "no"), ("harness", "yes")):
+            if s.get(k, default) not in ("yes", "no"):
+                raise TableError("%s: %s: expected yes or no, got %r" % (w, k, s.get(k, default)))
         l1 = (_int(w + ": l1_vcpus", s.get("l1_vcpus", ""), 1), _int(w + ": l1_mem", s.get("l1_mem", ""), 256),
               _line(w + ": l1_machine", s.get("l1_machine", "")), _line(w + ": l1_append", s.get("l1_append", "")))
         states.append(State(int(sec), _line(w + ": label", s["label"]), l1, cs,
                             _int(w + ": l2_vcpus", s.get("l2_vcpus", ""), 1), s["pin"] == "yes",
                             _line(w + ": cpu", s.get("cpu", "")), _line(w + ": l2_append", s.get("l2_append", "")),
-                            _int(w + ": attempts", s.get("attempts", "2"), 1), _expect(w + ": expect", s["expect"])))
+                            _int(w + ": attempts", s.get("attempts", "2"), 1), _expect(w + ": expect", s["expect"]),
+                            _int(w + ": watchdog", s.get("watchdog", "0"), 0), s.get("watchdog_load", "no") == "yes",
+                            s.get("harness", "yes") == "yes"))
+        if states[-1].watchdog > 3600:
+            raise TableError("%s: watchdog: at most 3600 s, got %d" % (w, states[-1].watchdog))
     if not states:
         raise TableError("%s: no states" % name)
     return states
@@ -222,10 +251,16 @@ def main(argv):
                 return usage("files takes a state number and an attempt, got %s" % " ".join([arg] + extra))
             select(states, arg)
             f = state_files(int(arg), int(extra[0]) if extra else None)
-            print("\t".join(f[k] for k in ("run", "log", "after", "work", "ps")))
+            print("\t".join(f[k] for k in ("run", "log", "after", "work", "ps", "watchdog", "host_check", "dmesg")))
             return 0
         sel = select(states, arg)
         if cmd == "check":
+            return 0
+        if cmd == "watchdog":
+            if len(sel) != 1:
+                return usage("watchdog takes one state, got %s" % arg)
+            s = sel[0]
+            print("\t".join([str(s.watchdog), "1" if s.watchdog_load else "0", "1" if s.harness else "0"]))
             return 0
         if cmd == "plan":
             for s in sel:
