@@ -86,6 +86,22 @@ for what, text in (("no percentile lines", "\n".join(x for x in sp.splitlines() 
     msg = fails(cc.parse_sockperf, text)
     t.ok(msg is not None and msg.startswith("sockperf"), "sockperf output with %s: refused" % what, msg)
 
+# Ratios to a peer are paired by round, each with its interval: the engine
+# at 10, 20, 40 beside a peer at 20, 40, 10 is 0.5, 0.5, 4 round by round
+# (median 0.5, [0.5, 4] holds 1), though the medians' ratio is 20/20.
+vals = {("tcp-stream", "rate", "clockbench"): [10.0, 20.0, 40.0], ("tcp-stream", "rate", "iperf3"): [20.0, 40.0, 10.0],
+        ("tcp-stream", "rate", "none"): [1.0]}
+vals.update({(w, f, "clockbench"): [1.0, 1.0, 1.0] for w, f, *_ in cc.ENGINE_FIGURES if w != "tcp-stream"})
+vals.update({("tcp-rr", f, "sockperf"): [2.0, 2.2, 2.1] for f in ("rate", "latency_median_us")})
+figures, ratios = cc.tabulate(vals, False)
+r = next(x for x in ratios if x["peer"] == "iperf3")
+t.ok(r["ratio"] == 0.5 and r["interval"]["lo"] == 0.5 and r["interval"]["hi"] == 4.0 and r["interval"]["holds_one"]
+     and r["text"].startswith("no difference measured"),
+     "tcp-stream vs iperf3: per-round ratios 0.5, 0.5, 4: median 0.5, [0.50, 4.00], no difference measured", r)
+r = next(x for x in ratios if x["peer"] == "sockperf" and x["figure"] == "rate")
+t.ok(r["interval"]["hi"] < 1 and r["text"].startswith("x0.4"),
+     "tcp-rr vs sockperf: every round below 1: a difference, with its interval (%s)" % r["text"], r)
+
 # One list of peers, and host-scripts/deps installs every one of them.
 deps = open(os.path.join(ROOT, "host-scripts", "deps")).read()
 group = re.search(r"^\s*crosscheck=\(([^)]*)\)", deps, re.M)
