@@ -38,6 +38,29 @@ check_line() {
 			esac
 		fi
 		;;
+	host-scripts/host-check)
+		# Read-only: run as written; 0 healthy and 1 degraded are both answers.
+		"${words[@]}" >"$tmp/out" 2>&1 || rc=$?
+		[ "$rc" = 1 ] && rc=0
+		;;
+	apt)
+		# apt install ./build/deb/NAME.deb PKG...: the file make deb builds
+		# (this version), and every other name a Debian package.
+		rc=0
+		for w in "${words[@]:2}"; do
+			case "$w" in
+			./build/deb/*.deb)
+				[ "$w" = "./build/deb/clockbench_$(sed -n 's/^#define CB_VERSION "\(.*\)"$/\1/p' bench/clockbench.h)_$(dpkg --print-architecture).deb" ] ||
+					{ echo "$w is not what make deb builds" >"$tmp/out"; rc=1; } ;;
+			*) apt-cache show "$w" >/dev/null 2>&1 || { echo "no Debian package $w" >"$tmp/out"; rc=1; } ;;
+			esac
+		done
+		;;
+	systemctl)
+		# systemctl enable --now UNIT: a unit the package installs.
+		[ "${words[1]}" = enable ] && [ -f "packaging/systemd/${words[-1]}.service" ] ||
+			{ echo "no unit packaging/systemd/${words[-1]}.service" >"$tmp/out"; rc=1; }
+		;;
 	*)
 		echo "no way to check a '${words[0]}' line" >"$tmp/out"
 		rc=1
