@@ -6,17 +6,12 @@ best reason known (the guest's error frame first).
 """
 import datetime
 import os
-import re
 import shutil
 import tempfile
 
-import cbhost
+from cbcontract import names
 from . import boot, frames, libvirt, msg, qemu, result, tracing
 from .msg import RunError
-
-EXIT_CODES_H = os.path.join(cbhost.TOP, "guest-init", "exit-codes.h")
-GX_RE = re.compile(r'^\s*GX\((\w+),\s*(\d+),\s*(\d+),\s*"([^"]*)"\)')
-
 
 def run(a):
     cs = result.label(a)
@@ -59,27 +54,17 @@ def _boot(a, work, append, tracer):
     return boot.boot(qemu.guest(a, a.accel, a.cpu, work, a.params), work, a.TIMEOUT, a.PIN, start, end, msg.warn)
 
 
-def guest_exits(path=EXIT_CODES_H):
-    """{QEMU status: (name, code, meaning)} from the GX(NAME, CODE, STATUS,
-    "meaning") lines of guest-init/exit-codes.h, the one list."""
-    out = {}
-    try:
-        with open(path) as f:
-            for line in f:
-                m = GX_RE.match(line)
-                if m:
-                    out[int(m.group(3))] = (m.group(1), int(m.group(2)), m.group(4))
-    except OSError:
-        pass
-    return out
+def guest_exits():
+    """{QEMU status: (name, code, meaning)} of the guest's exit codes, from
+    cbcontract.names (the Python side's one list; guest-init/exit-codes.h
+    is the C side's, held to it by tests/analysis/names.t)."""
+    return {st: (name, code, meaning) for name, (code, st, meaning) in names.GUEST_EXITS.items()}
 
 
 def explain(status):
-    """What a QEMU exit status means, in words; None for an unknown one."""
-    if status in (124, 137):
-        return "guest timed out" if status == 124 else "guest timed out and was killed"
-    gx = guest_exits().get(status)
-    return gx[2] if gx else None
+    """What a QEMU exit status means, in words (the guest's codes and
+    timeout(1)'s); None for an unknown one."""
+    return names.guest_exit(status)
 
 
 def console_panic(work):
