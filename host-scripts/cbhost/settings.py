@@ -11,7 +11,7 @@ import re
 import textwrap
 
 import cbhost
-from cbcontract import runfolder
+from cbcontract import names, runfolder
 from . import duration, msg, qemu
 from .msg import Usage, cut
 
@@ -38,12 +38,14 @@ def parser():
                usage="%(prog)s [--results DIR] [--run-id ID] [OPTION]...\n"
                      "   or: %(prog)s --run-dir DIR [OPTION]...\n"
                      "   or: %(prog)s --check-only [OPTION]...\n"
-                     "   or: %(prog)s --probe-only [OPTION]...",
+                     "   or: %(prog)s --probe-only [OPTION]...\n"
+                     "   or: %(prog)s --version",
                description="Boot the guest initramfs (make guest-initramfs) on a host kernel under QEMU,\n"
                            "with clockbench as PID 1, and write guest-<clocksource>-<N>vcpu.json (never\n"
                            "overwriting) with the console log beside it; the last line on stdout is its\n"
                            "path.")
     p._optionals.title = "Options"
+    p.add_argument("--version", action="version", version=names.version_line(msg.PROG), help="print the version and exit")
     g = p.add_argument_group("Run folder and mode")
     g.add_argument("--results", metavar="DIR", help="results folder for a new run folder [results; installed, as "
                                                     "root: /var/lib/clockbench/results]")
@@ -60,10 +62,10 @@ def parser():
                         "output, or one line; nothing is booted or written")
     g.add_argument("--quiet", action="store_true", help="print only the result's path")
     s = p.add_argument_group("Settings")
-    names = []
+    settings_named = []
 
     def opt(name, default, text):
-        names.append(name)
+        settings_named.append(name)
         shown = "" if text.endswith("]") else " [%s]" % ("-" if default is None else default)
         s.add_argument("--" + name.lower().replace("_", "-"), dest=name, metavar=name,
                        default=_env(name, default), help=text + shown)
@@ -95,7 +97,7 @@ def parser():
     opt("OBSERVE", "1", "1: with --trace under TCG, boot a short KVM VM to observe KVM's clock")
     opt("OBSERVE_SECONDS", "5", "how long the observer VM runs: whole seconds, or with a unit (s, m: 10s, 1m)")
     p.epilog = "\n".join(["Environment:", "Each setting's default is the environment variable of its name (an option"]
-                         + textwrap.wrap(", ".join(names) + ".", 78, initial_indent="given wins): ")
+                         + textwrap.wrap(", ".join(settings_named) + ".", 78, initial_indent="given wins): ")
                          + ["", "Exit status:", "  0  result written (--check-only: every setting good; --probe-only: "
                             "printed)", "  1  failure (one line naming the console log)", "  2  usage, or a bad setting "
                             "(one line naming it)"])
