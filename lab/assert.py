@@ -397,14 +397,27 @@ def _readout(field):
     return fn
 
 
-def watchdog_lines(ev, verdicts):
-    """The watchdog's own lines in L1's log after the state, classified by
-    cbcontract.kmsg: verdicts (verdict/...) or near misses (near-miss/...)."""
+def watchdog_kinds(ev, prefix):
+    """The kinds (cbcontract.kmsg's) of the watchdog's own lines in L1's
+    log after the state that start with prefix, in the log's order."""
     lines, err = ev.dmesg_after()
     if err:
         return None, err
-    want = "verdict/" if verdicts else "near-miss/"
-    return sum(1 for line in lines if (kmsg.classify(line) or ("",))[0].startswith(want)), None
+    return [k for k in ((kmsg.classify(line) or ("",))[0] for line in lines) if k.startswith(prefix)], None
+
+
+def watchdog_verdict(ev):
+    """The watchdog's verdicts in L1's log after the state: their kinds
+    without 'verdict/' ("skew", "readback", "skew,readback"), or "none"."""
+    kinds, err = watchdog_kinds(ev, "verdict/")
+    if err:
+        return None, err
+    return ",".join(dict.fromkeys(k[len("verdict/"):] for k in kinds)) or "none", None
+
+
+def near_misses(ev):
+    kinds, err = watchdog_kinds(ev, "near-miss/")
+    return (len(kinds), None) if kinds is not None else (None, err)
 
 
 def l1_tsc_after(ev):
@@ -512,10 +525,8 @@ FACTS = {
     "watchdog_samples": (_readout("samples"), "watchdog readouts timed in L1", "readout"),
     "watchdog_over_limit": (_readout("over_limit"), "watchdog readouts in L1 over the kernel's limit", "readout"),
     "watchdog_runs_longest": (_readout("longest"), "the longest run of slow watchdog readouts in L1", "readout"),
-    "l1_watchdog_verdicts": (lambda ev: watchdog_lines(ev, True), "the watchdog's verdict lines in L1's log",
-                             "dmesg-after"),
-    "l1_watchdog_near_misses": (lambda ev: watchdog_lines(ev, False), "the watchdog's near-miss lines in L1's log",
-                                "dmesg-after"),
+    "l1_watchdog_verdict": (watchdog_verdict, "the watchdog's verdicts in L1's log (kmsg's kinds)", "dmesg-after"),
+    "l1_watchdog_near_misses": (near_misses, "the watchdog's near-miss lines in L1's log", "dmesg-after"),
     "l1_tsc_after": (l1_tsc_after, "L1's TSC after the state, by its kernel's log and clocksource", "dmesg-after"),
 }
 

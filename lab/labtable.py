@@ -60,7 +60,7 @@ FACTS = {
     "watchdog_samples": int,
     "watchdog_over_limit": int,
     "watchdog_runs_longest": int,
-    "l1_watchdog_verdicts": int,
+    "l1_watchdog_verdict": str,
     "l1_watchdog_near_misses": int,
     "l1_tsc_after": ("stable", "unstable"),
 }

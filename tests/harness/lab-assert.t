@@ -320,10 +320,102 @@ t.ok(rc == 1 and seen2 and not any(seen2.values()) and re.search(r"^0 passed, [1
 rc, out, _ = lab(FX, "5")
 t.ok(rc == 2 and "no state 5 in lab/states.cfg" in out, "an unknown state is a usage error: %s" % out.strip())
 
+# The clocksource watchdog in L1 (state 6 of 2026-12-01; state 8 of the
+# same day: a real watchdog verdict).  L1's facts decide whether its TSC
+# is watched, through the kernel table; the watchdog's lines are read from
+# L1's log after the state.
+WD_KEYS = [("watched by its kernel's watchdog", "l1_watched"), ("host-check in L1", "l1_host_check_watched"),
+           ("readout's device", "watchdog_device"), ("readouts timed", "watchdog_samples"),
+           ("verdicts in L1's log", "l1_watchdog_verdict"), ("TSC after the state", "l1_tsc_after")]
+KEYS[:0] = WD_KEYS
+
+
+def edit(d, name, fn):
+    p = os.path.join(d, name)
+    with open(p) as f:
+        text = f.read()
+    with open(p, "w") as f:
+        f.write(fn(text))
+
+
+rc, out, seen6 = lab(FX, "6")
+t.ok(rc == 0 and seen6 and all(seen6.values()) and {k for _, k in seen6} >= {k for _, k in WD_KEYS},
+     "the recorded state 6 passes: L1 watched, host-check agrees, the readout on hpet, no verdict (%d)" % len(seen6),
+     out)
+t.ok("EMULATED, TCG" in out and "readout p50 / it" in out and "9565162 readouts" in out,
+     "state 6's readout figures are printed, labelled emulated, beside L1's in-kernel read on hpet", out)
+S6_FACTS = {"l1_watched", "restore"}
+for name, s6, wants in (("state-6.watchdog.json", 6, {"watchdog_device", "watchdog_samples"}),
+                        ("state-6.host-check.json", 6, {"l1_host_check_watched"}),
+                        ("state-6.dmesg.txt", 6, {"l1_watchdog_verdict", "l1_tsc_after"}),
+                        ("l1-6.facts.txt", 6, S6_FACTS)):
+    for how in ("deleted", "empty"):
+        d = copy()
+        if how == "deleted":
+            os.unlink(os.path.join(d, name))
+        else:
+            open(os.path.join(d, name), "w").close()
+        rc, out, seen2 = lab(d, "6")
+        got = failing(seen2)
+        want = {(s6, k) for k in wants}
+        t.ok(rc == 1 and got == want, "%s %s: exactly its %d assertions fail" % (name, how, len(want)),
+             "exit %d; failing %s; expected %s" % (rc, sorted(got), sorted(want)))
+
+# Watched or not, by L1's facts and the era's rules (6.1: constant_tsc,
+# nonstop_tsc and tsc_adjust with at most 2 online NUMA nodes leave the
+# TSC unwatched; tsc=reliable too); an era the table does not cover is no
+# answer; facts without the TSC's flags are no evidence.
+QUALIFIED = lambda x: x.replace("tsc_flags \n", "tsc_flags constant_tsc nonstop_tsc tsc_adjust\n")
+for what, fn, good in (
+        ("a CPU with constant_tsc, nonstop_tsc and tsc_adjust on 1 node: unwatched", QUALIFIED, False),
+        ("the same on 3 online NUMA nodes (6.1's limit is 2): watched", lambda x: QUALIFIED(x).replace(
+            "nodes 0\n", "nodes 0-1,3\n"), True),
+        ("tsc_reliable alone: unwatched", lambda x: x.replace("tsc_flags \n", "tsc_flags tsc_reliable\n"), False),
+        ("tsc=reliable on L1's command line: unwatched", lambda x: x.replace("panic=-1", "panic=-1 tsc=reliable"), False),
+        ("tsc=watchdog (not a 6.1 option) changes nothing: watched", lambda x: x.replace(
+            "panic=-1", "panic=-1 tsc=watchdog"), True),
+        ("a 5.10 kernel, before the table: no answer", lambda x: re.sub(r"(?m)^kernel .*$", "kernel 5.10.0-30-amd64",
+                                                                        re.sub(r"(?m)^version .*$", "version #1", x)),
+         False),
+        ("facts without the TSC's flags: no answer", lambda x: x.replace("tsc_flags \n", ""), False)):
+    d = copy()
+    edit(d, "l1-6.facts.txt", fn)
+    rc, out, seen2 = lab(d, "6")
+    t.ok(seen2.get((6, "l1_watched")) is good and failing(seen2) <= {(6, "l1_watched")},
+         "l1_watched: %s" % what, [line for line in out.splitlines() if "watched by its kernel" in line])
+
+# A verdict line in L1's log after the state (state 8's, a real one) and
+# the kernel giving the TSC up: both facts of state 6 fail, naming it.
+with open(os.path.join(FX, "state-8.dmesg.txt")) as f:
+    verdict = [line for line in f if "skew is too large" in line or "Marking TSC unstable" in line]
+d = copy()
+edit(d, "state-6.dmesg.txt", lambda x: x + "".join(verdict))
+rc, out, seen2 = lab(d, "6")
+t.ok(len(verdict) == 2 and failing(seen2) == {(6, "l1_watchdog_verdict"), (6, "l1_tsc_after")}
+     and "(got skew)" in out, "a watchdog verdict in L1's log after state 6 fails its two facts", out)
+
+rc, out, seen8 = lab(FX, "8")
+t.ok(rc == 0 and seen8 and all(seen8.values()) and (8, "l1_watchdog_verdict") in seen8 and (8, "l1_tsc") in seen8,
+     "the recorded state 8 passes: the watchdog's skew verdict, L1 off tsc, master clock off, reads by syscall (%d)"
+     % len(seen8), out)
+d = copy()
+edit(d, "state-8.dmesg.txt", lambda x: "".join(line for line in x.splitlines(True) if "skew is too large" not in line))
+rc, out, seen2 = lab(d, "8")
+t.ok(failing(seen2) == {(8, "l1_watchdog_verdict")} and "(got none)" in out,
+     "state 8 without the watchdog's verdict line: its verdict fact fails (the rest of the chain is other evidence)",
+     out)
+d = copy()
+edit(d, "l1-8.dmesg.txt", lambda x: "".join(line for line in x.splitlines(True)
+                                            if "Marking TSC unstable" not in line and "skew is too large" not in line))
+rc, out, seen2 = lab(d, "8")
+t.ok(failing(seen2) == {(8, "l1_tsc")}, "state 8's boot log without the two lines that give the TSC up (the "
+     "watchdog's and tsc.c's): l1_tsc fails", sorted(failing(seen2)))
+
 # The table: its boots, and adding a state is adding a stanza.
 states = labtable.load()
-t.ok([(b.name, b.vcpus, b.append) for b in labtable.boots(states)] == [("1-2-4", 1, ""), ("3", 2, "tsc=unstable")],
-     "the table's states share L1 boots by configuration: 1-2-4 and 3")
+t.ok([(b.name, b.vcpus, b.append) for b in labtable.boots(states)]
+     == [("1-2-4-6-7", 1, ""), ("3", 2, "tsc=unstable"), ("8", 1, "tsc_early_khz=2400000")],
+     "the table's states share L1 boots by configuration: 1-2-4-6-7, 3 and 8")
 cfg = os.path.join(t.tmp, "states.cfg")
 with open(labtable.TABLE) as f:
     base = f.read()
@@ -332,11 +424,11 @@ with open(cfg, "w") as f:
 five = labtable.load(cfg)
 t.ok([b.name for b in labtable.boots(labtable.select(five, "5,1,3"))] == ["1-5", "3"],
      "a stanza more is a state more, in the boot of its L1 configuration")
-for bad, why in (("[6]\nlabel = x\nclocksource = tsc\nexpect =\n    master_clok = on\n", "unknown fact"),
-                 ("[6]\nlabel = x\nclocksource = tsc\nexpect =\n    tsc_offset_writes = 3\n", "use >= or <"),
-                 ("[6]\nlabel = x\nclocksource = tsc\npin = maybe\nexpect =\n    path = user\n", "pin"),
-                 ("[6]\nlabel = x\nclocksource = tsc\ncolour = red\nexpect =\n    path = user\n", "unknown key"),
-                 ("[6]\nlabel = x\nclocksource = tsc\n", "expect is missing"),
+for bad, why in (("[99]\nlabel = x\nclocksource = tsc\nexpect =\n    master_clok = on\n", "unknown fact"),
+                 ("[99]\nlabel = x\nclocksource = tsc\nexpect =\n    tsc_offset_writes = 3\n", "use >= or <"),
+                 ("[99]\nlabel = x\nclocksource = tsc\npin = maybe\nexpect =\n    path = user\n", "pin"),
+                 ("[99]\nlabel = x\nclocksource = tsc\ncolour = red\nexpect =\n    path = user\n", "unknown key"),
+                 ("[99]\nlabel = x\nclocksource = tsc\n", "expect is missing"),
                  ("[six]\nlabel = x\nclocksource = tsc\nexpect =\n    path = user\n", "a positive number")):
     with open(cfg, "w") as f:
         f.write(base + "\n" + bad)
