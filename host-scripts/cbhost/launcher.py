@@ -22,11 +22,6 @@ from cbcontract import runfolder
 from . import accel, kvmtrace, msg, preflight, run, settings
 from .msg import RunError, Usage
 
-# What tests/harness/trace.t still reaches through the launcher (tracing.py's
-# and result.py's now): to go once trace.t imports them from there.
-from .result import names as out_names  # noqa: E402,F401
-from .tracing import RAW_GZIP_OVER, place_raw, write as write_trace  # noqa: E402,F401
-
 REPORT_TOOL = os.path.join(cbhost.TOP, "analysis", "clockbench-report")
 INTERRUPTS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 

@@ -18,7 +18,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "analysis"))
 sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "host-scripts")]
 from taplib import Tap  # noqa: E402
-from cbhost import kvmtrace, launcher  # noqa: E402
+from cbhost import kvmtrace, result, tracing  # noqa: E402
 from cbcontract import runfolder  # noqa: E402
 
 t = Tap()
@@ -150,9 +150,9 @@ t.ok(d["available"] is False and d["reason"].startswith("tracefs") and d["life"]
 # The raw trace is kept once, gzipped over 1 MiB.
 big = os.path.join(t.tmp, "big.txt")
 with open(big, "w") as fh:
-    fh.write("".join(tsc) * (launcher.RAW_GZIP_OVER // len("".join(tsc)) + 1))
+    fh.write("".join(tsc) * (tracing.RAW_GZIP_OVER // len("".join(tsc)) + 1))
 os.mkdir(os.path.join(t.tmp, "run"))
-name = launcher.place_raw(os.path.join(t.tmp, "run"), "kvm-trace-tsc-1vcpu.txt", big)
+name = tracing.place_raw(os.path.join(t.tmp, "run"), "kvm-trace-tsc-1vcpu.txt", big)
 t.ok(name == "kvm-trace-tsc-1vcpu.txt.gz" and runfolder.classify(name)[0] == "kvm-trace-raw"
      and list(kvmtrace.read_lines(os.path.join(t.tmp, "run", name)))[:3] == tsc[:3], "a raw trace over 1 MiB is kept gzipped, and reads back")
 rc, out, err = cli("summarize", os.path.join(t.tmp, "run", name))
@@ -171,9 +171,9 @@ class _A:
     OBSERVE = 0
 
 
-names = launcher.out_names(type("S", (), {"VCPUS": 1, "BACKEND": "qemu"})(), "tsc")
+names = result.names(type("S", (), {"VCPUS": 1, "BACKEND": "qemu"})(), "tsc")
 try:
-    launcher.write_trace(_A(), os.path.join(t.tmp, "run2"), names, t.tmp, bad, 1, None)
+    tracing.write(_A(), os.path.join(t.tmp, "run2"), names, t.tmp, bad, 1, None)
     doc = json.load(open(os.path.join(t.tmp, "run2", names["trace"])))
     t.ok(doc.get("available") is False and "raw trace unreadable" in (doc.get("reason") or ""),
          "a raw trace that cannot be read: the summary says why", doc.get("reason"))
