@@ -60,6 +60,22 @@ ok "$([ "$rc" -eq 130 ] && [ "$(cur)" = hpet ] && [ ! -e "$CB_STATE_DIR/clocksou
 	grep -q "^clockbench: stopped at the tsc step of round 1, clocksource back to 'hpet'" "$tmp/err"; echo $?)" \
 	"one SIGINT in the first step of 2 rounds: exit $rc (want 130), hpet back, no state, $(wc -l <"$tmp/engine.log") of 6 steps started, no round 2"
 
+# The same in round 2 of 3: the stand-in's '{}' fails round 1's label
+# check (the run goes on), round 2's engine is stopped, round 3 never made.
+: >"$tmp/engine.log"
+CLOCKBENCH=$tmp/slow-engine GUEST=0 CLOCKSOURCES=tsc ROUNDS=3 TSC_RATE_SECONDS=0 \
+	setsid env --default-signal=INT host-scripts/compare "$tmp/results" r5 >/dev/null 2>"$tmp/err" &
+bg=$!
+for _ in $(seq 400); do [ "$(wc -l <"$tmp/engine.log")" -ge 2 ] && break; sleep 0.05; done
+kill -INT -- "-$bg"
+wait "$bg"
+rc=$?
+bg=
+ok "$([ "$rc" -eq 130 ] && [ "$(cur)" = hpet ] && [ ! -e "$CB_STATE_DIR/clocksource.state" ] && [ "$(wc -l <"$tmp/engine.log")" -eq 2 ] &&
+	[ "$(cd "$tmp/results/r5" && echo *)" = "round-1 round-2" ] &&
+	grep -q "^clockbench: stopped at the tsc step of round 2, clocksource back to 'hpet'" "$tmp/err"; echo $?)" \
+	"one SIGINT in round 2 of 3: exit $rc (want 130), hpet back, no state, $(wc -l <"$tmp/engine.log") engine runs, no round 3: $(tail -n1 "$tmp/err" | cut -c1-100)"
+
 if [ ! -x bench/clockbench ]; then
 	for _ in $(seq 16); do skip "bench/clockbench not built"; done
 	done_testing
