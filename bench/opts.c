@@ -254,9 +254,6 @@ static int set_csv(struct cb_opts *o, struct parse *p, const char *arg, union va
 static int set_force(struct cb_opts *o, struct parse *p, const char *arg, union val v) { o->force = 1; return 0; }
 static int set_dry(struct cb_opts *o, struct parse *p, const char *arg, union val v) { o->dry_run = 1; return 0; }
 static int set_quiet(struct cb_opts *o, struct parse *p, const char *arg, union val v) { o->quiet = 1; return 0; }
-static int set_cs_file(struct cb_opts *o, struct parse *p, const char *arg, union val v) { cb_clocksource_file = arg; return 0; }
-static int set_rtc(struct cb_opts *o, struct parse *p, const char *arg, union val v) { o->test_rtc_device = arg; return 0; }
-static int set_stall(struct cb_opts *o, struct parse *p, const char *arg, union val v) { o->test_stall = 1; return 0; }
 
 static int set_duration(struct cb_opts *o, struct parse *p, const char *arg, union val v)
 {
@@ -389,13 +386,6 @@ static const struct opt opts[] = {
 	  set_quiet },
 	{ "help", 'h', NULL, K_FLAG, 0, 0, NULL, 0, NULL, "this text", set_help },
 	{ "version", 'V', NULL, K_FLAG, 0, 0, NULL, 0, NULL, "the version", set_version },
-	/* The old spellings of three test hooks (test_hooks() has them now),
-	 * kept only until host-scripts/bench-host, tests/tscrate.t and
-	 * tests/run-real.t use the environment; then deleted.  No help: not
-	 * shown. */
-	{ "test-clocksource-file", 0, "FILE", K_STRING, 0, 0, NULL, 0, NULL, NULL, set_cs_file },
-	{ "test-rtc-device", 0, "PATH", K_STRING, 0, 0, NULL, 0, NULL, NULL, set_rtc },
-	{ "test-stall", 0, NULL, K_FLAG, 0, 0, NULL, 0, NULL, NULL, set_stall },
 };
 #define NOPTS ((int)(sizeof opts / sizeof opts[0]))
 
