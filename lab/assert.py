@@ -203,27 +203,28 @@ class Evidence:
             return (t.splitlines(), None) if t else (None, err)
         return self.get("dmesg-after", fn)
 
-    def readout(self):
-        """The engine's watchdog readout in L1 (state-N.watchdog.json), its
-        watchdog_readout object, fields type-checked here."""
+    def readout(self, which="watchdog"):
+        """The engine's watchdog readout in L1 (state-N.watchdog.json; which
+        "watchdog_load": the timer load's on CPU 1), its watchdog_readout
+        object, fields type-checked here."""
         def fn():
-            path = os.path.join(self.d, self.files["watchdog"])
+            path = os.path.join(self.d, self.files[which])
             try:
                 m = load.load_host(path)
             except load.InputError as e:
                 return None, str(e)
             r = m.doc.get("watchdog_readout")
             if not isinstance(r, dict):
-                return None, "%s: no watchdog_readout object" % self.files["watchdog"]
+                return None, "%s: no watchdog_readout object" % self.files[which]
             ns = r.get("ns")
             runs = r.get("runs_over_limit")
             if (not isinstance(ns, dict) or not isinstance(runs, dict)
                     or any(not _count(r.get(k)) for k in ("samples", "over_limit", "limit_ns"))
                     or not _count(runs.get("longest"))
                     or any(ns.get(k) is not None and not isinstance(ns.get(k), (int, float)) for k in NS_KEYS)):
-                return None, "%s: watchdog_readout: a field of the wrong type" % self.files["watchdog"]
+                return None, "%s: watchdog_readout: a field of the wrong type" % self.files[which]
             return r, None
-        return self.get("readout", fn)
+        return self.get(which, fn)
 
     def host_check(self):
         """host-check's JSON in L1 (state-N.host-check.json), its watchdog object."""
@@ -382,9 +383,9 @@ def host_check_watched(ev):
     return (v, None) if v in ("yes", "no", "unknown") else (None, "watchdog.watched is %r" % (v,))
 
 
-def _readout(field):
+def _readout(field, which="watchdog"):
     def fn(ev):
-        r, err = ev.readout()
+        r, err = ev.readout(which)
         if err:
             return None, err
         if field == "device":
@@ -525,6 +526,8 @@ FACTS = {
     "watchdog_samples": (_readout("samples"), "watchdog readouts timed in L1", "readout"),
     "watchdog_over_limit": (_readout("over_limit"), "watchdog readouts in L1 over the kernel's limit", "readout"),
     "watchdog_runs_longest": (_readout("longest"), "the longest run of slow watchdog readouts in L1", "readout"),
+    "watchdog_load_samples": (_readout("samples", "watchdog_load"), "timer readouts of the load on L1's CPU 1",
+                              "readout-load"),
     "l1_watchdog_verdict": (watchdog_verdict, "the watchdog's verdicts in L1's log (kmsg's kinds)", "dmesg-after"),
     "l1_watchdog_near_misses": (near_misses, "the watchdog's near-miss lines in L1's log", "dmesg-after"),
     "l1_tsc_after": (l1_tsc_after, "L1's TSC after the state, by its kernel's log and clocksource", "dmesg-after"),
@@ -539,8 +542,9 @@ def evidence(ev, kind):
         base, _ = ev.base
         mine = ev.name("host")[0] or "?"
         return mine if base is None else "%s, %s/%s" % (mine, base.files["run"], base.name("host")[0] or "?")
-    if kind in ("readout", "host-check", "dmesg-after"):
-        return ev.files[{"readout": "watchdog", "host-check": "host_check", "dmesg-after": "dmesg"}[kind]]
+    if kind in ("readout", "readout-load", "host-check", "dmesg-after"):
+        return ev.files[{"readout": "watchdog", "readout-load": "watchdog_load", "host-check": "host_check",
+                         "dmesg-after": "dmesg"}[kind]]
     return ev.name({"trace": "kvm-trace-raw", "console": "console", "guest": "guest",
                     "tsc-rate": "tsc-rate"}[kind])[0] or "?"
 
@@ -637,6 +641,12 @@ def state(d, st, boot, selected, table):
            % (st.n, k, own, kept["after"]), why)
     good, why = harness_ran(d, st)
     ok(good, "state %d (%s): its harness run succeeded [%s]" % (st.n, st.label, labtable.PROGRESS), why)
+    vendor = re.search(r"(?:^|,)vendor=([^,]+)", st.l1[4])
+    if vendor:
+        f, err = ev.l1_facts()
+        got = (f or {}).get("vendor", "").strip()
+        ok(err is None and got == vendor.group(1), "state %d: L1 booted the table's CPU model (vendor %s) [%s]"
+           % (st.n, vendor.group(1), ev.boot["facts"]), err or "got vendor %r: lab/run-lab did not pass l1_cpu?" % got)
     if st.harness:
         guest_checks(ev, d, st)
     for fact, op, want in st.expect:
@@ -668,6 +678,10 @@ def readout_figures(ev, st):
           "ns %s; over %d ns: %d (runs %s; longest %d); interrupted %s"
           % (st.n, r.get("device"), r.get("how"), r["samples"], ", under load" if r.get("load") else "", fig,
              r["limit_ns"], r["over_limit"], runs or "none", r["runs_over_limit"]["longest"], r.get("interrupted")))
+    if st.watchdog_load == "timer":
+        lr, err = ev.readout("watchdog_load")
+        print("# state %d: the timer load on L1's CPU 1: %s" % (st.n, err or "%s, %d readouts, p50 %s ns (EMULATED)"
+                                                             % (lr.get("device"), lr["samples"], lr["ns"].get("p50"))))
     kr, err = kernel_read(ev) if st.harness else (None, "no harness run")
     cs = ev.cs()[0]
     if err:

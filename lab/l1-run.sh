@@ -31,6 +31,7 @@ mapfile -t plan < <(python3 lab/labtable.py plan "$states")
 	# the online NUMA nodes, the clocksource module's parameters, the
 	# kernel's CONFIG_CLOCKSOURCE_WATCHDOG_MAX_SKEW_US.
 	echo "version $(uname -v)"
+	echo "vendor $(sed -n 's/^vendor_id[[:space:]]*: //p' /proc/cpuinfo | head -n1)"
 	echo "tsc_flags $(grep -m1 '^flags' /proc/cpuinfo | grep -o -w -e constant_tsc -e nonstop_tsc -e tsc_adjust -e tsc_reliable | sort -u | paste -sd' ' -)"
 	echo "nodes $(cat /sys/devices/system/node/online 2>/dev/null)"
 	echo "cs_params $(find /sys/module/clocksource/parameters -mindepth 1 -maxdepth 1 -printf "%f\n" 2>/dev/null | sort | paste -sd' ' -)"
@@ -38,8 +39,15 @@ mapfile -t plan < <(python3 lab/labtable.py plan "$states")
 } >"$out/$facts" 2>&1
 dmesg >"$out/$dmesg"
 
-modprobe kvm_amd || { say "modprobe kvm_amd failed: the emulated CPU has no SVM? (cpuinfo flags: $(grep -m1 -o -w -e svm -e npt /proc/cpuinfo | paste -sd, -))"; exit 1; }
-[ -e /dev/kvm ] || { say "no /dev/kvm after modprobe kvm_amd (no SVM in the emulated CPU?)"; exit 1; }
+# KVM only where a state of this boot runs the harness (a state of L1
+# alone may run on a CPU model without SVM).
+need_kvm=0
+for line in "${plan[@]}"; do
+	h=$(python3 lab/labtable.py watchdog "${line%%$'\t'*}" | cut -f3)
+	[ "$h" = 0 ] || need_kvm=1
+done
+[ "$need_kvm" = 0 ] || modprobe kvm_amd || { say "modprobe kvm_amd failed: the emulated CPU has no SVM? (cpuinfo flags: $(grep -m1 -o -w -e svm -e npt /proc/cpuinfo | paste -sd, -))"; exit 1; }
+[ "$need_kvm" = 0 ] || [ -e /dev/kvm ] || { say "no /dev/kvm after modprobe kvm_amd (no SVM in the emulated CPU?)"; exit 1; }
 kernel=$(find /boot -maxdepth 1 -name "vmlinuz-$(uname -r)" | head -n1)
 [ -n "$kernel" ] || { say "no /boot/vmlinuz-$(uname -r) for the inner guest"; exit 1; }
 
@@ -78,22 +86,40 @@ process_table() {
 	done
 }
 
-# watchdog_readout N WATCHDOG HOSTCHECK SECONDS LOAD: the clocksource
+# watchdog_readout N WATCHDOG HOSTCHECK SECONDS LOAD WATCHDOG_LOAD: the clocksource
 # watchdog's readout in L1, measured by the engine (--check watchdog: L1's
-# HPET through /dev/hpet's mmap) for SECONDS, with its memory-bandwidth
-# loop on L1's other CPUs when LOAD is 1, against the running kernel's
+# HPET through /dev/hpet's mmap) on CPU 0 for SECONDS, with LOAD on L1's
+# other CPUs (memory: the engine's memory-bandwidth loop; timer: a second
+# readout on CPU 1, an emulated timer read in a loop, its document
+# WATCHDOG_LOAD; none),
+# against the running kernel's
 # readout limit (host-check's, from the kernel table); then host-check's
 # JSON on that readout (watched or not, and its working).  Emulated:
 # every figure is TCG's.
 watchdog_readout() {
-	local limit load=()
+	local limit load=() hammer=
 	limit=$(host-scripts/host-check --format json --no-tsc-check --trace-seconds 0 --watchdog-seconds 0 |
 		python3 -c 'import json,sys; print(int(json.load(sys.stdin)["watchdog"]["limits"]["readout_limit_ns"]))' 2>/dev/null) || limit=
 	[ -n "$limit" ] || { say "state $1: no readout limit from host-check; the engine's default"; limit=125000; }
-	[ "$5" = 0 ] || load=(--load)
-	say "state $1: the watchdog's readout for $4 s (limit $limit ns${load[*]:+, under load})"
-	bench/clockbench --check watchdog -c monotonic -m null -t 1 --duration "$4" --watchdog-limit "$limit" \
+	case $5 in
+	memory) load=(--load) ;;
+	timer)
+		if [ "$(nproc)" -ge 2 ]; then
+			# The same command on CPU 1, 3 s later: each runs its null cell,
+			# then its readout, so the readouts overlap, and CPU 0's opens
+			# /dev/hpet first (it takes one opener; CPU 1's reads the PM timer).
+			{ sleep 3; exec bench/clockbench --check watchdog -c monotonic -m null -t 1 --cpus 1 --duration "$4" \
+				--json "$out/$6" >/dev/null 2>&1 </dev/null; } &
+			hammer=$!
+		else
+			say "state $1: one CPU: no timer load on another"
+		fi
+		;;
+	esac
+	say "state $1: the watchdog's readout for $4 s (limit $limit ns, load $5)"
+	bench/clockbench --check watchdog -c monotonic -m null -t 1 --cpus 0 --duration "$4" --watchdog-limit "$limit" \
 		"${load[@]}" --json "$out/$2" >/dev/null 2>&1 </dev/null || say "state $1: clockbench --check watchdog exit $?"
+	[ -z "$hammer" ] || wait "$hammer" || say "state $1: the timer load's readout exit $?"
 	host-scripts/host-check --format json --no-tsc-check --trace-seconds 0 --readout "$out/$2" >"$out/$3" 2>&1 </dev/null || true
 }
 
@@ -103,20 +129,20 @@ watchdog_readout() {
 # Each failed attempt is kept under its own names.  Returns 1 when every
 # attempt failed.
 run_state() {
-	local n=$1 cs=$2 attempts=$7 try rc run log after work ps pspid k wd hc dm wsec wload harness
+	local n=$1 cs=$2 attempts=$7 try rc run log after work ps pspid k wd hc dm wl wsec wload harness
 	local env=(VCPUS="$3" PIN="$4")
 	[ "$5" = - ] || env+=(CPU="$5")
 	[ "$6" = - ] || env+=(APPEND="$6")
 	[ "$cs" != current ] || cs=$(cs_now)
 	files=$(python3 lab/labtable.py files "$n") || return 1
-	IFS=$'\t' read -r run log after work ps wd hc dm <<<"$files"
+	IFS=$'\t' read -r run log after work ps wd hc dm wl <<<"$files"
 	files=$(python3 lab/labtable.py watchdog "$n") || return 1
 	IFS=$'\t' read -r wsec wload harness <<<"$files"
 	for try in $(seq "$attempts"); do
 		say "state $n: host clocksource $cs; ${env[*]} (attempt $try of $attempts)"
 		echo "$(date -u +%s) start state $n" >>"$out/$progress"
 		rc=0
-		[ "$wsec" = 0 ] || watchdog_readout "$n" "$wd" "$hc" "$wsec" "$wload"
+		[ "$wsec" = 0 ] || watchdog_readout "$n" "$wd" "$hc" "$wsec" "$wload" "$wl"
 		process_table "$out/$ps" &
 		pspid=$!
 		# A limit per attempt: one stuck step must not use up L1's own.
@@ -151,6 +177,7 @@ run_state() {
 		[ ! -e "$out/$wd" ] || mv "$out/$wd" "$out/${k[5]}"
 		[ ! -e "$out/$hc" ] || mv "$out/$hc" "$out/${k[6]}"
 		[ ! -e "$out/$dm" ] || mv "$out/$dm" "$out/${k[7]}"
+		[ ! -e "$out/$wl" ] || mv "$out/$wl" "$out/${k[8]}"
 	done
 }
 

@@ -8,10 +8,10 @@ reaches it through its command line:
   labtable.py plan LIST        one line per state, tab-separated, '-' for
                                empty: N CLOCKSOURCE L2_VCPUS PIN(1|0) CPU L2_APPEND ATTEMPTS
   labtable.py files N [K]      state N's files, tab-separated: RUN LOG AFTER WORK PS
-                               WATCHDOG HOSTCHECK DMESG; with K, those of its failed
-                               attempt K, kept
+                               WATCHDOG HOSTCHECK DMESG WATCHDOG_LOAD; with K, those of
+                               its failed attempt K, kept
   labtable.py watchdog N       state N's watchdog readout in L1, tab-separated:
-                               SECONDS (0: none) LOAD(1|0) HARNESS(1|0)
+                               SECONDS (0: none) LOAD(none|memory|timer) HARNESS(1|0)
   labtable.py boot-files LIST  the files of the L1 boot of LIST: PROGRESS FACTS DMESG
 
 LIST is a comma list of state numbers ("1,2,4").  A state's own results
@@ -31,7 +31,7 @@ if __name__ == "__main__":  # run as a command: the one place it finds its packa
     sys.path[:0] = [os.path.join(os.path.dirname(HERE), "contract")]
 from cbcontract import runfolder  # noqa: E402
 
-KEYS = ("label", "l1_vcpus", "l1_mem", "l1_machine", "l1_append", "clocksource", "l2_vcpus", "pin", "cpu",
+KEYS = ("label", "l1_vcpus", "l1_mem", "l1_machine", "l1_append", "l1_cpu", "clocksource", "l2_vcpus", "pin", "cpu",
         "l2_append", "attempts", "watchdog", "watchdog_load", "harness", "expect")
 # The facts a state may expect: the values each takes (int: a count or a
 # measure, with >= or < and a whole number; str: any plain word).
@@ -60,11 +60,13 @@ FACTS = {
     "watchdog_samples": int,
     "watchdog_over_limit": int,
     "watchdog_runs_longest": int,
+    "watchdog_load_samples": int,
     "l1_watchdog_verdict": str,
     "l1_watchdog_near_misses": int,
     "l1_tsc_after": ("stable", "unstable"),
 }
 CURRENT = "current"  # clocksource: L1's own, whatever its kernel chose
+LOADS = ("none", "memory", "timer")  # watchdog_load
 EXPECT_RE = re.compile(r"^([a-z0-9_]+)\s*(>=|<|=)\s*(\S+)$")
 
 # The lab's own files (a state's results are the run folder state-N).
@@ -77,12 +79,13 @@ def state_files(n, attempt=None):
     (the launcher keeps them only in L1's scratch space) and L1's last
     process table taken while it ran; where the state measures the
     watchdog's readout, the engine's document of it and host-check's JSON
-    (both in L1); L1's kernel log after the state.  With attempt K: the
+    (both in L1) and, under the hpet load, the loading readout's document;
+    L1's kernel log after the state.  With attempt K: the
     same of its failed attempt K, kept."""
     run = "state-%d" % n + (".attempt-%d" % attempt if attempt else "")
     return {"run": run, "log": run + ".log", "after": run + ".clocksource-after", "work": run + ".guest-work",
             "ps": run + ".ps.txt", "watchdog": run + ".watchdog.json", "host_check": run + ".host-check.json",
-            "dmesg": run + ".dmesg.txt"}
+            "dmesg": run + ".dmesg.txt", "watchdog_load": run + ".watchdog-load.json"}
 
 
 def boot_files(boot):
@@ -100,12 +103,14 @@ class State:
     """One stanza of the table."""
 
     def __init__(self, n, label, l1, clocksource, l2_vcpus, pin, cpu, l2_append, attempts, expect,
-                 watchdog=0, watchdog_load=False, harness=True):
+                 watchdog=0, watchdog_load="none", harness=True):
         self.n, self.label, self.l1, self.clocksource = n, label, l1, clocksource
         self.l2_vcpus, self.pin, self.cpu, self.l2_append, self.expect = l2_vcpus, pin, cpu, l2_append, expect
         self.attempts = attempts
         # watchdog: seconds of the engine's watchdog readout in L1 before the
-        # harness run (0: none); harness: False runs no host-scripts/compare
+        # harness run (0: none); watchdog_load: none, memory (the engine's
+        # --load on L1's other CPUs) or timer (a second readout on L1's CPU
+        # 1: reads of an emulated timer in a loop); harness: False runs no host-scripts/compare
         # (a state of L1 alone: no guest, no trace to check).
         self.watchdog, self.watchdog_load, self.harness = watchdog, watchdog_load, harness
 
@@ -116,7 +121,7 @@ class Boot:
     def __init__(self, states):
         self.states = states
         self.name = "-".join(str(s.n) for s in states)
-        self.vcpus, self.mem, self.machine, self.append = states[0].l1
+        self.vcpus, self.mem, self.machine, self.append, self.cpu = states[0].l1
 
 
 def _int(where, v, least):
@@ -187,16 +192,21 @@ def load(path=TABLE):
                 runfolder.check_cs(cs)
             except ValueError as e:
                 raise TableError("%s: %s" % (w, e))
-        for k, default in (("pin", None), ("watchdog_load", "no"), ("harness", "yes")):
+        for k, default in (("pin", None), ("harness", "yes")):
             if s.get(k, default) not in ("yes", "no"):
                 raise TableError("%s: %s: expected yes or no, got %r" % (w, k, s.get(k, default)))
+        if s.get("watchdog_load", "none") not in LOADS:
+            raise TableError("%s: watchdog_load: expected one of %s, got %r" % (w, ", ".join(LOADS), s.get("watchdog_load")))
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9,=+._-]*$", s.get("l1_cpu", "max")):
+            raise TableError("%s: l1_cpu: a QEMU CPU model and its properties, got %r" % (w, s.get("l1_cpu")))
         l1 = (_int(w + ": l1_vcpus", s.get("l1_vcpus", ""), 1), _int(w + ": l1_mem", s.get("l1_mem", ""), 256),
-              _line(w + ": l1_machine", s.get("l1_machine", "")), _line(w + ": l1_append", s.get("l1_append", "")))
+              _line(w + ": l1_machine", s.get("l1_machine", "")), _line(w + ": l1_append", s.get("l1_append", "")),
+              s.get("l1_cpu", "max"))
         states.append(State(int(sec), _line(w + ": label", s["label"]), l1, cs,
                             _int(w + ": l2_vcpus", s.get("l2_vcpus", ""), 1), s["pin"] == "yes",
                             _line(w + ": cpu", s.get("cpu", "")), _line(w + ": l2_append", s.get("l2_append", "")),
                             _int(w + ": attempts", s.get("attempts", "2"), 1), _expect(w + ": expect", s["expect"]),
-                            _int(w + ": watchdog", s.get("watchdog", "0"), 0), s.get("watchdog_load", "no") == "yes",
+                            _int(w + ": watchdog", s.get("watchdog", "0"), 0), s.get("watchdog_load", "none"),
                             s.get("harness", "yes") == "yes"))
         if states[-1].watchdog > 3600:
             raise TableError("%s: watchdog: at most 3600 s, got %d" % (w, states[-1].watchdog))
@@ -251,7 +261,8 @@ def main(argv):
                 return usage("files takes a state number and an attempt, got %s" % " ".join([arg] + extra))
             select(states, arg)
             f = state_files(int(arg), int(extra[0]) if extra else None)
-            print("\t".join(f[k] for k in ("run", "log", "after", "work", "ps", "watchdog", "host_check", "dmesg")))
+            print("\t".join(f[k] for k in ("run", "log", "after", "work", "ps", "watchdog", "host_check", "dmesg",
+                                             "watchdog_load")))
             return 0
         sel = select(states, arg)
         if cmd == "check":
@@ -260,7 +271,7 @@ def main(argv):
             if len(sel) != 1:
                 return usage("watchdog takes one state, got %s" % arg)
             s = sel[0]
-            print("\t".join([str(s.watchdog), "1" if s.watchdog_load else "0", "1" if s.harness else "0"]))
+            print("\t".join([str(s.watchdog), s.watchdog_load, "1" if s.harness else "0"]))
             return 0
         if cmd == "plan":
             for s in sel:

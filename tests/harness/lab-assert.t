@@ -411,11 +411,35 @@ rc, out, seen2 = lab(d, "8")
 t.ok(failing(seen2) == {(8, "l1_tsc")}, "state 8's boot log without the two lines that give the TSC up (the "
      "watchdog's and tsc.c's): l1_tsc fails", sorted(failing(seen2)))
 
+# State 9 (2026-12-01): L1 alone (no harness run) on 2 vCPUs under an
+# Intel vendor string, CPU 1 reading a timer in a loop.  No guest checks;
+# L1's vendor is checked, so an L1 booted on another model fails it.
+WD_KEYS[:0] = [("table's CPU model", "vendor"), ("readouts of the load", "watchdog_load_samples")]
+KEYS[:0] = WD_KEYS[:2]
+rc, out, seen9 = lab(FX, "9")
+t.ok(rc == 0 and all(seen9.values()) and {k for _, k in seen9} == {
+    "run", "vendor", "l1_watched", "watchdog_device", "watchdog_samples", "watchdog_load_samples",
+    "l1_watchdog_verdict", "l1_tsc_after", "restore"}, "the recorded state 9 passes, without a guest's checks (%d)"
+     % len(seen9), out)
+for what, name, fn, want in (
+        ("L1 booted on another vendor", "l1-9.facts.txt", lambda x: x.replace("vendor GenuineIntel", "vendor AuthenticAMD"),
+         {"vendor"}),
+        ("no document of the timer load", "state-9.watchdog-load.json", None, {"watchdog_load_samples"})):
+    d = copy()
+    if fn is None:
+        os.unlink(os.path.join(d, name))
+    else:
+        edit(d, name, fn)
+    rc, out, seen2 = lab(d, "9")
+    t.ok(rc == 1 and failing(seen2) == {(9, k) for k in want}, "state 9, %s: exactly %s fails" % (what, sorted(want)),
+         sorted(failing(seen2)))
+
 # The table: its boots, and adding a state is adding a stanza.
 states = labtable.load()
 t.ok([(b.name, b.vcpus, b.append) for b in labtable.boots(states)]
-     == [("1-2-4-6-7", 1, ""), ("3", 2, "tsc=unstable"), ("8", 1, "tsc_early_khz=2400000")],
-     "the table's states share L1 boots by configuration: 1-2-4-6-7, 3 and 8")
+     == [("1-2-4-6-7", 1, ""), ("3", 2, "tsc=unstable"), ("8", 1, "tsc_early_khz=2400000"), ("9", 2, "")]
+     and labtable.boots(states)[-1].cpu == "max,vendor=GenuineIntel",
+     "the table's states share L1 boots by configuration (its CPU model too): 1-2-4-6-7, 3, 8 and 9")
 cfg = os.path.join(t.tmp, "states.cfg")
 with open(labtable.TABLE) as f:
     base = f.read()
@@ -429,6 +453,9 @@ for bad, why in (("[99]\nlabel = x\nclocksource = tsc\nexpect =\n    master_clok
                  ("[99]\nlabel = x\nclocksource = tsc\npin = maybe\nexpect =\n    path = user\n", "pin"),
                  ("[99]\nlabel = x\nclocksource = tsc\ncolour = red\nexpect =\n    path = user\n", "unknown key"),
                  ("[99]\nlabel = x\nclocksource = tsc\n", "expect is missing"),
+                 ("[99]\nlabel = x\nclocksource = tsc\nwatchdog_load = yes\nexpect =\n    path = user\n",
+                  "watchdog_load: expected one of none, memory, timer"),
+                 ("[99]\nlabel = x\nclocksource = tsc\nl1_cpu = max -smp 9\nexpect =\n    path = user\n", "l1_cpu"),
                  ("[six]\nlabel = x\nclocksource = tsc\nexpect =\n    path = user\n", "a positive number")):
     with open(cfg, "w") as f:
         f.write(base + "\n" + bad)
