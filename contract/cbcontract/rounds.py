@@ -13,40 +13,8 @@ import stat
 from . import load, runfolder
 from .util import InputError, cut
 
-# Anchored and matched with fullmatch, as runfolder's patterns: N as
-# round_name writes it (no 0, no leading zero).
-ROUND_RE = re.compile(r"\Around-(?P<n>[1-9][0-9]*)\Z")
-MAX_ROUNDS = 1000  # a reader of rounds is bounded: no run measures more
-
-
-def round_name(n):
-    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_ROUNDS:
-        raise ValueError("round %s: expected an integer from 1 to %d" % (cut(repr(n)), MAX_ROUNDS))
-    return "round-%d" % n
-
-
-def round_number(name):
-    """N of a round folder's name round-<N>, else None."""
-    m = ROUND_RE.fullmatch(name)
-    return int(m.group("n")) if m and int(m.group("n")) <= MAX_ROUNDS else None
-
-
-def round_dir(run_dir, n):
-    """Creates run_dir/round-<n> (0755, never reusing one) and returns its
-    path.  run_dir must exist and pass runfolder.check_folder (no other user
-    can write in it); RunFolderError otherwise, or when the round exists."""
-    name = round_name(n)
-    if not os.path.isdir(run_dir):
-        raise runfolder.RunFolderError("%s: no such run folder" % runfolder.show(run_dir))
-    runfolder.check_folder(run_dir)
-    path = os.path.join(run_dir, name)
-    try:
-        os.mkdir(path, 0o755)  # never wider, whatever the umask: check_folder must pass it
-    except FileExistsError:
-        raise runfolder.RunFolderError("%s exists: a round folder is never reused" % runfolder.show(path))
-    except OSError as e:
-        raise runfolder.RunFolderError("%s: mkdir: %s" % (runfolder.show(path), e.strerror))
-    return path
+# The round folders' names are the run folder's (runfolder.py): this module reads them.
+from .runfolder import MAX_ROUNDS, ROUND_RE, round_dir, round_name, round_number  # noqa: E402,F401
 
 
 def round_folders(run_dir):

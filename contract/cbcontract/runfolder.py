@@ -61,6 +61,44 @@ PATTERNS = {
 }
 
 
+# A round of a compare run: results/<run-id>/round-<N>/, a run folder of the
+# flat shape above (cbcontract.rounds reads them).  Anchored and matched with
+# fullmatch, as the patterns above: N as round_name writes it (no 0, no
+# leading zero).
+ROUND_RE = re.compile(r"\Around-(?P<n>[1-9][0-9]*)\Z")
+MAX_ROUNDS = 1000  # a reader of rounds is bounded: no run measures more
+
+
+def round_name(n):
+    if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_ROUNDS:
+        raise ValueError("round %s: expected an integer from 1 to %d" % (show(repr(n)), MAX_ROUNDS))
+    return "round-%d" % n
+
+
+def round_number(name):
+    """N of a round folder's name round-<N>, else None."""
+    m = ROUND_RE.fullmatch(name)
+    return int(m.group("n")) if m and int(m.group("n")) <= MAX_ROUNDS else None
+
+
+def round_dir(run_dir, n):
+    """Creates run_dir/round-<n> (0755, never reusing one) and returns its
+    path.  run_dir must exist and pass check_folder (no other user
+    can write in it); RunFolderError otherwise, or when the round exists."""
+    name = round_name(n)
+    if not os.path.isdir(run_dir):
+        raise RunFolderError("%s: no such run folder" % show(run_dir))
+    check_folder(run_dir)
+    path = os.path.join(run_dir, name)
+    try:
+        os.mkdir(path, 0o755)  # never wider, whatever the umask: check_folder must pass it
+    except FileExistsError:
+        raise RunFolderError("%s exists: a round folder is never reused" % show(path))
+    except OSError as e:
+        raise RunFolderError("%s: mkdir: %s" % (show(path), e.strerror))
+    return path
+
+
 # Where run folders and reports go when the user names no folder.  A
 # checkout (its top holds the Makefile) keeps results/ of the current folder
 # and its reports in its own results/_report/ (beside the runs, so make clean
@@ -511,12 +549,11 @@ def main(argv):
             check_cs(args[0])
             return 0
         if cmd in ("round", "check-round") and len(args) == (2 if cmd == "round" else 1):
-            from . import rounds  # rounds imports this module: not at the top
             n = args[-1]
-            if not re.fullmatch(r"[1-9][0-9]*", n) or int(n) > rounds.MAX_ROUNDS:
-                return usage("round %s: expected a whole number from 1 to %d" % (show(n), rounds.MAX_ROUNDS))
+            if not re.fullmatch(r"[1-9][0-9]*", n) or int(n) > MAX_ROUNDS:
+                return usage("round %s: expected a whole number from 1 to %d" % (show(n), MAX_ROUNDS))
             if cmd == "round":
-                print(rounds.round_dir(check_text(args[0], "run folder"), int(n)))
+                print(round_dir(check_text(args[0], "run folder"), int(n)))
             return 0
         if cmd in ("results-dir", "report-dir") and not args:
             print(default_dirs()[cmd == "report-dir"])
