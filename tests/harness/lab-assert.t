@@ -434,6 +434,62 @@ for what, name, fn, want in (
     t.ok(rc == 1 and failing(seen2) == {(9, k) for k in want}, "state 9, %s: exactly %s fails" % (what, sorted(want)),
          sorted(failing(seen2)))
 
+# lab/provoke's stop loop on a stand-in process (a sleep of our own):
+# every stop is logged with the time it was held, and the process is
+# running again at the end, also when the loop is cut short.
+import importlib.machinery  # noqa: E402
+import importlib.util  # noqa: E402
+import signal  # noqa: E402
+loader = importlib.machinery.SourceFileLoader("provoke", os.path.join(ROOT, "lab", "provoke"))
+spec = importlib.util.spec_from_loader("provoke", loader)
+provoke = importlib.util.module_from_spec(spec)
+loader.exec_module(provoke)
+
+
+def proc_state(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+sleeper = subprocess.Popen(["sleep", "30"])
+logp = os.path.join(t.tmp, "stalls.txt")
+with open(logp, "w") as log:
+    provoke.stop_loop(sleeper.pid, 5, 20, 0.3, log)
+with open(logp) as f:
+    rows = [line.split() for line in f]
+t.ok(len(rows) >= 3 and all(float(r[2]) >= 5 for r in rows) and proc_state(sleeper.pid) != "T",
+     "provoke's stop loop: each stop logged and held at least as asked, the process running at the end (%d stops)"
+     % len(rows), rows[:3])
+real_sleep = provoke.time.sleep
+calls = []
+
+
+def cut(s):
+    calls.append(s)
+    if len(calls) == 2:  # the first stop's hold
+        raise KeyboardInterrupt
+    real_sleep(s)
+
+
+provoke.time.sleep = cut
+try:
+    with open(logp, "w") as log:
+        provoke.stop_loop(sleeper.pid, 50, 20, 5, log)
+except KeyboardInterrupt:
+    pass
+provoke.time.sleep = real_sleep
+t.ok(proc_state(sleeper.pid) != "T", "provoke's stop loop cut short during a stop: the process is continued",
+     proc_state(sleeper.pid))
+os.kill(sleeper.pid, signal.SIGCONT)
+sleeper.kill()
+sleeper.wait()
+for argv, why in ((["r", "x", "7"], "--stop MS --every MS are needed"), (["r", "x", "7", "--stop", "2", "--every", "-1"],
+                                                                       "--every -1: expected a positive number"),
+                  (["r", "x", "99", "--stop", "2", "--every", "20"], "no state 99")):
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "lab", "provoke")] + argv, capture_output=True, text=True)
+    t.ok(p.returncode == 2 and why in p.stderr and not os.path.exists("r"), "provoke %s: usage, exit 2 (%s)"
+         % (" ".join(argv), p.stderr.strip()))
+
 # The table: its boots, and adding a state is adding a stanza.
 states = labtable.load()
 t.ok([(b.name, b.vcpus, b.append) for b in labtable.boots(states)]
