@@ -28,9 +28,11 @@ mkdir -p "$tmp/src/results" "$tmp/src/host-scripts" "$tmp/textfile" "$tmp/textfi
 ln -s "$root/analysis" "$tmp/src/analysis"
 fx=$root/tests/analysis/fixtures/20260101-120000-hv1
 printf 'deps all guest-initramfs:\n' >"$tmp/src/Makefile"
-# bench-host's stand-in: the fixture's results into RESULTS_DIR/RUN_ID.
+# bench-host's stand-in: the fixture's results into RESULTS_DIR/RUN_ID, in
+# two rounds as compare keeps them (round-1/, round-2/: files of one name).
 # shellcheck disable=SC2016 # the stand-in's own $1 and $2
-printf '#!/bin/sh\nmkdir "$1/$2" && cp %s/host-tsc.json %s/host-hpet.json "$1/$2/"\n' "$fx" "$fx" >"$tmp/src/host-scripts/bench-host"
+printf '#!/bin/sh\nmkdir "$1/$2" && for r in 1 2; do mkdir "$1/$2/round-$r" && cp %s/host-tsc.json %s/host-hpet.json "$1/$2/round-$r/" || exit 1; done\n' \
+	"$fx" "$fx" >"$tmp/src/host-scripts/bench-host"
 # host-check's stand-in: a degraded host (exit 1), which must not stop the play.
 printf '#!/bin/sh\necho '"'"'{"schema": "clockbench-host-check/1", "healthy": false, "cause": "watchdog", "cause_text": "watchdog: stand-in"}'"'"'\nexit 1\n' >"$tmp/src/host-scripts/host-check"
 chmod +x "$tmp/src/host-scripts/bench-host" "$tmp/src/host-scripts/host-check"
@@ -58,8 +60,9 @@ rc=$?
 ok $rc "checkout mode: the playbook runs against this machine"
 [ "$rc" -eq 0 ] || tail -20 "$tmp/log" | sed 's/^/# /'
 runs=("$tmp"/fetch/hvtest/*-hvtest)
-[ -f "${runs[0]}/host-tsc.json" ] && [ -f "${runs[0]}/host-hpet.json" ]
-ok $? "both result files fetched to fetch/hvtest/<stamp>-hvtest/"
+[ -f "${runs[0]}/round-1/host-tsc.json" ] && [ -f "${runs[0]}/round-1/host-hpet.json" ] &&
+	[ -f "${runs[0]}/round-2/host-tsc.json" ] && [ -f "${runs[0]}/round-2/host-hpet.json" ] && [ ! -e "${runs[0]}/host-tsc.json" ]
+ok $? "every round's result files fetched to fetch/hvtest/<stamp>-hvtest/round-<N>/, none folded into one"
 grep -q '^node_clockbench_clock_read_median_seconds{where="host",clocksource="hpet",clock="monotonic",method="vdso",threads="1"} 1.5e-06$' \
 	"$tmp/textfile/clockbench.prom" 2>/dev/null
 ok $? "node_exporter textfile written on the host"
@@ -85,7 +88,7 @@ ln -s "$root/analysis" "$tmp/src2/analysis"
 play "$tmp/inv2.ini" "$tmp/log2"
 rc=$?
 r1=("$tmp"/fetch2/hvtest.dc1/*-hvtest.dc1) r2=("$tmp"/fetch2/hvtest.dc2/*-hvtest.dc2)
-ok "$([ "$rc" -eq 0 ] && [ -f "${r1[0]}/host-tsc.json" ] && [ -f "${r2[0]}/host-tsc.json" ]; echo $?)" \
+ok "$([ "$rc" -eq 0 ] && [ -f "${r1[0]}/round-2/host-tsc.json" ] && [ -f "${r2[0]}/round-2/host-tsc.json" ]; echo $?)" \
 	"two hosts of one short name: two run folders of two names (exit $rc)"
 [ "$rc" -eq 0 ] || tail -20 "$tmp/log2" | sed 's/^/# /'
 reports=("$tmp"/fetch2/report-*/report.md)
