@@ -114,8 +114,10 @@ bench-host: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./host-scripts/bench-host "$(RESULTS)" "$(RUN_ID)"
 
-# TSC against every other clocksource, host and guest, always restored;
-# then the summary table and the report (REPORT_OUT=DIR, default
+# TSC against every other clocksource, host and guest, always restored, in
+# ROUNDS rounds (default 4, 50 ms a cell; each kept in round-<N>/, every
+# ratio to tsc then with its interval over the rounds); then the summary
+# table and the report (REPORT_OUT=DIR, default
 # results/_report/<run-id>; QUIET=1 or VERBOSE=1 for less or more progress).
 compare: deps
 	$(Q)$(MAKE) --no-print-directory all guest-initramfs
@@ -159,7 +161,8 @@ help:
 	@echo "make check        run the tests (TAP; no root needed); SANITIZE=1 adds the engine and C tests under ASan+UBSan"
 	@echo "make bench-host   measure this host on its current clocksource into $(RESULTS)/<run-id>/"
 	@echo "make compare      flip the host clocksource (tsc first, then the others), bench host and guest under"
-	@echo "                  each, trace KVM's master clock and stable bit; always restored (root); then"
+	@echo "                  each, trace KVM's master clock and stable bit; always restored (root); each in"
+	@echo "                  ROUNDS rounds (default 4, each kept in round-<N>/: every ratio with its interval); then"
 	@echo "                  the verdict, summary.md and the report (REPORT_OUT=DIR, default"
 	@echo "                  results/_report/<run-id>); QUIET=1 or VERBOSE=1 for less or more progress"
 	@echo "make bench        the main job: make compare"
