@@ -361,6 +361,13 @@ for name, s6, wants in (("state-6.watchdog.json", 6, {"watchdog_device", "watchd
         t.ok(rc == 1 and got == want, "%s %s: exactly its %d assertions fail" % (name, how, len(want)),
              "exit %d; failing %s; expected %s" % (rc, sorted(got), sorted(want)))
 
+# host-check's JSON is read bounded: over 4 Mi characters is no evidence.
+d = copy()
+edit(d, "state-6.host-check.json", lambda x: " " * (4 << 20) + x)
+rc, out, seen2 = lab(d, "6")
+t.ok(failing(seen2) == {(6, "l1_host_check_watched")} and "over 4 Mi characters" in out,
+     "a host-check JSON over 4 Mi characters: its one assertion fails, saying so", sorted(failing(seen2)))
+
 # Watched or not, by L1's facts and the era's rules (6.1: constant_tsc,
 # nonstop_tsc and tsc_adjust with at most 2 online NUMA nodes leave the
 # TSC unwatched; tsc=reliable too); an era the table does not cover is no
