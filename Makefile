@@ -77,7 +77,7 @@ deps-dev:
 deps-integrations:
 	$(Q)./host-scripts/deps integrations
 
-$(BUILD)/test-unit: tests/unit.c tests/tap.h $(HOST_OBJS) $(ENGINE_HDRS)
+$(BUILD)/test-unit: tests/unit.c tests/lib/tap.h $(HOST_OBJS) $(ENGINE_HDRS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -o $@ tests/unit.c $(HOST_OBJS) $(LDLIBS)
 
@@ -97,11 +97,11 @@ $(SAN_BUILD)/clockbench: $(SAN_OBJS) $(SAN_BUILD)/main.o
 	@echo "  LD SAN  $@"
 	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(SAN_BUILD)/test-unit: tests/unit.c tests/tap.h $(SAN_OBJS) $(ENGINE_HDRS)
+$(SAN_BUILD)/test-unit: tests/unit.c tests/lib/tap.h $(SAN_OBJS) $(ENGINE_HDRS)
 	@echo "  LD SAN  $@"
 	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -o $@ tests/unit.c $(SAN_OBJS) $(LDLIBS)
 
-$(SAN_BUILD)/test-guest-unit: tests/guest/unit.c tests/tap.h $(filter-out guest-init/init.c,$(GUEST_SRCS)) $(GUEST_HDRS) $(SAN_OBJS)
+$(SAN_BUILD)/test-guest-unit: tests/guest/unit.c tests/lib/tap.h $(filter-out guest-init/init.c,$(GUEST_SRCS)) $(GUEST_HDRS) $(SAN_OBJS)
 	@echo "  LD SAN  $@"
 	$(Q)$(CC) $(PROJECT_CFLAGS) -Ibench -Iguest-init $(CFLAGS) $(SAN_FLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
@@ -168,7 +168,7 @@ help:
 	@echo "make bench        the main job: make compare"
 	@echo "make host-check   read-only health report of this host's clock (exit 0 healthy, 1 degraded)"
 	@echo "make bench-guest  one QEMU guest run (clockbench as PID 1) on the current clocksource"
-	@echo "make lab          emulated hypervisor (TCG, SVM): each host clock state of lab/states.cfg, asserted (root, ~12 min)"
+	@echo "make lab          emulated hypervisor (TCG, SVM): each host clock state of lab/states.cfg, asserted (root; 12 min for states 1-4, more with the watchdog states 6-9)"
 	@$(MAKE) --no-print-directory -s help-analysis 2>/dev/null || true
 	@echo "make crosscheck   the engine's workloads beside iperf3, cyclictest and sockperf, side by side on this host"
 	@echo "make bench-self   the engine's own accuracy: loop overhead, run-to-run spread of every figure make bench"
