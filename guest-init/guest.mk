@@ -39,7 +39,7 @@ $(GUEST_INIT): $(GUEST_OBJS) $(GUEST_ENGINE_OBJS)
 
 # The guest's facts and frames on the host, linked with the host engine:
 # tests/guest/unit.t.
-$(BUILD)/test-guest-unit: tests/guest/unit.c tests/tap.h $(filter-out guest-init/init.c,$(GUEST_SRCS)) $(GUEST_HDRS) $(HOST_OBJS) $(ENGINE_HDRS)
+$(BUILD)/test-guest-unit: tests/guest/unit.c tests/lib/tap.h $(filter-out guest-init/init.c,$(GUEST_SRCS)) $(GUEST_HDRS) $(HOST_OBJS) $(ENGINE_HDRS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(PROJECT_CFLAGS) -Ibench -Iguest-init $(CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 

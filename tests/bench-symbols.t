@@ -6,7 +6,7 @@
 # BINS="a b" checks other builds (default: both of this tree).
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 
 # body BIN FUNCTION: the instructions of FUNCTION, one per line.
 body() {

@@ -3,7 +3,7 @@
 # (run time), and leaves no file behind, partial or temporary.
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 bin=${CB_BIN:-bench/clockbench}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

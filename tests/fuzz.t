@@ -7,7 +7,7 @@
 # test-timeout: 240
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 targets=(opts params json hist)
 n=$((1 + 2 * ${#targets[@]}))
 cc=${FUZZ_CC:-clang}

@@ -8,7 +8,7 @@
 # a FIFO the engine blocks on, never with sleeps.
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 bin=${CB_BIN:-bench/clockbench}
 [ -x "$bin" ] || skip_all "$bin not built"
 tmp=$(mktemp -d)

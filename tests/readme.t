@@ -8,7 +8,7 @@
 # command needs a way to be checked here first.
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ -x bench/clockbench ] || skip_all "bench/clockbench not built (make)"

@@ -3,7 +3,7 @@
 # CSV agree, and the path check sees what this machine really does.
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -5,7 +5,7 @@
 # C test program that crashes after its first test.
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -50,12 +50,13 @@ rc=$?
 ok "$([ "$rc" -eq 2 ] && grep -q 'TEST_TIMEOUT=soon' <<<"$out"; echo $?)" "a bad TEST_TIMEOUT is refused: exit $rc"
 
 # lib.sh: skip_all with a known plan skips each test.
-fixture skipn '. '"$PWD"'/tests/lib.sh; skip_all "no device" 4'
+fixture skipn '. '"$PWD"'/tests/lib/lib.sh; skip_all "no device" 4'
 runs skipn "0 passed, 0 failed, 4 skipped" 0 "skip_all REASON 4 counts four skips"
 
 # unit.t against a C test program that passes its first test, then crashes.
-mkdir -p "$tmp/tree/tests" "$tmp/tree/build"
-cp tests/unit.t tests/lib.sh "$tmp/tree/tests/"
+mkdir -p "$tmp/tree/tests/lib" "$tmp/tree/build"
+cp tests/unit.t "$tmp/tree/tests/"
+cp tests/lib/lib.sh "$tmp/tree/tests/lib/"
 # shellcheck disable=SC2016 # $1 and $$ are the fake's own
 printf '#!/bin/sh\n[ "$1" = json ] && exec %s json\necho "1..3"; echo "ok 1 - first"; kill -SEGV $$\n' \
 	"$PWD/build/test-unit" >"$tmp/tree/build/test-unit"

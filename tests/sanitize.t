@@ -7,7 +7,7 @@
 # test-timeout: 300
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 san=build/san
 if [ "${CB_SANITIZE:-}" != 1 ]; then
 	skip_all "sanitizers run with make check SANITIZE=1" 8

@@ -6,7 +6,7 @@
 # test-timeout: 120
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 bin=bench/clockbench
 [ -x "$bin" ] || skip_all "$bin not built (make check builds it)"
 tmp=$(mktemp -d)

@@ -5,7 +5,7 @@
  * real parser to check (tests/unit.t). */
 #include "../bench/clockbench.h"
 #include "../bench/duration.h"
-#include "tap.h"
+#include "lib/tap.h"
 
 #include <errno.h>
 #include <math.h>

@@ -4,7 +4,7 @@
 # (Python's json module).
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 unit=build/test-unit
 [ -x "$unit" ] || skip_all "$unit not built (make check builds it)"
 

@@ -5,7 +5,8 @@ import sys
 
 sys.dont_write_bytecode = True
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "lib")]
 sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", d) for d in ("contract", "analysis")]
 from taplib import BEFORE, LAB, Tap, run, table_row  # noqa: E402
 from cbanalysis import capacity, interval  # noqa: E402

@@ -9,7 +9,7 @@ import os
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from taplib import AFTER, BEFORE, Tap, read, run, table_row  # noqa: E402
 
 t = Tap()

@@ -7,8 +7,8 @@
 # test-timeout: 300
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/lib.sh
-. tests/lib.sh
+# shellcheck source=tests/lib/lib.sh
+. tests/lib/lib.sh
 root=$PWD
 pb=analysis/fleet/clockbench.yml
 plan=17

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from taplib import FX, ROOT, Tap, read, run, with_null_rows  # noqa: E402
 
 DASH = os.path.join(ROOT, "analysis", "grafana", "clockbench.json")

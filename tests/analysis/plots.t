@@ -11,7 +11,8 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "lib")]
 from taplib import AFTER, BEFORE, LAB, NEW, ROOT, WL, Tap, read, run, with_null_rows  # noqa: E402
 
 sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "analysis")]

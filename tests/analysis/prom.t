@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from taplib import BEFORE, LAB, ROOT, Tap, read, run  # noqa: E402
 
 NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"

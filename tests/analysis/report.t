@@ -6,7 +6,8 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "lib")]
 from taplib import BEFORE, AFTER, FX, LAB, ROOT, TOOL, Tap, read, run, table_row  # noqa: E402
 
 t = Tap()

@@ -6,7 +6,7 @@ import stat
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from taplib import BEFORE, ROOT, WL, Tap  # noqa: E402
 
 sys.path[:0] = [os.path.join(ROOT, "contract")]

@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from taplib import ROOT, Tap  # noqa: E402
 
 sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "analysis")]

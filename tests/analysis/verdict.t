@@ -10,7 +10,7 @@ import sys
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "lib")]
 from taplib import BEFORE, LAB, NEW, ROOT, WL, Tap  # noqa: E402
 import roundsfx  # noqa: E402
 

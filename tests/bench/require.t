@@ -7,7 +7,7 @@
 # entered); usage errors; and its time, printed, never asserted.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 bin=${CB_BIN:-bench/clockbench}
 [ -x "$bin" ] || skip_all "$bin not built (make all)" 10
 tmp=$(mktemp -d)

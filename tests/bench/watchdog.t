@@ -9,7 +9,7 @@
 # test-timeout: 120
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 bin=${CB_BIN:-bench/clockbench}
 [ -x "$bin" ] || skip_all "$bin not built (make all)" 20
 tmp=$(mktemp -d)

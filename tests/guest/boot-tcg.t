@@ -6,7 +6,7 @@
 # floating 1-vCPU pc boot into the same run folder, then microvm.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 . tests/guest/guest-lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -3,7 +3,7 @@
 # root, holding a static /init, the mount points and /dev/console, under 1 MiB.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 . tests/guest/guest-lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

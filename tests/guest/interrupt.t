@@ -10,7 +10,7 @@ import sys
 
 sys.dont_write_bytecode = True
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(here, "..", "..", "contract"), os.path.join(here, "..", "..", "host-scripts"), os.path.join(here, "..", "analysis")]
+sys.path[:0] = [os.path.join(here, "..", "..", "contract"), os.path.join(here, "..", "..", "host-scripts"), os.path.join(here, "..", "lib")]
 from taplib import Tap  # noqa: E402
 
 t = Tap()

@@ -4,7 +4,7 @@
  * whose kernel lines hold hostile bytes, for the host's frame reader to
  * check (tests/guest/unit.t). */
 #include "facts.h"
-#include "../tap.h"
+#include "../lib/tap.h"
 #include "frame.h"
 #include "params.h"
 #include "settle.h"

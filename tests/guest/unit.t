@@ -4,7 +4,7 @@
 # kernel lines hold invalid UTF-8 still reads as JSON, with U+FFFD in place.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 . tests/guest/guest-lib.sh
 unit=build/test-guest-unit
 [ -x "$unit" ] || skip_all "$unit not built (make check builds it)"

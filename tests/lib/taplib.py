@@ -1,4 +1,9 @@
-"""taplib.py: TAP output and helpers for the analysis tests (imported, not run)."""
+"""taplib.py: TAP output for every Python test, and the analysis fixtures' paths (imported, not run).
+
+The one TAP writer of the Python tests: Tap (ok, skip, diag, done),
+skip_all and bail_out.  A test file reaches it by putting tests/lib on
+sys.path; the property tests' setup (tests/props/proplib.py) prints through
+it too."""
 import json
 import os
 import shutil
@@ -18,11 +23,32 @@ NEW = os.path.join(FX, "20260115-000000-tcg")
 WL = os.path.join(FX, "20260220-120000-wl")
 
 
+def skip_all(reason):
+    """Skips the whole file (the plan 1..0, one skip for tests/run); exits 0."""
+    print("1..0 # SKIP %s" % reason)
+    sys.exit(0)
+
+
+def bail_out(why, status=2):
+    """Stops the file with TAP's Bail out! line; exits status."""
+    print("Bail out! %s" % why)
+    sys.exit(status)
+
+
 class Tap:
-    def __init__(self):
+    """One file's tests.  tmp: a scratch folder (under dir, default the
+    system's), removed by done()."""
+
+    def __init__(self, prefix="clockbench-test.", dir=None):
         self.n = 0
         self.failed = 0
-        self.tmp = tempfile.mkdtemp(prefix="clockbench-analysis-test.")
+        self.tmp = tempfile.mkdtemp(prefix=prefix, dir=dir)
+
+    @staticmethod
+    def diag(text, lines=20, width=None):
+        """Prints text as TAP comments: its first lines lines, each cut to width."""
+        for line in str(text).splitlines()[:lines]:
+            print("# " + (line if width is None else line[:width]))
 
     def ok(self, cond, desc, diag=None):
         self.n += 1
@@ -32,8 +58,7 @@ class Tap:
             self.failed += 1
             print("not ok %d - %s" % (self.n, desc))
             if diag:
-                for line in str(diag).splitlines()[:20]:
-                    print("# " + line)
+                self.diag(diag)
         sys.stdout.flush()
         return cond
 

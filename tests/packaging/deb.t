@@ -9,8 +9,8 @@
 # test-timeout: 300
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/lib.sh
-. tests/lib.sh
+# shellcheck source=tests/lib/lib.sh
+. tests/lib/lib.sh
 . tests/guest/guest-lib.sh
 top=$PWD
 plan=14

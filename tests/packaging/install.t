@@ -6,8 +6,8 @@
 # test-timeout: 240
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/lib.sh
-. tests/lib.sh
+# shellcheck source=tests/lib/lib.sh
+. tests/lib/lib.sh
 top=$PWD
 
 command -v help2man >/dev/null || skip_all "help2man not installed (Debian: help2man): make install makes the man pages" 16

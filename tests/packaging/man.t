@@ -9,8 +9,8 @@
 # placeholder, no path of the checkout).
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/lib.sh
-. tests/lib.sh
+# shellcheck source=tests/lib/lib.sh
+. tests/lib/lib.sh
 n=$(sed '/^#/d' packaging/commands | wc -l)
 per=10
 command -v help2man >/dev/null || skip_all "help2man not installed (Debian: help2man)" $((n * per + 1))

@@ -8,8 +8,8 @@
 # enabling or starting it.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/lib.sh
-. tests/lib.sh
+# shellcheck source=tests/lib/lib.sh
+. tests/lib/lib.sh
 unit=packaging/systemd/clockbench-watch.service
 command -v systemd-analyze >/dev/null || skip_all "systemd-analyze not installed (Debian: systemd)" 5
 tmp=$(mktemp -d)

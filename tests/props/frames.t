@@ -8,7 +8,7 @@ import sys
 import zlib
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib")]
 import proplib  # noqa: E402  (re-executes under /usr/bin/python3 when needed)
 from hypothesis import example, strategies as st  # noqa: E402
 

@@ -1,4 +1,5 @@
-"""proplib.py: TAP, settings and seeds for the Hypothesis property tests of tests/props (imported, not run).
+"""proplib.py: settings and seeds for the Hypothesis property tests of tests/props (imported, not run);
+their TAP goes through tests/lib/taplib.py (the test puts tests/lib on sys.path).
 
 Hypothesis is Debian's python3-hypothesis, seen by /usr/bin/python3 only:
 importing this module re-executes the test under /usr/bin/python3 when the
@@ -24,8 +25,9 @@ import random
 import shutil
 import signal
 import sys
-import tempfile
 import traceback
+
+from taplib import Tap, bail_out, skip_all
 
 PYTHON = "/usr/bin/python3"
 DEFAULT_EXAMPLES = 200
@@ -40,8 +42,7 @@ except ImportError:
         os.environ["CB_PROP_REEXEC"] = "1"
         sys.stdout.flush()
         os.execv(PYTHON, [PYTHON, "-B", os.path.abspath(sys.argv[0])] + sys.argv[1:])
-    print("1..0 # SKIP Hypothesis not installed for %s (Debian: apt-get install python3-hypothesis)" % PYTHON)
-    sys.exit(0)
+    skip_all("Hypothesis not installed for %s (Debian: apt-get install python3-hypothesis)" % PYTHON)
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402
 from hypothesis.reporting import with_reporter  # noqa: E402
@@ -61,8 +62,7 @@ def _env_int(name, default, lo):
     if v is None or v == "":
         return default
     if not v.isdigit() or int(v) < lo:
-        print("Bail out! %s=%s: expected a whole number >= %d" % (name, v, lo))
-        sys.exit(2)
+        bail_out("%s=%s: expected a whole number >= %d" % (name, v, lo))
     return int(v)
 
 
@@ -87,14 +87,15 @@ class Props:
     the reports are written with fsync)."""
 
     def __init__(self, name):
-        self.name, self.n, self.failed, self.total = name, 0, 0, 0
+        self.name, self.total = name, 0
         self.tallies = {}
         shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-        self.tmp = tempfile.mkdtemp(prefix="clockbench-props.", dir=shm)
+        self.tap = Tap(prefix="clockbench-props.", dir=shm)
+        self.tmp = self.tap.tmp
         atexit.register(shutil.rmtree, self.tmp, True)
         signal.signal(signal.SIGALRM, _on_alarm)
         how = "derandomized" if SEED is None else "seed %d (CB_PROP_SEED=%d repeats it)" % (SEED, SEED)
-        print("# %s: Hypothesis %s, %d examples a property, %s" % (name, hypothesis.__version__, EXAMPLES, how))
+        Tap.diag("%s: Hypothesis %s, %d examples a property, %s" % (name, hypothesis.__version__, EXAMPLES, how))
         sys.stdout.flush()
 
     def tally(self, outcome):
@@ -136,16 +137,11 @@ class Props:
                     if isinstance(e, KeyboardInterrupt):
                         raise
                     err = e
-            self.n += 1
             self.total += calls[0]
-            if err is None:
-                print("ok %d - %s" % (self.n, desc))
-            else:
-                self.failed += 1
-                print("not ok %d - %s" % (self.n, desc))
+            self.tap.ok(err is None, desc)
+            if err is not None:
                 for r in report:
-                    for line in str(r).splitlines()[:40]:
-                        print("# " + line[:400])
+                    Tap.diag(r, lines=40, width=400)
                 # Each distinct failure (Hypothesis groups them): where it
                 # was raised, then its smallest input.
                 for e in getattr(err, "exceptions", [err]):
@@ -153,16 +149,15 @@ class Props:
                     lines = "".join(tb).splitlines()
                     notes = getattr(e, "__notes__", [])
                     body = lines[:len(lines) - sum(len(str(n).splitlines()) for n in notes)]
-                    for line in body[-8:] + [x for n in notes for x in str(n).splitlines()][:12]:
-                        print("# " + line[:400])
+                    Tap.diag("\n".join(body[-8:] + [x for n in notes for x in str(n).splitlines()][:12]),
+                             lines=20, width=400)
             # Every input the property ran: its pinned examples and any shrinking too.
-            print("# %d examples run (limit %d)%s" % (calls[0], limit, "".join(
+            Tap.diag("%d examples run (limit %d)%s" % (calls[0], limit, "".join(
                 ", %s %d" % kv for kv in sorted(self.tallies.items()))))
             sys.stdout.flush()
             return fn
         return run
 
     def done(self):
-        print("# %s: %d examples run in all" % (self.name, self.total))
-        print("1..%d" % self.n)
-        sys.exit(1 if self.failed else 0)
+        Tap.diag("%s: %d examples run in all" % (self.name, self.total))
+        self.tap.done()

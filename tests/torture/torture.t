@@ -7,7 +7,7 @@
 # test-timeout: 120
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 [ -x bench/clockbench ] || skip_all "bench/clockbench not built" 5
 tmp=$(mktemp -d)
 bg='' left=''
