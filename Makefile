@@ -77,12 +77,12 @@ deps-dev:
 deps-integrations:
 	$(Q)./host-scripts/deps integrations
 
-$(BUILD)/test-unit: tests/unit.c tests/lib/tap.h $(HOST_OBJS) $(ENGINE_HDRS)
+$(BUILD)/test-unit: tests/bench/unit.c tests/lib/tap.h $(HOST_OBJS) $(ENGINE_HDRS)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -o $@ tests/unit.c $(HOST_OBJS) $(LDLIBS)
+	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -o $@ tests/bench/unit.c $(HOST_OBJS) $(LDLIBS)
 
 # SANITIZE=1: the engine and the C unit tests also built with AddressSanitizer
-# and UndefinedBehaviorSanitizer into $(SAN_BUILD)/, and run by tests/sanitize.t.
+# and UndefinedBehaviorSanitizer into $(SAN_BUILD)/, and run by tests/bench/sanitize.t.
 SAN_BUILD := $(BUILD)/san
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN_OBJS := $(patsubst bench/%.c,$(SAN_BUILD)/%.o,$(ENGINE_SRCS))
@@ -97,11 +97,11 @@ $(SAN_BUILD)/clockbench: $(SAN_OBJS) $(SAN_BUILD)/main.o
 	@echo "  LD SAN  $@"
 	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(SAN_BUILD)/test-unit: tests/unit.c tests/lib/tap.h $(SAN_OBJS) $(ENGINE_HDRS)
+$(SAN_BUILD)/test-unit: tests/bench/unit.c tests/lib/tap.h $(SAN_OBJS) $(ENGINE_HDRS)
 	@echo "  LD SAN  $@"
-	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -o $@ tests/unit.c $(SAN_OBJS) $(LDLIBS)
+	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -o $@ tests/bench/unit.c $(SAN_OBJS) $(LDLIBS)
 
-$(SAN_BUILD)/test-guest-unit: tests/guest/unit.c tests/lib/tap.h $(filter-out guest-init/init.c,$(GUEST_SRCS)) $(GUEST_HDRS) $(SAN_OBJS)
+$(SAN_BUILD)/test-guest-unit: tests/guest-init/unit.c tests/lib/tap.h $(filter-out guest-init/init.c,$(GUEST_SRCS)) $(GUEST_HDRS) $(SAN_OBJS)
 	@echo "  LD SAN  $@"
 	$(Q)$(CC) $(PROJECT_CFLAGS) -Ibench -Iguest-init $(CFLAGS) $(SAN_FLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
@@ -143,7 +143,7 @@ host-check: all
 
 bench-self: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)./tests/bench-self.sh "$(RESULTS)" "$(RUN_ID)"
+	$(Q)./tests/bench/bench-self.sh "$(RESULTS)" "$(RUN_ID)"
 
 # clockbench-watch's own cost: CPU an hour and memory while idle, and the
 # delay from a clocksource switch line to the textfile (a benchmark).

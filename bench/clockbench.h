@@ -170,7 +170,7 @@ static inline long cb_raw_clock_gettime(clockid_t clk, struct timespec *ts)
 
 /* cb_raw_clock_gettime() behind a call that is never inlined, cloned or
  * folded (bench/measure.c): the syscall method and the probe's syscall case.
- * tests/bench-symbols.t checks the built binaries keep it a call. */
+ * tests/bench/bench-symbols.t checks the built binaries keep it a call. */
 long cb_syscall_clock_gettime(clockid_t clk, struct timespec *ts);
 /* The null method's call: the same shape and arguments, but the syscall is
  * getppid (no clock work); also never inlined, cloned or folded. */

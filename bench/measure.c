@@ -51,7 +51,7 @@ static inline void rdtscp_only(void)
 
 /* One function per method, each timing a batch of n calls and returning the
  * TSC ticks it took (*end: the TSC at its end).  Kept apart and out of line
- * so that tests/bench-symbols.t can read each loop in the binary. */
+ * so that tests/bench/bench-symbols.t can read each loop in the binary. */
 CB_NOINLINE uint64_t cb_batch_vdso(clockid_t clk, unsigned n, uint64_t *end)
 {
 	struct timespec ts;

@@ -614,7 +614,7 @@ static int read_argv(struct cb_opts *o, struct parse *p, int argc, char **argv)
 	getopt_tables(longopts, shorts, sizeof shorts);
 	opterr = 0;
 	/* 0, not 1: glibc and musl then also forget a cluster such as "-Vq"
-	 * that an earlier call stopped inside (tests/unit.c, fuzz/opts.c). */
+	 * that an earlier call stopped inside (tests/bench/unit.c, fuzz/opts.c). */
 	optind = 0;
 	while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
 		if (c == ':') {

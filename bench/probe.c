@@ -5,7 +5,7 @@
  * space still succeeds; one that falls back to the kernel fails with the
  * marker.  The child reports one byte per case over a pipe.  Which function
  * makes the read is the caller's: tests give it one that must be a syscall
- * and one that must not enter the kernel (tests/unit.c). */
+ * and one that must not enter the kernel (tests/bench/unit.c). */
 #include "clockbench.h"
 
 #include <errno.h>

@@ -2,7 +2,7 @@
 # parser, the guest's kernel-parameter parser, the JSON writer and the
 # histogram, built with clang under ASan and UBSan into build/fuzz/.
 # `make fuzz-c` runs each for FUZZ_SECONDS; `make fuzz` adds the Python
-# property tests; tests/fuzz.t (make check) runs each briefly.
+# property tests; tests/bench/fuzz.t (make check) runs each briefly.
 # Needs clang, libFuzzer (Debian: libclang-rt-14-dev) and libjansson-dev.
 
 FUZZ_CC ?= clang

@@ -14,7 +14,7 @@ GUEST_INITRAMFS := $(GUEST_BUILD)/initramfs.cpio
 GUEST_CPIO_FLAGS :=
 endif
 
-# tests/guest/*.t run under tests/run after `make all`.  Those that boot
+# tests/guest-init/*.t run under tests/run after `make all`.  Those that boot
 # build the initramfs themselves (make guest-initramfs, after the musl engine
 # objects exist, so no race with the top-level build) and skip without
 # qemu-system-x86 or a kernel image (KERNEL=, else /boot/vmlinuz-*).
@@ -38,8 +38,8 @@ $(GUEST_INIT): $(GUEST_OBJS) $(GUEST_ENGINE_OBJS)
 	$(Q)$(MUSL_CC) -static -s $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The guest's facts and frames on the host, linked with the host engine:
-# tests/guest/unit.t.
-$(BUILD)/test-guest-unit: tests/guest/unit.c tests/lib/tap.h $(filter-out guest-init/init.c,$(GUEST_SRCS)) $(GUEST_HDRS) $(HOST_OBJS) $(ENGINE_HDRS)
+# tests/guest-init/unit.t.
+$(BUILD)/test-guest-unit: tests/guest-init/unit.c tests/lib/tap.h $(filter-out guest-init/init.c,$(GUEST_SRCS)) $(GUEST_HDRS) $(HOST_OBJS) $(ENGINE_HDRS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(PROJECT_CFLAGS) -Ibench -Iguest-init $(CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 

@@ -54,15 +54,15 @@ fixture skipn '. '"$PWD"'/tests/lib/lib.sh; skip_all "no device" 4'
 runs skipn "0 passed, 0 failed, 4 skipped" 0 "skip_all REASON 4 counts four skips"
 
 # unit.t against a C test program that passes its first test, then crashes.
-mkdir -p "$tmp/tree/tests/lib" "$tmp/tree/build"
-cp tests/unit.t "$tmp/tree/tests/"
+mkdir -p "$tmp/tree/tests/lib" "$tmp/tree/tests/bench" "$tmp/tree/build"
+cp tests/bench/unit.t "$tmp/tree/tests/bench/"
 cp tests/lib/lib.sh "$tmp/tree/tests/lib/"
 # shellcheck disable=SC2016 # $1 and $$ are the fake's own
 printf '#!/bin/sh\n[ "$1" = json ] && exec %s json\necho "1..3"; echo "ok 1 - first"; kill -SEGV $$\n' \
 	"$PWD/build/test-unit" >"$tmp/tree/build/test-unit"
 chmod +x "$tmp/tree/build/test-unit"
 if [ -x build/test-unit ]; then
-	out=$("$tmp/tree/tests/unit.t" 2>&1)
+	out=$("$tmp/tree/tests/bench/unit.t" 2>&1)
 	rc=$?
 	ok "$([ "$rc" -ne 0 ] && grep -q '^not ok .*exit 139, plan 1..3, ran 1' <<<"$out"; echo $?)" \
 		"unit.t fails a C test program killed after ok 1 (exit $rc)"

@@ -31,7 +31,7 @@ def main(argv):
     try:
         return _main(argv)
     finally:
-        kvmtrace.discard(os.getpid())  # whatever path left it (tests/guest/interrupt.t)
+        kvmtrace.discard(os.getpid())  # whatever path left it (tests/guest-init/interrupt.t)
 
 
 def _main(argv):

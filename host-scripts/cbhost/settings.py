@@ -102,7 +102,7 @@ def parser():
                             "printed)", "  1  failure (one line naming the console log)", "  2  usage, or a bad setting "
                             "(one line naming it)"])
     # tests only: skip the engine's dry run, so that a bad engine setting
-    # reaches the guest's own engine (tests/guest/faults.t)
+    # reaches the guest's own engine (tests/guest-init/faults.t)
     p.add_argument("--test-skip-engine-check", action="store_true", help=argparse.SUPPRESS)
     return p
 

@@ -11,7 +11,7 @@ set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/lib/lib.sh
 . tests/lib/lib.sh
-. tests/guest/guest-lib.sh
+. tests/guest-init/guest-lib.sh
 top=$PWD
 plan=14
 

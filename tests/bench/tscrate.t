@@ -5,7 +5,7 @@
 # from a FIFO at 1 Hz (CLOCKBENCH_TEST_RTC_DEVICE), then from a silent one.
 # test-timeout: 120
 set -u -o pipefail
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 bin=bench/clockbench
 [ -x "$bin" ] || skip_all "$bin not built (make check builds it)"

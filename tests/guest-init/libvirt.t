@@ -6,7 +6,7 @@
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
-. tests/guest/guest-lib.sh
+. tests/guest-init/guest-lib.sh
 tmp=$(mktemp -d)
 chmod 755 "$tmp" # libvirt's QEMU user reads the run's work folder below it
 export TMPDIR=$tmp

@@ -2,10 +2,10 @@
  * path probe (positive controls), TSC verdict, change detection and the
  * watchdog readout's arithmetic (slow readouts, their runs, interrupted).
  * `unit json` prints a JSON document with hostile strings instead, for a
- * real parser to check (tests/unit.t). */
-#include "../bench/clockbench.h"
-#include "../bench/duration.h"
-#include "lib/tap.h"
+ * real parser to check (tests/bench/unit.t). */
+#include "../../bench/clockbench.h"
+#include "../../bench/duration.h"
+#include "../lib/tap.h"
 
 #include <errno.h>
 #include <math.h>

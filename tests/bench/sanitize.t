@@ -6,7 +6,7 @@
 # Any sanitizer report fails (halt_on_error, no recovery).
 # test-timeout: 300
 set -u -o pipefail
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 san=build/san
 if [ "${CB_SANITIZE:-}" != 1 ]; then
@@ -41,7 +41,7 @@ clean "a short real run of every method and check" "$san/clockbench" --clock mon
 	--threads 1-max --duration 0.05 --check all --tsc-rounds 3000 --quiet --format text \
 	--json "$tmp/r.json" --csv "$tmp/r.csv"
 cp "$tmp/out" "$tmp/r.txt"
-out=$(python3 tests/check_report.py "$tmp/r.json" "$tmp/r.csv" "$tmp/r.txt" 2>&1)
+out=$(python3 tests/bench/check_report.py "$tmp/r.json" "$tmp/r.csv" "$tmp/r.txt" 2>&1)
 ok $? "its JSON, CSV and text pass the report checker"
 [ -z "$out" ] || diag "$out"
 # the watchdog readout on a stand-in: two slow readouts in a row

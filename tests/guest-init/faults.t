@@ -7,7 +7,7 @@
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
-. tests/guest/guest-lib.sh
+. tests/guest-init/guest-lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TMPDIR=$tmp

@@ -11,7 +11,7 @@
 # Usage: bench-self.sh [RESULTS_DIR RUN_ID]: also keeps the figures in
 # RESULTS_DIR/RUN_ID/bench-self.txt (a new folder, never reused).
 set -eu -o pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${RUNS:-5}
 keep=/dev/null
 if [ "$#" -eq 2 ]; then
@@ -21,7 +21,7 @@ if [ "$#" -eq 2 ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cc -O2 -o "$tmp/plainloop" tests/plainloop.c
+cc -O2 -o "$tmp/plainloop" tests/bench/plainloop.c
 # The plain loops run on the CPU clockbench pins its one thread to.
 cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
 

@@ -7,7 +7,7 @@
 # kernel has not settled on is refused.  Races are made deterministic with
 # a FIFO the engine blocks on, never with sleeps.
 set -u -o pipefail
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 bin=${CB_BIN:-bench/clockbench}
 [ -x "$bin" ] || skip_all "$bin not built"

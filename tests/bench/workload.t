@@ -5,7 +5,7 @@
 # loopback (a new network namespace), a peer that never answers.
 # test-timeout: 120
 set -u -o pipefail
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -2,7 +2,7 @@
  * wait (fake sysfs files, kernel log and clock) on the host, linked with
  * the engine.  `unit frames` writes instead a hello and a result frame
  * whose kernel lines hold hostile bytes, for the host's frame reader to
- * check (tests/guest/unit.t). */
+ * check (tests/guest-init/unit.t). */
 #include "facts.h"
 #include "../lib/tap.h"
 #include "frame.h"

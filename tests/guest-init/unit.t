@@ -5,7 +5,7 @@
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
-. tests/guest/guest-lib.sh
+. tests/guest-init/guest-lib.sh
 unit=build/test-guest-unit
 [ -x "$unit" ] || skip_all "$unit not built (make check builds it)"
 tmp=$(mktemp -d)

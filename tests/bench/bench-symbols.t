@@ -5,7 +5,7 @@
 # null must be the syscall method with getppid for clock_gettime.
 # BINS="a b" checks other builds (default: both of this tree).
 set -u -o pipefail
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 
 # body BIN FUNCTION: the instructions of FUNCTION, one per line.

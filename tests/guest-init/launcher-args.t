@@ -7,7 +7,7 @@
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
-. tests/guest/guest-lib.sh
+. tests/guest-init/guest-lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TMPDIR=$tmp # the launcher keeps a failed run's work folder there
@@ -142,7 +142,7 @@ expect 2 "APPEND: clockbench.cpus=0;reboot: expected a list" "APPEND with a shel
 checks "APPEND=clockbench.duration=200ms clockbench.threads=1: good engine words" \
 	APPEND='clockbench.duration=200ms clockbench.threads=1'
 # The tests' hook that lets a bad engine word reach the guest's engine
-# (tests/guest/faults.t) skips that check, and only that one.
+# (tests/guest-init/faults.t) skips that check, and only that one.
 env KERNEL="$fake" INITRAMFS="$fake" QEMU=true ACCEL=tcg APPEND=clockbench.threads=0 "$launch" --check-only \
 	--test-skip-engine-check --results "$tmp/results" --run-id run1 >"$tmp/stdout" 2>&1
 rc1=$?

@@ -3,7 +3,7 @@
 # enforced), and the JSON writer's escaping checked by a real parser
 # (Python's json module).
 set -u -o pipefail
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 unit=build/test-unit
 [ -x "$unit" ] || skip_all "$unit not built (make check builds it)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""checkreport.t: tests/check_report.py (run-real.t's checker) passes the engine's own output and fails each broken field."""
+"""checkreport.t: tests/bench/check_report.py (run-real.t's checker) passes the engine's own output and fails each broken field."""
 import csv
 import json
 import os
@@ -11,7 +11,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from taplib import ROOT, Tap, read  # noqa: E402
 
-CHECK = os.path.join(ROOT, "tests", "check_report.py")
+CHECK = os.path.join(ROOT, "tests", "bench", "check_report.py")
 ENGINE = os.path.join(ROOT, "bench", "clockbench")
 CASES = 10
 t = Tap()

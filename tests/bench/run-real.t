@@ -2,7 +2,7 @@
 # run-real.t: short real runs of both builds; the reports parse, JSON and
 # CSV agree, and the path check sees what this machine really does.
 set -u -o pipefail
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -17,7 +17,7 @@ for bin in bench/clockbench build/clockbench-static; do
 		--check all --tsc-rounds 3000 --quiet --format text \
 		--json "$tmp/$name.json" --csv "$tmp/$name.csv" >"$tmp/$name.txt" 2>"$tmp/$name.err"
 	ok $? "$name: a short run with every method and check exits 0"
-	out=$(python3 tests/check_report.py "$tmp/$name.json" "$tmp/$name.csv" "$tmp/$name.txt" 2>&1)
+	out=$(python3 tests/bench/check_report.py "$tmp/$name.json" "$tmp/$name.csv" "$tmp/$name.txt" 2>&1)
 	ok $? "$name: JSON valid, complete, quantiles ordered; CSV and text agree with it"
 	[ -n "$out" ] && diag "$out"
 	rows=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["results"]))' "$tmp/$name.json")
@@ -110,7 +110,7 @@ for bin in bench/clockbench build/clockbench-static; do
 	"$bin" --probe --format json --output "$tmp/probe-$name.json" 2>"$tmp/probe.err"
 	case "$cs" in
 	tsc | kvm-clock)
-		out=$(python3 tests/check_report.py "$tmp/probe-$name.json" \
+		out=$(python3 tests/bench/check_report.py "$tmp/probe-$name.json" \
 			--expect-path=monotonic:vdso:user --expect-path=monotonic:syscall:syscall)
 		ok $? "$name: CLOCK_MONOTONIC via vdso is served in user space on $cs; via syscall it is a syscall"
 		[ -n "$out" ] && diag "$out"
@@ -127,7 +127,7 @@ done
 # without a null row its kernel read is null, never guessed.
 bench/clockbench --clock monotonic --method syscall --threads 1 --duration 0.05 --quiet \
 	--format json --output "$tmp/sys.json" 2>/dev/null
-out=$(python3 tests/check_report.py "$tmp/sys.json" --expect-path=monotonic:syscall:syscall)
+out=$(python3 tests/bench/check_report.py "$tmp/sys.json" --expect-path=monotonic:syscall:syscall)
 ok $? "--method syscall rows are labelled syscall"
 python3 -c '
 import json, sys

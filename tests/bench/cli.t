@@ -2,7 +2,7 @@
 # cli.t: every bad input gives one line on stderr, exit 2 (usage) or 1
 # (run time), and leaves no file behind, partial or temporary.
 set -u -o pipefail
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 bin=${CB_BIN:-bench/clockbench}
 tmp=$(mktemp -d)

@@ -16,7 +16,7 @@ import csv
 import os
 import sys
 
-sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", d) for d in ("contract", "analysis")]
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", d) for d in ("contract", "analysis")]
 from cbcontract import load  # noqa: E402
 from cbcontract.util import InputError, is_num  # noqa: E402
 

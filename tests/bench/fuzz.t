@@ -6,7 +6,7 @@
 # property fails.  `make fuzz-c` runs them for longer.
 # test-timeout: 240
 set -u -o pipefail
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 targets=(opts params json hist)
 n=$((1 + 2 * ${#targets[@]}))
