@@ -2,7 +2,7 @@
 
 The engine's C keeps its own copies (bench/opts.c: cb_clocks[] and
 cb_method_names[]; guest-init/exit-codes.h: the guest's exit codes);
-tests/analysis/names.t checks that they and these agree.  The version has
+tests/contract/names.t checks that they and these agree.  The version has
 one source, CB_VERSION in bench/clockbench.h, which the engine compiles in,
 packaging/packaging.mk reads with sed and VERSION here reads once at import.
 """
@@ -82,7 +82,7 @@ def guest_exit(status):
 
 
 # Each installed command's documented exit statuses (its --help, "Exit
-# status:"): the codes each documents, the one list (tests/analysis/names.t
+# status:"): the codes each documents, the one list (tests/contract/names.t
 # reads every --help against it).  128+N, "interrupted by signal N", is
 # written "128+N".
 EXIT_STATUS = {

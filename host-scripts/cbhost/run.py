@@ -57,7 +57,7 @@ def _boot(a, work, append, tracer):
 def guest_exits():
     """{QEMU status: (name, code, meaning)} of the guest's exit codes, from
     cbcontract.names (the Python side's one list; guest-init/exit-codes.h
-    is the C side's, held to it by tests/analysis/names.t)."""
+    is the C side's, held to it by tests/contract/names.t)."""
     return {st: (name, code, meaning) for name, (code, st, meaning) in names.GUEST_EXITS.items()}
 
 

@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from taplib import ROOT, Tap  # noqa: E402
 
 FLOORS = (("contract", 1), ("host-scripts", 2), ("analysis", 3), ("lab", 4))

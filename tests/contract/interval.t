@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""interval.t: the ratio to tsc over rounds: exact order-statistics coverage, the interval, "no difference measured"."""
+"""interval.t: cbcontract.interval, the ratio to tsc over rounds: exact order-statistics coverage, the interval, "no difference measured"."""
 import itertools
 import os
 import sys
@@ -9,8 +9,8 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from taplib import ROOT, Tap  # noqa: E402
 
-sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "analysis")]
-from cbanalysis import interval as iv  # noqa: E402
+sys.path[:0] = [os.path.join(ROOT, "contract")]
+from cbcontract import interval as iv  # noqa: E402
 
 t = Tap()
 
