@@ -5,9 +5,9 @@ clocksource.c, arch/x86/kernel/tsc.c, tsc_sync.c, kernel/sched/clock.c) of
 every era clockbench reads: 2.6 ("Switching to clocksource"), 5.14's
 read-back retries, 6.x's skip test and uncertainty margins, and the 2026
 rewrite ("Watchdog %s read timed out", frequency and inter-CPU skew).
-tests/harness/fixtures/kmsg/lines.txt holds a real line of each, with where
+tests/host-scripts/fixtures/kmsg/lines.txt holds a real line of each, with where
 it came from.  guest-init/facts.c keeps its own short list (C); the test
-tests/harness/hostcheck-kmsg.t checks that it agrees with this one.
+tests/host-scripts/hostcheck-kmsg.t checks that it agrees with this one.
 
 classify(line) -> (kind, detail) or None.  kind is one of KINDS:
   switched                 the kernel changed clocksource (detail: to)

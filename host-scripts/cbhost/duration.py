@@ -3,7 +3,7 @@
 The rule is the engine's (bench/duration.c, cb_parse_duration): a decimal
 number (digits with an optional fraction, or a fraction alone: 1, 1.5, .5;
 no sign, no exponent, no spaces), then optionally one unit; a bare number is
-seconds.  tests/harness/duration.t holds the two to the same answers.
+seconds.  tests/host-scripts/duration.t holds the two to the same answers.
 """
 import re
 

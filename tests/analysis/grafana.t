@@ -21,7 +21,7 @@ DASH = os.path.join(ROOT, "analysis", "grafana", "clockbench.json")
 # labels device and clocksource.
 NODE_EXPORTER = {"node_time_clocksource_current_info", "node_time_clocksource_available_info",
                  "node_textfile_mtime_seconds"}  # the textfile collector's, per file (the watch's age)
-HFX = os.path.join(ROOT, "tests", "harness", "fixtures")
+HFX = os.path.join(ROOT, "tests", "host-scripts", "fixtures")
 METRIC = re.compile(r"(?<![A-Za-z0-9_:])node_[A-Za-z0-9_:]*")
 
 t = Tap()

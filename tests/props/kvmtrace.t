@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # test-timeout: 1800
 """kvmtrace.t: properties of the KVM trace summarizer (host-scripts/cbhost/kvmtrace.py): any text, and the
-real traces of tests/harness/fixtures mutated, give counts that add up, in a document the loader reads;
+real traces of tests/host-scripts/fixtures mutated, give counts that add up, in a document the loader reads;
 any file gives lines or the documented open error (TAP)."""
 import errno
 import gzip
@@ -20,7 +20,7 @@ from cbhost import kvmtrace  # noqa: E402
 from cbcontract.load import load_trace, stable_all, trace_facts  # noqa: E402
 from cbcontract.util import InputError  # noqa: E402
 
-FX = os.path.join(proplib.ROOT, "tests", "harness", "fixtures")
+FX = os.path.join(proplib.ROOT, "tests", "host-scripts", "fixtures")
 TRACES = {n: open(os.path.join(FX, n)).read().splitlines(keepends=True)
           for n in sorted(os.listdir(FX)) if n.startswith("trace-")}
 ALL_LINES = sorted({line for lines in TRACES.values() for line in lines})

@@ -10,7 +10,7 @@ import sys
 
 sys.dont_write_bytecode = True
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "analysis"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "host-scripts")]
 from taplib import Tap  # noqa: E402
 from cbhost import duration  # noqa: E402
@@ -65,7 +65,7 @@ def tool(argv, **env):
     return p.returncode, p.stderr.strip()
 
 
-LOG = os.path.join(ROOT, "tests", "harness", "fixtures", "healthy-vm.log")
+LOG = os.path.join(ROOT, "tests", "host-scripts", "fixtures", "healthy-vm.log")
 HC = [os.path.join(ROOT, "host-scripts", "host-check"), "--format", "json", "--no-tsc-check", "--log", LOG]
 CASES = [  # (argv, env, exit status wanted or None for "not 2", text in stderr)
     (HC + ["--trace-seconds", "500ms"], {}, None, ""),

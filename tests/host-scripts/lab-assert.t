@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """lab-assert.t: the lab's table (lab/states.cfg, lab/labtable.py) and its
-assertions (lab/assert.py) on a recorded lab folder, tests/harness/fixtures/lab:
+assertions (lab/assert.py) on a recorded lab folder, tests/host-scripts/fixtures/lab:
 states 1 and 3 of the lab of 2026-11-29 and state 2 of 2026-11-30 in the
 run-folder layout (the guest result, its kvm-trace-*.json and raw trace, the
 guest's console with its kernel's lines; state 3's raw trace a small
@@ -17,12 +17,12 @@ import sys
 import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "analysis"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "lab")]
 from taplib import Tap  # noqa: E402
 import labtable  # noqa: E402
 
-FX = os.path.join(ROOT, "tests", "harness", "fixtures", "lab")
+FX = os.path.join(ROOT, "tests", "host-scripts", "fixtures", "lab")
 t = Tap()
 
 

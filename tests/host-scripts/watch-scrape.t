@@ -15,7 +15,7 @@ import urllib.request
 
 sys.dont_write_bytecode = True
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "analysis"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from taplib import Tap  # noqa: E402
 
 NE = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")

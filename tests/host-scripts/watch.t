@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # test-timeout: 600
 """watch.t: clockbench-watch (host-scripts/watch, cbhost.watch) on recorded inputs: a recorded kernel log
-(tests/harness/fixtures/kmsg/lines.txt) as a file and line by line through a FIFO standing in for /dev/kmsg
+(tests/host-scripts/fixtures/kmsg/lines.txt) as a file and line by line through a FIFO standing in for /dev/kmsg
 (each line class changes the textfile: a functional wait, capped, not a timing assertion), a fake clocksource
 folder, the recorded KVM traces (per-VM facts, names as libvirt and -name give them, hostile names), TERM, its
 tracefs instance for real where this host allows it (root, kvm loaded; one left by a SIGKILL removed at the next
@@ -17,12 +17,12 @@ import time
 
 sys.dont_write_bytecode = True
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "analysis"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "host-scripts")]
 from taplib import Tap  # noqa: E402
 
 t = Tap()
-FX = os.path.join(ROOT, "tests", "harness", "fixtures")
+FX = os.path.join(ROOT, "tests", "host-scripts", "fixtures")
 WATCH = os.path.join(ROOT, "host-scripts", "watch")
 PROMTOOL = shutil.which("promtool")
 CAP = 30.0  # seconds a functional wait may take before it counts as not happening (the issue's goal: 5 s)

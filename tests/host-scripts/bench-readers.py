@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench-readers.py: seconds per MB of the frame reader and the KVM trace summariser on hostile inputs (not a test).
 
-usage: tests/bench-readers.py [--frames PATH] [--kvmtrace PATH] [--sizes 1,4,16] [--timeout S]
+usage: tests/host-scripts/bench-readers.py [--frames PATH] [--kvmtrace PATH] [--sizes 1,4,16] [--timeout S]
 
 PATH: the module to time (default: host-scripts/cbhost/frames.py and
 kvmtrace.py of this checkout); to time an older one, write it out first,
@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 KINDS = ("frames-nested", "trace-line", "trace-lines", "trace-bomb")
 PREFIX = " qemu-system-x86-8164    (   8162) [000] .....   898.041499: kvm_pvclock_update: "
 UNIT = "vcpu_id 0, pvclock {"

@@ -12,7 +12,7 @@ import random
 import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-sys.path[:0] = [os.path.join(TOP, "contract"), os.path.join(TOP, "tests", "analysis")]
+sys.path[:0] = [os.path.join(TOP, "contract"), os.path.join(TOP, "tests", "lib")]
 from cbcontract import risk  # noqa: E402
 from taplib import Tap  # noqa: E402
 

@@ -15,14 +15,14 @@ import sys
 
 sys.dont_write_bytecode = True
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "analysis"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "host-scripts")]
 from taplib import Tap  # noqa: E402
 from cbhost import kvmtrace, result, tracing  # noqa: E402
 from cbcontract import runfolder  # noqa: E402
 
 t = Tap()
-FX = os.path.join(ROOT, "tests", "harness", "fixtures")
+FX = os.path.join(ROOT, "tests", "host-scripts", "fixtures")
 KT = os.path.join(ROOT, "host-scripts", "kvm-trace")
 
 

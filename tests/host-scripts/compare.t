@@ -8,7 +8,7 @@
 # back before each switch, and no process re-running compare (`_step`).
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 tmp=$(mktemp -d)
 bg=
 cleanup() {

@@ -6,7 +6,7 @@
 # ratios.  No timing is asserted: the figures are this machine's.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cc=host-scripts/crosscheck

@@ -4,7 +4,7 @@
 # command reads or writes anything of the host's).
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export CB_CS_DIR=$tmp/cs CB_STATE_DIR=$tmp/state

@@ -7,7 +7,7 @@
 # DESTRUCTIVE=1 only.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 tmp=$(mktemp -d)
 pids=()
 cleanup() {

@@ -6,7 +6,7 @@
 # test-timeout: 900
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 N=19
 [ -x bench/clockbench ] || skip_all "bench/clockbench not built" "$N"
 command -v tmux >/dev/null || skip_all "tmux not installed (host-scripts/deps lists it for make check)" "$N"

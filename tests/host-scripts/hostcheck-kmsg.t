@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """hostcheck-kmsg.t: contract/cbcontract/kmsg.py on real kernel lines of each era.
 
-tests/harness/fixtures/kmsg/lines.txt: KIND | LINE, each under a comment
+tests/host-scripts/fixtures/kmsg/lines.txt: KIND | LINE, each under a comment
 saying where it came from.  Every line gets its kind; every kind of KINDS
 has a line; the figures of a few lines come out as read by hand; removing
 one pattern makes its lines fail (the classifier is checked, not trusted);
@@ -12,12 +12,12 @@ import re
 import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-sys.path[:0] = [os.path.join(TOP, "contract"), os.path.join(TOP, "tests", "analysis")]
+sys.path[:0] = [os.path.join(TOP, "contract"), os.path.join(TOP, "tests", "lib")]
 from cbcontract import kmsg  # noqa: E402
 from taplib import Tap  # noqa: E402
 
 t = Tap()
-FX = os.path.join(TOP, "tests", "harness", "fixtures", "kmsg", "lines.txt")
+FX = os.path.join(TOP, "tests", "host-scripts", "fixtures", "kmsg", "lines.txt")
 cases = []
 legacy = set()  # lines of 2.6-era kernels: no guest of today's host prints them
 where = ""

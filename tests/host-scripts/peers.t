@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """peers.t: crosscheck's readers of its peers' outputs (iperf3 -J,
 cyclictest --json, sockperf ping-pong --full-rtt), each on an output
-recorded from that peer (tests/harness/fixtures/peers/: iperf3 3.12,
+recorded from that peer (tests/host-scripts/fixtures/peers/: iperf3 3.12,
 cyclictest 2.40 and sockperf 3.7 of Debian 12, recorded on the development
 machine 2026-12-01), and on outputs they cannot read: each of those fails
 loudly (crosscheck's Failure, naming the peer), never a 0."""
@@ -13,10 +13,10 @@ import re
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "analysis"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from taplib import Tap  # noqa: E402
 
-FX = os.path.join(ROOT, "tests", "harness", "fixtures", "peers")
+FX = os.path.join(ROOT, "tests", "host-scripts", "fixtures", "peers")
 loader = importlib.machinery.SourceFileLoader("crosscheck", os.path.join(ROOT, "host-scripts", "crosscheck"))
 cc = importlib.util.module_from_spec(importlib.util.spec_from_loader("crosscheck", loader))
 loader.exec_module(cc)

@@ -6,7 +6,7 @@
 # test installs nothing and behaves alike as root or as a user.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/bin"

@@ -9,8 +9,8 @@
 # test-timeout: 180
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-# shellcheck source=tests/lib.sh
-. tests/lib.sh
+# shellcheck source=tests/lib/lib.sh
+. tests/lib/lib.sh
 plan=4
 destructive || skip_all "destructive: flips the host clocksource (DESTRUCTIVE=1, as root)" "$plan"
 cur=$(host-scripts/clocksource get)

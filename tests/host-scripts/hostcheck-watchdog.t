@@ -19,13 +19,13 @@ import sys
 import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
-sys.path[:0] = [os.path.join(TOP, "contract"), os.path.join(TOP, "tests", "analysis")]
+sys.path[:0] = [os.path.join(TOP, "contract"), os.path.join(TOP, "tests", "lib")]
 from taplib import Tap  # noqa: E402
 
 t = Tap()
 HC = os.path.join(TOP, "host-scripts", "host-check")
-FX = os.path.join(TOP, "tests", "harness", "fixtures", "watchdog")
-LOGS = os.path.join(TOP, "tests", "harness", "fixtures")
+FX = os.path.join(TOP, "tests", "host-scripts", "fixtures", "watchdog")
+LOGS = os.path.join(TOP, "tests", "host-scripts", "fixtures")
 tmp = tempfile.mkdtemp(prefix="hostcheck-watchdog.")
 try:
     from cbcontract import kernels  # noqa: F401

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # hostcheck.t: host-check's classification of why the TSC was lost, against
-# recorded kernel logs (tests/harness/fixtures/*.log), and its exit codes.
+# recorded kernel logs (tests/host-scripts/fixtures/*.log), and its exit codes.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 : >"$tmp/empty"
-fx=tests/harness/fixtures
+fx=tests/host-scripts/fixtures
 
 # verdict LOG CURRENT AVAILABLE CMDLINE: prints "exit cause detail".
 verdict() {

@@ -10,7 +10,7 @@
 # test-timeout: 240
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib.sh
+. tests/lib/lib.sh
 tmp=$(mktemp -d)
 pids=()
 cleanup() {

@@ -1,1 +1,0 @@
-../lib/taplib.py
