@@ -944,18 +944,23 @@ def load_file(path, run=None):
 
 # ---- run folders ----
 
-def result_files(folder):
-    """The host, guest and tsc-rate result files of a run folder, sorted."""
+def folder_names(folder):
+    """The names in a run folder, sorted; InputError in one line when it
+    cannot be listed."""
     try:
-        names = sorted(os.listdir(folder))
+        return sorted(os.listdir(folder))
     except FileNotFoundError:
         raise InputError(folder, "no such run folder")
     except NotADirectoryError:
         raise InputError(folder, "not a folder (give a run folder, results/<run-id>)")
     except OSError as e:
         raise InputError(folder, "open: %s" % e.strerror)
+
+
+def result_files(folder):
+    """The host, guest and tsc-rate result files of a run folder, sorted."""
     out = []
-    for n in names:
+    for n in folder_names(folder):
         c = runfolder.classify(n)
         if c and (c[0] in ("guest", "tsc-rate") or (c[0] == "host" and c[1]["ext"] == "json")):
             out.append(n)
@@ -988,21 +993,3 @@ def load_run(folder, skip_bad=False, warn=None):
         same = [h for h in hosts if h.host_cs == g.host_cs] or hosts
         g.host_emulated = any(h.emulated for h in same)
     return out
-
-
-def newest_run(results):
-    """The newest run folder under results/ that holds result files (run ids
-    begin with the UTC date and time, so the last name sorted is the newest)."""
-    try:
-        names = sorted(os.listdir(results), reverse=True)
-    except OSError as e:
-        raise InputError(results, "cannot list run folders: %s" % e.strerror)
-    for n in names:
-        p = os.path.join(results, n)
-        if os.path.isdir(p) and not n.startswith("."):
-            try:
-                if result_files(p):
-                    return p
-            except InputError:
-                continue
-    raise InputError(results, "no run folder with host-*.json or guest-*.json")

@@ -22,16 +22,8 @@ def round_folders(run_dir):
     folder.  An entry named round-... that is no round folder (round-0,
     round-01, a file, a symlink) is refused (InputError): it is not skipped
     silently."""
-    try:
-        names = os.listdir(run_dir)
-    except FileNotFoundError:
-        raise InputError(run_dir, "no such run folder")
-    except NotADirectoryError:
-        raise InputError(run_dir, "not a folder (give a run folder, results/<run-id>)")
-    except OSError as e:
-        raise InputError(run_dir, "open: %s" % e.strerror)
     out = []
-    for name in names:
+    for name in load.folder_names(run_dir):
         if not name.startswith("round-"):
             continue
         n = round_number(name)
@@ -84,7 +76,7 @@ def has_results(folder):
 
 def newest_run(results):
     """The newest run folder under results/ that holds result files, flat or
-    in round-<N>/ folders (as load.newest_run, which sees flat ones only)."""
+    in round-<N>/ folders."""
     try:
         names = sorted(os.listdir(results), reverse=True)
     except OSError as e:
