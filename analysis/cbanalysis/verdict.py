@@ -89,12 +89,15 @@ def _fit(cells, widths):
     return "  ".join(str(c)[:w].ljust(w) for c, w in zip(cells, widths)).rstrip()
 
 
-def table(head, body, width=WIDTH):
+def table(head, body, width=WIDTH, keep=()):
     """A plain table no wider than width: columns as wide as their widest
-    cell, the widest cut first when the whole does not fit."""
+    cell, the widest cut first when the whole does not fit; a column in
+    keep (its index: a figure with its interval) is never cut while
+    another can be."""
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
     while sum(widths) + 2 * (len(widths) - 1) > width:
-        i = widths.index(max(widths))
+        cuttable = [j for j in range(len(widths)) if j not in keep and widths[j] > 1] or list(range(len(widths)))
+        i = max(cuttable, key=lambda j: widths[j])
         widths[i] -= 1
     rule = "  ".join("-" * w for w in widths)
     return [_fit(head, widths), rule] + [_fit(row, widths) for row in body]
@@ -125,7 +128,7 @@ def _x(d, k, is_base, fmt="%.1f"):
     return q.text() if q.holds_one else fmt % v + " " + q.text()
 
 
-SHORT_UNITS = {"transactions/s": "trans/s"}
+SHORT_UNITS = {"transactions/s": "trans/s", "wakeups/s": "wake/s"}
 
 
 def _fig(v):
@@ -158,7 +161,7 @@ def screen(rows, available, now=None, width=WIDTH):
         out += [""] + _title("Host: CLOCK_MONOTONIC through the C library, median ns a read (x to tsc [interval])"
                              + ("; (TCG) rows are timed on an emulated host" if any(
                                  r.get("host_emulated") for r in rows) else ""), width)
-        out += table(["host clocksource", "1 thread", "all threads", "threads"], hosts, width)
+        out += table(["host clocksource", "1 thread", "all threads", "threads"], hosts, width, keep=(1, 2))
     guests = [r for r in rows if "guest_file" in r]
     if guests:
         out += [""] + _title("Guests: the same read in a guest on that host clocksource, median ns (x to tsc "
@@ -170,7 +173,7 @@ def screen(rows, available, now=None, width=WIDTH):
             for k, what in (("guest_1", "1 vCPU"), ("guest_all", "all vCPUs")):
                 body.append([g["label"], g.get("guest_vcpus") or "n/a", what, _x(g, k, g is base),
                              "TCG" if g.get("emulated") else (g.get("accel") or "n/a")])
-        out += table(["host clocksource", "vCPUs", "reading", "median ns", "accel"], body, width)
+        out += table(["host clocksource", "vCPUs", "reading", "median ns", "accel"], body, width, keep=(3,))
         out += [""] + table(["host clocksource", "vCPUs", "master clock", "stable bit", "path"],
                             [[g["label"], g.get("guest_vcpus") or "n/a",
                               "n/a" if g.get("master_clock") is None else ("on" if g["master_clock"] else "off"),
@@ -195,12 +198,12 @@ def screen(rows, available, now=None, width=WIDTH):
                 for k, what in ((side, "rate %s" % unit), (side + "_latency", "latency us")):
                     if w.get(k) is None:
                         continue
-                    body.append([r["label"], side + (" (TCG)" if em else ""), n, what.strip(), _fig(w[k]),
+                    body.append([r["label"], side + ("/TCG" if em else ""), n, what.strip(), _fig(w[k]),
                                  "n/a" if bw.get(k) is None else _fig(bw[k]), ratio_of(w, k).text()])
     if body:
         out += [""] + _title("Workloads: rate (higher is better) and median latency, against the same on tsc "
                              "(x to tsc [interval])", width)
-        out += table(["clocksource", "where", "workload", "figure", "value", "on tsc", "x tsc"], body, width)
+        out += table(["state", "where", "workload", "figure", "value", "on tsc", "x tsc"], body, width, keep=(6,))
     ns = sorted({r.get("rounds", 1) for r in rows})
     if rows:
         out += [""] + _title(interval.method_note(ns), width)

@@ -127,4 +127,13 @@ t.ok(rc == 0 and so.startswith("This host is on hpet, not tsc: DEGRADED") and os
      "summary --screen: the verdict first, summary.md still written, 100 columns", so + se)
 rc, so, se = run("summary", d + "-x", "--screen", "--host-clocksource", "ts\nc")
 t.ok(rc == 2 and len(se.splitlines()) == 1, "a --host-clocksource with a newline: usage, one line", se)
+# A figure with its interval is never cut to fit 100 columns: the other
+# columns give way (the run of 2026-12-01 12:57 had its workloads' intervals
+# cut at "[0.76, 1").
+long = "no difference measured [0.76, 1.85]"
+lines_ = verdict.table(["state", "where", "workload", "figure", "value", "on tsc", "x tsc"],
+                       [["kvm-clock-long-name", "guest (TCG)", "tcp-stream", "rate wakeups/s", "22.3", "23.5", long]],
+                       100, keep=(6,))
+t.ok(all(len(x) <= 100 for x in lines_) and lines_[2].endswith(long),
+     "a table wider than 100 columns cuts its other columns, never the interval", "\n".join(lines_))
 t.done()
