@@ -85,7 +85,7 @@ def spread(name, xs, unit):
           " ".join("%.4g" % x for x in xs), unit))
 ds = docs["clockbench"]
 spread("vdso read, median", [fig(d, "vdso", "median") for d in ds], "ns")
-spread("kernel read (syscall - null)", [fig(d, "syscall", "median") - fig(d, "null", "median") for d in ds], "ns")
+spread("kernel read (kernel_read_ns)", [row(d, "syscall").get("kernel_read_ns") for d in ds], "ns")
 wl = [json.load(open("%s/workloads-%d.json" % (tmp, i)))["workloads"] for i in range(1, runs + 1)]
 for name in ("tcp-stream", "tcp-rr", "timer"):
     rows = [next((w for w in ws if w["workload"] == name), {}) for ws in wl]
