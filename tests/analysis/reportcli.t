@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """reportcli.t: clockbench-report's command line: every option and argument described in --help (the
 argparse list against the help text), RUN as a path or a run id under --results for every command taking
-one, capacity --ns without a tsc figure planned against a measured one (named) or told it needs one, and
+one, each command's --help with its own usage line, capacity --ns without a tsc figure planned against a measured one (named) or told it needs one, and
 a 4000-character value cut in every error (one line, no 80-character run of it)."""
 import importlib.machinery
 import importlib.util
@@ -56,6 +56,14 @@ for name, p in [("", top)] + sorted(subs.items()):
 t.ok(len(subs) == 7 and not missing, "every option and argument of every command has a description (%d commands)"
      % len(subs), "\n".join(missing))
 t.ok(not unshown, "each command's --help shows every option it takes, with its description", "\n".join(unshown))
+wrong = []
+for name in sorted(subs):
+    rc, text, _ = tool(name, "--help")
+    first = text.splitlines()[0] if text else ""
+    if rc != 0 or not first.startswith("Usage: clockbench-report %s " % name) or text.count("Usage:") != 1:
+        wrong.append("%s --help: %s" % (name, first))
+t.ok(len(subs) == 7 and not wrong, "each command's --help begins 'Usage: clockbench-report <its name>', once",
+     "\n".join(wrong))
 runs = [(n, a) for n, p in subs.items() for a in p._actions if a.metavar in ("RUN", "BEFORE", "AFTER")]
 rc, text, _ = tool("--help")
 t.ok(len(runs) == 6 and all("run id" in a.help and "--results" in a.help for _, a in runs)
