@@ -233,6 +233,24 @@ def classify(name):
     return None
 
 
+def classify_path(rel):
+    """(N, kind, fields) for a path inside a run folder as the contract
+    names its files: NAME (N None) or round-<N>/NAME, one '/' between, NAME
+    a file name of PATTERNS (classify) and round-<N> ROUND_RE's; None for
+    anything else: an absolute path, '.', '..', an empty part, a control
+    character or a deeper folder match no pattern here."""
+    if not isinstance(rel, str):
+        return None
+    parts = rel.split("/")
+    if len(parts) > 2:
+        return None
+    n = round_number(parts[0]) if len(parts) == 2 else None
+    if len(parts) == 2 and n is None:
+        return None
+    c = classify(parts[-1])
+    return (n,) + c if c else None
+
+
 def partner(name, kind):
     """The name of the file of `kind` that belongs with a guest-part file
     (a guest result's KVM trace summary, a trace's guest result...)."""
@@ -244,19 +262,35 @@ def partner(name, kind):
 
 
 def make_run(results, run_id=None):
-    """Creates results/<run_id> (never reusing one); returns its path."""
+    """Creates results/<run_id> (0755, never reusing one) and returns its
+    path.  results (made 0755 if missing) must pass check_folder, judged on
+    its open descriptor, and the run folder is made relative to that
+    descriptor: whoever could write in results could swap the new folder
+    for a symlink, and the results written by name into it would land
+    where they chose."""
     run_id = check_run_id(run_id or new_run_id())
     try:
-        os.makedirs(results, exist_ok=True)
+        check_text(results, "results folder")
+    except ValueError as e:
+        raise RunFolderError(str(e))
+    try:
+        os.makedirs(results, 0o755, exist_ok=True)
     except OSError as e:
-        raise RunFolderError("%s: mkdir: %s" % (results, e.strerror))
+        raise RunFolderError("%s: mkdir: %s" % (show(results), e.strerror))
     path = os.path.join(results, run_id)
     try:
-        os.mkdir(path, 0o755)  # never wider, whatever the umask: check_folder must pass it
-    except FileExistsError:
-        raise RunFolderError("%s exists: a run folder is never reused; choose another RUN_ID" % path)
+        dfd = os.open(results, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as e:
-        raise RunFolderError("%s: mkdir: %s" % (path, e.strerror))
+        raise RunFolderError("%s: open: %s" % (show(results), e.strerror))
+    try:
+        check_folder(results, dfd)
+        os.mkdir(run_id, 0o755, dir_fd=dfd)  # never wider, whatever the umask: check_folder must pass it
+    except FileExistsError:
+        raise RunFolderError("%s exists: a run folder is never reused; choose another RUN_ID" % show(path))
+    except OSError as e:
+        raise RunFolderError("%s: mkdir: %s" % (show(path), e.strerror))
+    finally:
+        os.close(dfd)
     return path
 
 

@@ -159,6 +159,37 @@ try:
 finally:
     os.umask(old_umask)
 t.ok(os.stat(made).st_mode & 0o777 == 0o755, "a new run folder is 0755 whatever the umask (%o)" % (os.stat(made).st_mode & 0o777))
+
+# The results folder a new run goes into is judged as an output folder: in
+# one its owner (or anyone) can write to, the new run folder could be swapped
+# for a symlink and root's results land where they choose.
+def new_run_in(mode, uid=None):
+    res = os.path.join(t.tmp, "res%04o-%s" % (mode, uid))
+    os.mkdir(res)
+    os.chmod(res, mode)
+    if uid is not None:
+        os.chown(res, uid, -1)
+    rc, out, err = cli("new", res, "r1")
+    return rc, err, os.listdir(res)
+
+
+rc, err, left = new_run_in(0o777)
+t.ok(rc == 1 and "refusing" in err and len(err.splitlines()) == 1 and left == [],
+     "runfolder new in a 0777 results folder: refused in one line, nothing made (exit %d)" % rc, err + repr(left))
+rc, err, left = new_run_in(0o1777)
+t.ok(rc == 0 and left == ["r1"], "runfolder new in a sticky results folder of ours: made (exit %d)" % rc, err)
+if me == 0:
+    rc, err, left = new_run_in(0o755, uid=65534)
+    t.ok(rc == 1 and "refusing" in err and left == [],
+         "runfolder new in a results folder owned by another user: refused, nothing made (exit %d)" % rc, err + repr(left))
+else:
+    t.skip("chown to another user needs root")
+try:
+    rf.make_run(os.path.join(t.tmp, "res0777-None"), "r2")
+    why = None
+except rf.RunFolderError as e:
+    why = str(e)
+t.ok(why and "refusing" in why, "make_run (crosscheck's, the lab's, the guest launcher's) refuses it too (%s)" % why)
 t.ok(refused_in(0o755) is None and refused_in(0o700) is None, "a folder of ours, 0755 or 0700: written")
 why = refused_in(0o777)
 t.ok(why and "refusing" in why and "0777" in why and "\n" not in why, "0777, ours: refused, one line, nothing written (%s)" % why)
