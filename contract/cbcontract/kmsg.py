@@ -21,68 +21,100 @@ classify(line) -> (kind, detail) or None.  kind is one of KINDS:
 A line is data: it is cut to MAX_LINE characters before it is matched and
 every pattern is linear (no nested repetition).
 """
+import collections
 import re
 
 MAX_LINE = 2048
 
 _N = r"(-?\d+)"
+# The kernel's own pr_fmt prefixes, optional where an era printed none
+# (clocksource.c gained "clocksource: " in 4.x, tsc.c "tsc: " in 3.x).
+_CS = r"(?:clocksource: )?"
+_TSC = r"(?:tsc: )?"
+_FW = r"(?:\[Firmware Bug\]: )?"
+_WD = r"(?:clocksource: )?timekeeping watchdog on CPU(?P<cpu>\d+): "
 
-# (kind, pattern): the first that matches names the line.  Order matters
-# where one phrase contains another (a verdict before its near miss).
+# (kind, pattern): the first that matches names the line.  Every pattern
+# is matched at the start of the message text the kernel wrote (after the
+# record's header, a timestamp, "host kernel: "; see message()), never
+# anywhere in a line: the kernel prints a crashing program's name (15
+# characters at most) at the start of its segfault line and its file name
+# at the end, so any user can place text in a kernel record, but never 16
+# characters of its own at a message's start.  Each pattern therefore
+# fixes more than 15 characters before anything it lets vary, and ends
+# without a lazy repetition (linear).  Order matters where one phrase
+# contains another (a verdict before its near miss).
 RULES = [
-    # clocksource.c, every era: the switch itself (2.6: "Switching to").
-    ("switched", r"clocksource: Switched to clocksource (?P<to>\S+)"),
-    ("switched", r"Switching to clocksource (?P<to>\S+)"),
+    # clocksource.c, every era: the switch itself (2.6: "Switching to";
+    # 2.6.1x: "Time: %s clocksource has been installed.").
+    ("switched", _CS + r"Switched to clocksource (?P<to>[\w.-]+)"),
+    ("switched", r"Switching to clocksource (?P<to>[\w.-]+)"),
+    ("switched", r"Time: (?P<to>[\w.-]+) clocksource has been installed"),
     # tsc.c mark_tsc_unstable() ("Marking TSC unstable due to %s"; 2.6.2x:
     # "due to: %s.") and tsc_cs_mark_unstable() ("... clocksource watchdog").
-    ("unstable", r"Marking TSC unstable due to:? (?P<reason>.+?)\.?\s*$"),
-    # tsc_sync.c check_tsc_sync_source(): the boot-time warp test.
+    ("unstable", _TSC + r"Marking TSC unstable due to:? (?P<reason>.+)"),
+    # tsc_sync.c check_tsc_sync_source(): the boot-time warp test.  Its
+    # header is printed only with a warp (a lone header: a log cut short).
     ("warp", r"Measured (?P<cycles>\d+) cycles TSC warp between CPUs, turning off TSC clock"),
     ("warp", r"TSC warped randomly between CPUs"),
     ("sync-check", r"(?:checking )?TSC synchronization \[CPU#(?P<from_cpu>\d+) -> CPU#(?P<to_cpu>\d+)\]:\s*$"),
     # tsc_sync.c: TSC_ADJUST found wrong at boot or changed after it.
-    ("tsc-adjust", r"TSC ADJUST differs: CPU(?P<cpu>\d+) " + _N + r" --> " + _N + r"\. Restoring"),
-    ("tsc-adjust", r"TSC ADJUST differs within socket\(s\), fixing all errors"),
-    ("tsc-adjust", r"TSC ADJUST: CPU(?P<cpu>\d+): " + _N + r" force to 0"),
-    ("tsc-adjust", r"TSC ADJUST compensate: CPU(?P<cpu>\d+) observed (?P<warp>-?\d+) warp\. Adjust: " + _N),
+    ("tsc-adjust", _FW + r"TSC ADJUST differs: CPU(?P<cpu>\d+) " + _N + r" --> " + _N + r"\. Restoring"),
+    ("tsc-adjust", _FW + r"TSC ADJUST differs within socket\(s\), fixing all errors"),
+    ("tsc-adjust", _FW + r"TSC ADJUST: CPU(?P<cpu>\d+): " + _N + r" force to 0"),
+    ("tsc-adjust", _FW + r"TSC ADJUST compensate: CPU(?P<cpu>\d+) observed (?P<warp>-?\d+) warp\. Adjust: " + _N),
     # clocksource.c cs_watchdog_read(), every attempt slow: 5.14
     # (db3a34e17433) "%s read-back delay of %lldns, attempt %d, marking
     # unstable"; 5.19 "wd-%s-wd read-back delay of ..."; 6.3 "wd-%s-wd
     # excessive read-back delay of %lldns vs. limit of %ldns, wd-wd
-    # read-back delay only %lldns, attempt %d, marking %s unstable".
-    ("verdict/readback", r"timekeeping watchdog on CPU(?P<cpu>\d+): (?:wd-(?P<cs>[\w.-]+)-wd |(?P<watchdog>[\w.-]+) )?"
+    # read-back delay only %lldns, attempt %d, marking %s unstable" (a
+    # recorded copy may wrap it after the limit: its first half still
+    # names the verdict, its second is a detail).
+    ("verdict/readback", _WD + r"(?:wd-(?P<cs>[\w.-]+)-wd |(?P<watchdog>[\w.-]+) )?"
                          r"(?:excessive )?read-back delay (?:of )?(?P<delay_ns>\d+)ns"
                          r"(?:(?: vs\.)? limit of (?P<limit_ns>\d+)ns)?"
                          r"(?:, wd-wd read-back delay only (?P<wd_wd_ns>\d+)ns)?"
-                         r", attempt (?P<attempt>\d+), marking (?:(?P<marked>[\w.-]+) )?unstable"),
+                         r"(?:, attempt (?P<attempt>\d+), marking (?:(?P<marked>[\w.-]+) )?unstable"
+                         r"|(?(limit_ns),?[ \t]*$|(?!)))"),
+    ("detail/readback", _CS + r"wd-wd read-back delay only (?P<wd_wd_ns>\d+)ns, attempt (?P<attempt>\d+), "
+                        r"marking (?:(?P<marked>[\w.-]+) )?unstable"),
     # The -rcu patch in the LKML seed (9ec2a03bbf4b, "Forgive repeated
     # long-latency watchdog clocksource reads"): slow, but not marked.
-    ("near-miss/coarse", r"timekeeping watchdog on CPU(?P<cpu>\d+): (?P<watchdog>[\w.-]+) read-back delay of "
+    ("near-miss/coarse", _WD + r"(?P<watchdog>[\w.-]+) read-back delay of "
                          r"(?P<delay_ns>\d+)ns, attempt (?P<attempt>\d+), (?:coarse-grained skew check|awaiting re-initialization)"),
-    ("near-miss/coarse", r"timekeeping watchdog on CPU(?P<cpu>\d+): (?P<watchdog>[\w.-]+) (?:(?P<reads>\d+) consecutive "
+    ("near-miss/coarse", _WD + r"(?P<watchdog>[\w.-]+) (?:(?P<reads>\d+) consecutive "
                          r"coarse-grained reads|coarse-grained [\d.]+ ms clock-skew check)"),
-    # The skew test (every era since 4.x): TSC and watchdog disagree.
-    ("verdict/skew", r"timekeeping watchdog(?: on CPU(?P<cpu>\d+))?: Marking clocksource '?(?P<cs>[\w.-]+)'? "
-                     r"as unstable because the skew is too large"),
-    ("verdict/skew", r"Clocksource (?P<cs>[\w.-]+) unstable \(delta = (?P<delta_ns>-?\d+) ns\)"),  # 2.6-3.x
+    # The skew test (every era since 4.x; before 4.x without "on CPU%d"
+    # and with a comma: "Marking clocksource 'tsc' as unstable, because").
+    ("verdict/skew", _CS + r"timekeeping watchdog(?: on CPU(?P<cpu>\d+))?: Marking clocksource '?(?P<cs>[\w.-]+)'? "
+                     r"as unstable,? because the skew is too large"),
+    # 2.6-3.x: the same verdict, one line.  RHEL 6 appends "Enable
+    # clocksource failover by adding clocksource_failover kernel
+    # parameter.": its kernel then only warned and kept the TSC (the switch
+    # needed that parameter), so that line is a near miss.
+    ("near-miss/failover", r"Clocksource (?P<cs>[\w.-]+) unstable \(delta = (?P<delta_ns>-?\d+) ns\)\.?[ \t]{1,4}"
+                           r"Enable clocksource failover by adding clocksource_failover kernel parameter"),
+    ("verdict/skew", r"Clocksource (?P<cs>[\w.-]+) unstable \(delta = (?P<delta_ns>-?\d+) ns\)"),
     # The 2026 rewrite: verdicts by frequency and by inter-CPU order.
-    ("verdict/freq-skew", r"Marking clocksource (?P<cs>[\w.-]+) unstable due to frequency skew"),
-    ("verdict/cpu-skew", r"Marking clocksource (?P<cs>[\w.-]+) unstable due to inter CPU skew"),
+    ("verdict/freq-skew", _CS + r"Marking clocksource (?P<cs>[\w.-]+) unstable due to frequency skew"),
+    ("verdict/cpu-skew", _CS + r"Marking clocksource (?P<cs>[\w.-]+) unstable due to inter CPU skew"),
     # Near misses of every era.
-    ("near-miss/retried", r"timekeeping watchdog on CPU(?P<cpu>\d+): (?P<watchdog>[\w.-]+) retried (?P<retries>\d+) times before success"),
-    ("near-miss/skip", r"wd-(?P<cs>[\w.-]+)-wd read-back delay of (?P<delay_ns>\d+)ns, clock-skew test skipped"),
-    ("detail/wd-wd", r"timekeeping watchdog on CPU(?P<cpu>\d+): (?P<watchdog>[\w.-]+) wd-wd read-back delay of (?P<wd_wd_ns>\d+)ns"),
-    ("near-miss/long-interval", r"Long readout interval, skipping watchdog check(?:: cs_nsec: (?P<cs_ns>-?\d+) wd_nsec: (?P<wd_ns>-?\d+))?"),
-    ("near-miss/readout-timeout", r"Watchdog (?P<watchdog>[\w.-]+) read timed out\. Readout sequence took: (?P<seq_ns>\d+)ns"),
-    ("near-miss/remote-timeout", r"Watchdog remote CPU (?P<remote_cpu>\d+) read timed out"),
-    # Continuation lines.  clocksource_verify_percpu() runs after a verdict
-    # on the current clocksource: CPUs ahead or behind are its findings.
-    ("detail/percpu", r"CPUs (?P<cpus>[\d,-]+) (?P<which>ahead of|behind) CPU (?P<cpu>\d+) for clocksource (?P<cs>[\w.-]+)"),
-    ("detail/percpu", r"Checking clocksource (?P<cs>[\w.-]+) synchronization from CPU (?P<cpu>\d+) to CPUs (?P<cpus>[\d,-]+)"),
-    ("detail/percpu", r"CPU (?P<cpu>\d+) check durations (?P<min_ns>\d+)ns - (?P<max_ns>\d+)ns for clocksource (?P<cs>[\w.-]+)"),
-    ("detail/percpu", r"Not enough CPUs to check clocksource '(?P<cs>[\w.-]+)'"),
-    ("detail/skew", r"'(?P<cs>[\w.-]+)' (?:wd|cs)_(?:nsec: -?\d+ \w+_now|now): [0-9a-f]+ \w+_last: [0-9a-f]+ mask: [0-9a-f]+"),
-    ("detail/skew", r"Clocksource '(?P<cs>[\w.-]+)' skewed (?P<skew_ns>-?\d+) ns \(-?\d+ ms\) over watchdog '(?P<watchdog>[\w.-]+)' "
+    ("near-miss/retried", _WD + r"(?P<watchdog>[\w.-]+) retried (?P<retries>\d+) times before success"),
+    ("near-miss/skip", _CS + r"wd-(?P<cs>[\w.-]+)-wd read-back delay of (?P<delay_ns>\d+)ns, clock-skew test skipped"),
+    ("detail/wd-wd", _WD + r"(?P<watchdog>[\w.-]+) wd-wd read-back delay of (?P<wd_wd_ns>\d+)ns"),
+    ("near-miss/long-interval", _CS + r"Long readout interval, skipping watchdog check"
+                                r"(?:: cs_nsec: (?P<cs_ns>-?\d+) wd_nsec: (?P<wd_ns>-?\d+))?"),
+    ("near-miss/readout-timeout", _CS + r"Watchdog (?P<watchdog>[\w.-]+) read timed out\. Readout sequence took: (?P<seq_ns>\d+)ns"),
+    ("near-miss/remote-timeout", _CS + r"Watchdog remote CPU (?P<remote_cpu>\d+) read timed out"),
+    # Continuation lines (indented: only after the kernel's own prefix).
+    # clocksource_verify_percpu() runs after a verdict on the current
+    # clocksource: CPUs ahead or behind are its findings.
+    ("detail/percpu", r"clocksource: +CPUs (?P<cpus>[\d,-]+) (?P<which>ahead of|behind) CPU (?P<cpu>\d+) for clocksource (?P<cs>[\w.-]+)"),
+    ("detail/percpu", _CS + r"Checking clocksource (?P<cs>[\w.-]+) synchronization from CPU (?P<cpu>\d+) to CPUs (?P<cpus>[\d,-]+)"),
+    ("detail/percpu", r"clocksource: +CPU (?P<cpu>\d+) check durations (?P<min_ns>\d+)ns - (?P<max_ns>\d+)ns for clocksource (?P<cs>[\w.-]+)"),
+    ("detail/percpu", _CS + r"Not enough CPUs to check clocksource '(?P<cs>[\w.-]+)'"),
+    ("detail/skew", r"clocksource: +'(?P<cs>[\w.-]+)' (?:wd|cs)_(?:nsec: -?\d+ \w+_now|now): [0-9a-f]+ \w+_last: [0-9a-f]+ mask: [0-9a-f]+"),
+    ("detail/skew", r"clocksource: +Clocksource '(?P<cs>[\w.-]+)' skewed (?P<skew_ns>-?\d+) ns \(-?\d+ ms\) over watchdog '(?P<watchdog>[\w.-]+)' "
                     r"interval of (?P<interval_ns>-?\d+) ns"),
     ("detail/skew", r"clocksource: +(?:'(?P<cs>[\w.-]+)' (?:\(not '[\w.-]+'\) )?is current clocksource|No current clocksource)\.$"),
     ("detail/freq-skew", r"clocksource: (?P<which>Watchdog|Clocksource) +(?P<cs>[\w.-]+) interval: +(?P<interval_ns>\d+)ns"),
@@ -91,10 +123,12 @@ RULES = [
     ("sched-clock/unstable", r"TSC found unstable after boot, most likely due to broken BIOS"),
     ("sched-clock/unstable", r"sched_clock: Marking unstable"),
     ("sched-clock/stable", r"sched_clock: Marking stable"),
-    ("info/refined", r"tsc: Refined TSC clocksource calibration: (?P<mhz>[\d.]+) MHz"),
-    ("info/detected", r"tsc: Detected (?P<mhz>[\d.]+) MHz (?:processor|TSC)"),
-    ("info/hypervisor", r"Hypervisor detected: (?P<hypervisor>.+?)\s*$"),
-    ("info/kvm-clock", r"kvm-clock"),
+    ("info/refined", _TSC + r"Refined TSC clocksource calibration: (?P<mhz>[\d.]+) MHz"),
+    ("info/detected", _TSC + r"Detected (?P<mhz>[\d.]+) MHz (?:processor|TSC)"),
+    # amd.c / tsc.c on AMD: the TSC's rate is not the P0 frequency.
+    ("info/p0", _FW + r"TSC doesn't count with P0 frequency!"),
+    ("info/hypervisor", r"Hypervisor detected: (?P<hypervisor>.+)"),
+    ("info/kvm-clock", r"(?:clocksource: kvm-clock: mask: |kvm-clock: (?:Using msrs|using sched offset|cpu \d+, msr))"),
 ]
 _RULES = [(k, re.compile(p)) for k, p in RULES]
 
@@ -126,32 +160,112 @@ TEXT = {
     "near-miss/readout-timeout": "watchdog read timed out (reported only)",
     "near-miss/remote-timeout": "remote CPU read timed out",
     "near-miss/coarse": "slow readouts, coarse-grained check",
+    "near-miss/failover": "skew found, TSC kept (RHEL 6: no clocksource_failover)",
 }
 
 _INT = re.compile(r"-?\d+$")
 # Every pattern holds one of these words: a line without any is not read
 # further (most of a boot's log).
-_ANY = ("locksource", "TSC", "tsc", "atchdog", "sched_clock", "Hypervisor", "kvm-clock", "CPU")
+_ANY = ("locksource", "TSC", "tsc", "atchdog", "sched_clock", "Hypervisor", "kvm-clock", "CPU", "Time: ")
+
+# What stands before the kernel's message text in the logs clockbench
+# reads, each part optional, each bounded (so the match is linear):
+#   a /dev/kmsg record "PRI,SEQ,USEC,FLAGS[,caller=T123];"  (the watch)
+#   a raw priority "<6>" (dmesg -r), or dmesg -x's "kern  :warn  : "
+#   a timestamp: dmesg's "[   1.234567]" or "[Tue Dec  1 ...]", an ISO one
+#     (dmesg --time-format iso, journalctl -o short-iso, rsyslog), or
+#     syslog's "Dec  1 12:00:00[.123456]"
+#   "HOST kernel: " (journal, syslog), then syslog's copy of dmesg's stamp.
+_HEAD = re.compile(r"""
+    (?: (?P<rpri>\d{1,4}),(?P<seq>\d{1,20}),(?P<usec>\d{1,20}),[^;\n]{0,64};
+      | <(?P<pri>\d{1,4})>
+      | (?P<fac>[a-z]{2,8})\ {0,8}:[a-z]{1,8}\ {0,8}:\ )?
+    (?: \[\ {0,16}(?P<stamp>\d{1,12}\.\d{1,9})\]\ ?
+      | \[[A-Z][a-z]{2}\ [^\]\n]{1,40}\]\ ?
+      | \d{4}-\d\d-\d\d[T\ ][\d:.,]{8,20}(?:Z|[+-]\d\d:?\d\d)?\ )?
+    (?: [A-Z][a-z]{2}\ [\ \d]\d\ \d\d:\d\d:\d\d(?:\.\d{1,9})?\ )?
+    (?: (?:[^\s\[]{1,64}\ )?kernel:\ (?:\[\ {0,16}(?P<stamp2>\d{1,12}\.\d{1,9})\]\ ?)? )?
+    """, re.X)
 
 
-def classify(line):
+Message = collections.namedtuple("Message", "text stamp framed seq")
+
+
+def message(line):
+    """Message(text, stamp, framed, seq) of one kernel-log line: the
+    message text the kernel wrote, the record's time since boot in seconds
+    (None when the line carries none), whether a record header, timestamp
+    or "kernel:" stood before it, and a /dev/kmsg record's sequence number
+    (else None).  None when the record says it is not the
+    kernel's: a /dev/kmsg or raw priority of another facility (what a
+    program writes to /dev/kmsg is never facility 0) or dmesg -x's
+    facility other than kern."""
+    m = _HEAD.match(line)
+    pri = m.group("rpri") or m.group("pri")
+    if (pri is not None and int(pri) >> 3 != 0) or (m.group("fac") not in (None, "kern")):
+        return None
+    stamp = m.group("stamp") or m.group("stamp2")
+    if stamp is not None:
+        stamp = float(stamp)
+    elif m.group("usec") is not None:
+        stamp = int(m.group("usec")) / 1e6
+    seq = m.group("seq")
+    return Message(line[m.end():], stamp, m.end() > 0, None if seq is None else int(seq))
+
+
+def _detail(kind, m):
+    d = {k: (int(v) if _INT.match(v) and k != "cpus" else v) for k, v in m.groupdict().items() if v is not None}
+    for k in ("reason", "hypervisor"):
+        if k in d:  # the kernel's trailing dot and blanks, stripped without a regex
+            d[k] = d[k].rstrip().rstrip(".").rstrip() or d[k]
+    if kind == "unstable":
+        d["cause"] = next((c for phrase, c in _CAUSES if d["reason"].startswith(phrase)), "other")
+    return d
+
+
+def classify(line, framed=False):
     """(kind, detail) of one kernel-log line, or None when clockbench does
-    not know it.  detail holds the line's figures (ints where they are
-    integers) and, for 'unstable', the reason and its cause."""
+    not know it, or when it is not the kernel's own message (see message()).
+    With framed, a line without a record header or timestamp is refused: in
+    a log whose lines all carry one, a bare line is the continuation of a
+    message (a file name holding a newline), not a message.  detail holds
+    the line's figures (ints where they are integers) and, for 'unstable',
+    the reason and its cause."""
     if not isinstance(line, str):
         return None
     line = line[:MAX_LINE].rstrip("\r\n")
     if not any(w in line for w in _ANY):
         return None
+    msg = message(line)
+    if msg is None or (framed and not msg[2]):
+        return None
+    text = msg[0]
     for kind, rx in _RULES:
-        m = rx.search(line)
-        if not m:
-            continue
-        d = {k: (int(v) if _INT.match(v) and k != "cpus" else v) for k, v in m.groupdict().items() if v is not None}
-        if kind == "unstable":
-            d["cause"] = next((c for phrase, c in _CAUSES if d["reason"].startswith(phrase)), "other")
-        return kind, d
+        m = rx.match(text)
+        if m:
+            return kind, _detail(kind, m)
     return None
+
+
+def messages(lines):
+    """(line, kind, detail, stamp_s) of each line of one log that
+    clockbench knows, in order.  A log is framed when its first line (past
+    '#' comments and blanks) carries a header or timestamp; then its bare
+    lines are continuations and are not read (classify's framed)."""
+    framed = None
+    for line in lines:
+        if not isinstance(line, str) or line.startswith("#") or not line.strip():
+            continue
+        if framed is None:
+            head = message(line[:MAX_LINE])
+            framed = bool(head and head[2])
+        c = classify(line, framed)
+        if c:
+            msg = message(line[:MAX_LINE])
+            yield line[:MAX_LINE].strip(), c[0], c[1], msg[1]
+
+
+TSC_NAMES = ("tsc", "tsc-early")
 
 
 def switched_to(line):
@@ -160,57 +274,75 @@ def switched_to(line):
     return c[1]["to"] if c and c[0] == "switched" else None
 
 
+def gives_up_tsc(kind, detail):
+    """Whether a classified line says the kernel gave up the TSC: tsc.c's
+    'Marking TSC unstable' (any reason) or a watchdog verdict on tsc or
+    tsc-early (a verdict that names no clocksource is on the current one,
+    which these lines come from only when it is the TSC)."""
+    return kind == "unstable" or (kind in VERDICTS and detail.get("marked", detail.get("cs")) in TSC_NAMES + (None,))
+
+
 def marks_tsc_unstable(line):
-    """Whether a line says the kernel gave up the TSC: tsc.c's 'Marking TSC
-    unstable' (any reason) or a watchdog verdict on tsc."""
+    """gives_up_tsc() of one line."""
     c = classify(line)
-    return bool(c) and (c[0] == "unstable" or (c[0] in VERDICTS and c[1].get("marked", c[1].get("cs")) in ("tsc", None)))
+    return bool(c) and gives_up_tsc(*c)
 
 
 # One boot's log, read as a whole.
 WHY_TEXT = {"boot_warp": "warp at boot", "watchdog": "watchdog", "by_hand": "by hand",
             "cmdline": "tsc=unstable", "other": "another reason"}
-_STAMP = re.compile(r"\[\s*(\d+\.\d+)\]")
+# Which of the watchdog's tests failed, in words (a verdict's kind).
+TEST_TEXT = {"verdict/skew": "skew", "verdict/readback": "read-back", "verdict/freq-skew": "frequency",
+             "verdict/cpu-skew": "inter-CPU"}
 MAX_KEPT = 8  # near-miss lines quoted per boot (all are counted)
-
-
-def _stamp(line):
-    m = _STAMP.search(line[:120])
-    return float(m.group(1)) if m else None
+MAX_EVIDENCE = 32  # lines of a loss quoted per boot
 
 
 def summarize(lines):
-    """One boot's kernel log (lines): whether the TSC was kept, lost (when,
-    why, the line that says so, the warp's cycles) or never chosen, and its
-    watchdog near misses counted by kind.  tsc is "kept", "lost", "not
-    chosen" (the kernel never switched to it) or "unknown" (no line says:
-    a log cut short or rotated)."""
+    """One boot's kernel log (lines, read once, in order, in bounded
+    memory): whether the TSC was kept, lost (when, why, the line that says
+    so, the warp's cycles, which of the watchdog's tests failed) or never
+    chosen, and its watchdog near misses counted by kind.  tsc is "kept",
+    "lost", "not chosen" (the kernel never switched to it) or "unknown" (no
+    line says: a log cut short or rotated).  This is the one reading of a
+    log: host-check's single log, its boots and the lab all use it."""
     s = {"tsc": "unknown", "why": None, "reason": None, "at_s": None, "line": None, "cycles": None,
-         "verdict": None, "verdict_line": None, "switches": [], "near_misses": {}, "near_miss_lines": [],
-         "tsc_adjust": 0}
+         "verdict": None, "verdict_line": None, "tests": [], "switches": [], "near_misses": {},
+         "near_miss_lines": [], "tsc_adjust": 0, "evidence": [], "switch_lines": []}
     warp = unstable = verdict = first_switch_away = None
-    for line in lines:
-        c = classify(line)
-        if not c:
-            continue
-        kind, d = c
-        line = line[:MAX_LINE].strip()
+    stamps = {}
+    for line, kind, d, stamp in messages(lines):
+        stamps[line] = stamp
+        if len(stamps) > 4 * MAX_EVIDENCE:
+            stamps = {k: v for k, v in stamps.items() if k in (s["line"], first_switch_away) or k in s["evidence"]}
         if kind == "switched":
-            if s["switches"] and s["switches"][-1] in ("tsc", "tsc-early") and d["to"] not in ("tsc", "tsc-early"):
+            if s["switches"] and s["switches"][-1] in TSC_NAMES and d["to"] not in TSC_NAMES:
                 first_switch_away = first_switch_away or line
-            s["switches"].append(d["to"])
-        elif kind in NEAR_MISSES:
+            s["switches"] = (s["switches"] + [d["to"]])[-64:]
+            s["switch_lines"] = (s["switch_lines"] + [line])[-4:]
+            continue
+        if kind in NEAR_MISSES:
             s["near_misses"][kind] = s["near_misses"].get(kind, 0) + 1
             if len(s["near_miss_lines"]) < MAX_KEPT:
                 s["near_miss_lines"].append(line)
-        elif kind == "tsc-adjust":
+            if kind == "near-miss/remote-timeout" and len(s["evidence"]) < MAX_EVIDENCE:
+                s["evidence"].append(line)
+            continue
+        if kind == "tsc-adjust":
             s["tsc_adjust"] += 1
-        elif kind == "warp" and warp is None:
-            warp = (line, d.get("cycles"))
-        elif kind == "unstable" and unstable is None:
-            unstable = (line, d)
-        elif kind in VERDICTS and verdict is None and marks_tsc_unstable(line):
-            verdict = (line, kind)
+        elif kind in ("warp", "sync-check"):
+            if warp is None or (warp[1] is None and d.get("cycles") is not None):
+                warp = (line, d.get("cycles"))
+        elif kind == "unstable":
+            unstable = unstable or (line, d)
+        elif kind in VERDICTS and gives_up_tsc(kind, d):
+            verdict = verdict or (line, kind)
+            if TEST_TEXT[kind] not in s["tests"]:
+                s["tests"].append(TEST_TEXT[kind])
+        else:
+            continue
+        if len(s["evidence"]) < MAX_EVIDENCE:
+            s["evidence"].append(line)
     if verdict:
         s["verdict_line"], s["verdict"] = verdict
     if warp or unstable or verdict:
@@ -227,12 +359,12 @@ def summarize(lines):
             s["why"] = cause if cause == "cmdline" else "other"
             s["reason"] = unstable[1]["reason"]
             s["line"] = unstable[0]
-    elif first_switch_away and s["switches"][-1] not in ("tsc", "tsc-early"):
+    elif first_switch_away and s["switches"][-1] not in TSC_NAMES:
         s["tsc"], s["why"], s["line"] = "lost", "by_hand", first_switch_away
     elif s["switches"]:
-        s["tsc"] = "kept" if s["switches"][-1] in ("tsc", "tsc-early") else "not chosen"
+        s["tsc"] = "kept" if s["switches"][-1] in TSC_NAMES else "not chosen"
     if s["line"]:
-        s["at_s"] = _stamp(s["line"])
+        s["at_s"] = stamps.get(s["line"])
     return s
 
 

@@ -21,7 +21,6 @@ CB_CPUINFO (for /proc/cpuinfo).
 """
 import errno
 import os
-import re
 import select
 import signal
 import stat
@@ -43,7 +42,6 @@ TSC_FLAGS = ("tsc", "rdtscp", "constant_tsc", "nonstop_tsc", "tsc_known_freq", "
 # The kernel-log kinds counted: what changes the clock, and the watchdog's near misses.
 COUNTED = tuple(k for k in kmsg.KINDS if k in ("switched", "unstable", "warp", "sync-check", "tsc-adjust")
                 or k.startswith(("verdict/", "near-miss/", "sched-clock/")))
-RECORD = re.compile(r"\A[0-9]{1,4},([0-9]{1,20}),([0-9]{1,20}),[^;]{0,16};")
 
 HELP = {
     "node_clockbench_clocksource_info": "The host's current clocksource, as clockbench-watch read it (sysfs).",
@@ -159,15 +157,18 @@ class State:
         flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), None)
         self.flags = {} if flags is None else {f: f in flags for f in TSC_FLAGS}
 
-    def log_line(self, text, stamp_us=None):
-        """Counts one kernel-log line; returns its kind when it is counted."""
-        c = kmsg.classify(text)
+    def log_line(self, line, framed=False):
+        """Counts one kernel-log line or /dev/kmsg record (its header read
+        by kmsg, which refuses another facility's records; with framed, a
+        line without a header too); returns its kind when it is counted."""
+        c = kmsg.classify(line, framed)
         if c is None or c[0] not in self.events:
             return None
         kind, detail = c
+        stamp = kmsg.message(line[:kmsg.MAX_LINE]).stamp
         self.events[kind] += 1
-        self.last[kind] = self.boot + stamp_us / 1e6 if stamp_us is not None and self.boot else time.time()
-        if kmsg.marks_tsc_unstable(text) and self.unstable is None:
+        self.last[kind] = self.boot + stamp if stamp is not None and self.boot else time.time()
+        if kmsg.gives_up_tsc(kind, detail) and self.unstable is None:
             self.unstable = detail.get("cause") or kind
         return kind
 
@@ -356,15 +357,6 @@ class Source:
             self.fd = None
 
 
-def kmsg_text(rec):
-    """(text, stamp_us, seq) of one kmsg record ("PRI,SEQ,USEC,FLAGS;TEXT",
-    continuation lines dropped); a plain line is its own text."""
-    m = RECORD.match(rec)
-    if not m:
-        return rec.rstrip("\n"), None, None
-    return rec[m.end():].split("\n", 1)[0], int(m.group(2)), int(m.group(1))
-
-
 class Watch:
     """The loop: sources, state, textfile."""
 
@@ -429,10 +421,12 @@ class Watch:
         switched = False
         if self.kmsg:
             for rec in self.kmsg.lines():
-                text, usec, seq = kmsg_text(rec)
-                if self.state.from_boot is None and seq is not None:
-                    self.state.from_boot = seq == 0
-                if self.state.log_line(text, usec) in ("switched", "unstable"):
+                rec = rec.split("\n", 1)[0]  # a record's dictionary lines are not its text
+                if self.state.from_boot is None:
+                    head = kmsg.message(rec[:kmsg.MAX_LINE])
+                    if head and head.seq is not None:
+                        self.state.from_boot = head.seq == 0
+                if self.state.log_line(rec, self.kmsg.records) in ("switched", "unstable"):
                     switched = True
         if self.tpipe:
             for line in self.tpipe.lines():

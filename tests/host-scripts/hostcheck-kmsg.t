@@ -19,7 +19,7 @@ from taplib import Tap  # noqa: E402
 t = Tap()
 FX = os.path.join(TOP, "tests", "host-scripts", "fixtures", "kmsg", "lines.txt")
 cases = []
-legacy = set()  # lines of 2.6-era kernels: no guest of today's host prints them
+legacy = set()  # lines of 2.6- and 3.x-era kernels ("legacy"): no guest of today's host prints them
 where = ""
 for raw in open(FX, encoding="utf-8"):
     if raw.startswith(("# from:", "# constructed:")):
@@ -28,7 +28,7 @@ for raw in open(FX, encoding="utf-8"):
         continue
     kind, line = raw.rstrip("\n").split(" | ", 1)
     cases.append((kind, line))
-    if "2.6" in where:
+    if "2.6" in where or "legacy" in where:
         legacy.add(line)
 
 
@@ -77,6 +77,58 @@ t.ok(kmsg.switched_to("[ 13.673148] clocksource: Switched to clocksource hpet") 
 # Hostile lines: bounded and linear (a long line is cut, never scanned whole).
 t.ok(kmsg.classify("x" * 10 ** 6) is None and kmsg.classify(None) is None and
      kind_of("Marking TSC unstable due to " + "a" * 5000) == "unstable", "a megabyte line, None, a long reason")
+
+# Every pattern has a line here (so each is tried below), not only every kind.
+def rule_of(line):
+    msg = kmsg.message(line)
+    return next((i for i, (_, rx) in enumerate(kmsg._RULES) if msg and rx.match(msg[0])), None)
+
+
+unused = [kmsg.RULES[i][1][:60] for i in range(len(kmsg.RULES)) if i not in {rule_of(l) for _, l in cases}]
+t.ok(not unused, "every pattern (%d) has a fixture line" % len(kmsg.RULES), unused)
+
+# Any local user writes into kernel records: a crashing program's name (15
+# characters, its comm) starts the segfault line, its file name ends it
+# (show_signal_msg(), print_vma_addr()).  A record shaped so, for every
+# fixture line (every pattern), in every log format read, is refused: the
+# comm is the message's first 15 characters, the file name the message.
+HEADS = ("", "[ 1234.567890] ", "Dec  1 12:00:00 host kernel: ", "2026-12-01T12:00:00.000000+00:00 host kernel: ",
+         "[ 1234.567890] host kernel: ", "kernel: [ 1234.567890] ", "6,4242,1234567890,-;", "4,4242,1234567890,-,caller=T1234567;")
+forged = []
+for kind, line in cases:
+    if kind == "-":
+        continue
+    text = kmsg.message(line)[0]
+    for comm in {text[:15], text[text.find(": ") + 2:][:15] if ": " in text else text[:15], text[:14] + " "}:
+        for head in HEADS:
+            rec = "%s%s[31337]: segfault at 0 ip 0000000000401000 sp 00007ffd5e3f1a00 error 4 in %s[401000+1000]" % (head, comm, text)
+            if kmsg.classify(rec) is not None or kmsg.summarize([rec])["tsc"] != "unknown":
+                forged.append(rec)
+t.ok(not forged, "segfault-shaped records of every fixture line, in %d log formats: none known" % len(HEADS),
+     "\n".join(forged[:5]))
+
+# The file name may hold a newline: journalctl prints the rest indented
+# and dmesg may print it bare.  In a log whose lines carry timestamps, a
+# bare line is a continuation, never a message.
+evil = "Marking TSC unstable due to clocksource watchdog"
+log = ["[    0.000000] Linux version 6.1.0", "[    2.100000] clocksource: Switched to clocksource tsc",
+       "[  100.000000] a.out[31337]: segfault at 0 ip 0000000000401000 sp 00007ffd5e3f1a00 error 4 in x",
+       "tsc: " + evil + "[401000+1000]", "clocksource: Switched to clocksource hpet",
+       "                              tsc: " + evil]
+s = kmsg.summarize(log)
+t.ok(s["tsc"] == "kept" and s["switches"] == ["tsc"], "a timestamped log's bare lines (a file name's newline) are not read",
+     (s["tsc"], s["switches"]))
+t.ok(kmsg.summarize(["tsc: " + evil, "clocksource: Switched to clocksource hpet"])["why"] == "watchdog",
+     "a log without timestamps (quoted lines) is read line by line")
+
+# A record is the kernel's only with facility 0: what a program writes to
+# /dev/kmsg never is.  CONFIG_PRINTK_CALLER's caller field (a 7-digit pid)
+# is a header like any other.
+t.ok(kmsg.classify("6,12,3456,-;tsc: " + evil) and kmsg.classify("6,12,3456,-,caller=T1234567;tsc: " + evil)
+     and kmsg.classify("<4>tsc: " + evil) and kmsg.classify("kern  :info  : [    1.234567] tsc: " + evil)
+     and kmsg.classify("14,12,3456,-;tsc: " + evil) is None and kmsg.classify("<12>tsc: " + evil) is None
+     and kmsg.classify("user  :info  : [    1.234567] tsc: " + evil) is None,
+     "kmsg records, raw priorities and dmesg -x facilities: kern read, user refused")
 
 # Removing one pattern: its lines are no longer known (the test can fail).
 class Without:
