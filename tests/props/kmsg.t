@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+# test-timeout: 1800
+"""kmsg.t: properties of contract/cbcontract/kmsg.py, the one reader of kernel-log lines: a record any local user
+can shape (a crashing program's name and file name in the kernel's segfault line), in every log format read, is
+never a line clockbench knows, whatever the name (TAP).
+tests/host-scripts/bench-kmsg.py times the classifier on hostile lines (a figure, not a test)."""
+import os
+import sys
+
+sys.dont_write_bytecode = True
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib")]
+import proplib  # noqa: E402  (re-executes under /usr/bin/python3 when needed)
+from hypothesis import example, strategies as st  # noqa: E402
+
+from cbcontract import kmsg  # noqa: E402
+
+t = proplib.Props("kmsg")
+
+# The message text of every line the classifier knows (the fixture file).
+FX = os.path.join(proplib.ROOT, "tests", "host-scripts", "fixtures", "kmsg", "lines.txt")
+KNOWN = []
+for raw in open(FX, encoding="utf-8"):
+    if raw.startswith("#") or " | " not in raw:
+        continue
+    kind, line = raw.rstrip("\n").split(" | ", 1)
+    if kind != "-":
+        KNOWN.append(kmsg.message(line).text)
+HEADS = ["", "[ 1234.567890] ", "Dec  1 12:00:00 host kernel: ", "[ 1234.567890] host kernel: ",
+         "2026-12-01T12:00:00+0000 host kernel: ", "6,4242,1234567890,-;", "4,4242,1234567890,-,caller=T1234567;"]
+# A comm is 15 bytes at most; the kernel prints it with %s (any byte but NUL;
+# kmsg escapes control characters, other readers may not).
+COMM = st.text(st.characters(blacklist_characters="\x00"), max_size=15)
+
+
+def segfault(head, comm, pid, filename):
+    return "%s%s[%d]: segfault at 0 ip 0000000000401000 sp 00007ffd5e3f1a00 error 4 in %s[401000+1000]" % (
+        head, comm, pid, filename)
+
+
+@t.prop("a segfault record: any comm (15 characters), any file name, every log format: not a line kmsg knows",
+        st.sampled_from(HEADS), st.one_of(COMM, st.sampled_from(KNOWN).map(lambda s: s[:15])),
+        st.integers(1, 4194304), st.one_of(st.sampled_from(KNOWN), st.text(max_size=200)))
+@example("", "tsc: Marking TS", 1, "tsc: Marking TSC unstable due to clocksource watchdog")
+@example("[ 1.0] ", "kvm-clock: Usin", 1, "kvm-clock: Using msrs 4b564d01 and 4b564d00")
+def forged(head, comm, pid, filename):
+    rec = segfault(head, comm, pid, filename)
+    assert kmsg.classify(rec) is None, (rec, kmsg.classify(rec))
+    # The comm or the file name may hold a newline: each piece alone, as a
+    # reader that splits lines would see it, in a framed log, is not read.
+    s = kmsg.summarize(["[    0.000000] Linux version 6.1.0"] + [("[ 1.0] " if i == 0 else "") + p for i, p in enumerate(rec.split("\n"))])
+    assert s["tsc"] == "unknown" and not s["evidence"] and not s["near_misses"], (rec, s)
+
+
+t.done()
