@@ -55,24 +55,31 @@ def skip(what, why):
     print("ok %d - %s # SKIP %s" % (n, what, why))
 
 
-READ_MAX = 32 << 20  # characters: a lab's largest text file (a kernel log, a console) is well under it
+READ_MAX = 32 << 20  # bytes: a lab's largest text file (a kernel log, a console) is well under it
+
+
+def read_text(path):
+    """(text, None), errors as U+FFFD, or (None, why): a missing file, or
+    one the loader's rule refuses (load.read_regular: a FIFO or device
+    without waiting for a writer, a file over READ_MAX)."""
+    if not os.path.lexists(path):
+        return None, "no %s" % os.path.basename(path)
+    try:
+        return load.read_regular(path, READ_MAX).decode("utf-8", "replace"), None
+    except load.InputError as e:
+        return None, str(e)
 
 
 def read(path):
-    """The text of a file (its first READ_MAX characters), or None when it
-    is missing; errors as U+FFFD."""
-    try:
-        with open(path, errors="replace") as f:
-            return f.read(READ_MAX)
-    except OSError:
-        return None
+    """The text of a file, or None when read_text gives none."""
+    return read_text(path)[0]
 
 
 def text(path):
-    """(text, None) or (None, why): a missing or empty file is no evidence."""
-    t = read(path)
+    """(text, None) or (None, why): a missing, unreadable or empty file is no evidence."""
+    t, why = read_text(path)
     if t is None:
-        return None, "no %s" % os.path.basename(path)
+        return None, why
     if not t.strip():
         return None, "%s is empty" % os.path.basename(path)
     return t, None

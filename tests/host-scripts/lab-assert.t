@@ -7,7 +7,8 @@ guest's console with its kernel's lines; state 3's raw trace a small
 stand-in with its counts); L1's host bench and TSC-rate check of states 1
 and 2 come from a later lab (its README.md says which).
 Each evidence file is deleted, then emptied, in turn: exactly the
-assertions that read it fail."""
+assertions that read it fail; FIFOs in place of evidence files are refused
+without waiting."""
 import json
 import os
 import re
@@ -113,6 +114,26 @@ for name, s, wants in EVIDENCE:
         t.ok(rc == 1 and got == want,
              "%s %s: exactly its %d assertions fail" % (name, how, len(want)),
              "exit %d; failing %s; expected %s" % (rc, sorted(got), sorted(want)))
+# A FIFO (or device) in place of an evidence file is refused without
+# waiting for a writer, as the loader refuses one: the assertions reading
+# it fail as for a missing file, naming what it is.
+d = copy()
+fifos = ("l1-3.dmesg.txt", "state-3/guest-hpet-2vcpu.console.log", "state-3.clocksource-after", "state-3.log")
+for name in fifos:
+    os.unlink(os.path.join(d, name))
+    os.mkfifo(os.path.join(d, name))
+try:
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "lab", "assert.py"), d, "3"], capture_output=True,
+                       text=True, timeout=60)
+    rc, out = p.returncode, p.stdout + p.stderr
+except subprocess.TimeoutExpired:
+    rc, out = None, "still waiting after 60 s"
+got = {k for s, k in failing(dict(((int(m.group(2)), key(m.group(3))), m.group(1) is None) for m in
+                                  re.finditer(r"(?m)^(not )?ok \d+ - state (\d+)\b.*?: (.*)$", out)))}
+t.ok(rc == 1 and {"l1_tsc", "sched_clock_stable", "restore"} <= got and "regular file" in out
+     and "Traceback" not in out,
+     "%d evidence files as FIFOs: refused without waiting, their assertions fail naming them (exit %s)"
+     % (len(fifos), rc), out[-600:])
 d = copy()
 os.unlink(os.path.join(d, "progress.log"))
 rc, out, seen2 = lab(d)
