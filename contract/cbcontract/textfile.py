@@ -33,10 +33,15 @@ MODE = 0o644  # node_exporter reads it as another user
 PROM_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]*\.prom\Z")  # a name the textfile collector reads
 
 # Characters a textfile line cannot hold as they are: control characters
-# other than the line feed (escaped below), and the Unicode line breaks.
+# other than the line feed (escaped below), the Unicode line breaks, and
+# the invisible ones that make a label value read as another (bidi
+# controls: U+061C, U+200E-200F, U+202A-202E, U+2066-2069; zero-width:
+# U+200B-200D, U+2060-2064, U+FEFF).  Each becomes U+FFFD, visible, rather
+# than nothing: "web<ZWSP>1" must not read as a VM "web1" that may exist.
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_DROP = dict.fromkeys([c for c in range(0x20) if c != 0x0a] + [0x7f] + list(range(0x80, 0xa0)) + [0x2028, 0x2029],
-                      "\ufffd")
+_DROP = dict.fromkeys([c for c in range(0x20) if c != 0x0a] + [0x7f] + list(range(0x80, 0xa0)) + [0x2028, 0x2029]
+                      + [0x061c, 0xfeff] + list(range(0x200b, 0x2010)) + list(range(0x202a, 0x202f))
+                      + list(range(0x2060, 0x2065)) + list(range(0x2066, 0x206a)), "\ufffd")
 
 
 def _clean(v):
@@ -46,8 +51,9 @@ def _clean(v):
 def esc(v):
     """Any string as a label value or comment text of the exposition format:
     backslash, double quote and line feed escaped (the format's three
-    escapes), other control characters and lone surrogates replaced by
-    U+FFFD, so that it stays within its line and its quotes."""
+    escapes), other control characters, bidi and zero-width characters and
+    lone surrogates replaced by U+FFFD (_DROP), so that it stays within its
+    line and its quotes and reads as what it is."""
     return _clean(v).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
@@ -130,10 +136,11 @@ def _owner_ok(uid):
     return False
 
 
-def open_folder(path):
+def open_folder(path, owners=()):
     """The folder path open (O_DIRECTORY), reached component by component
     from / (or the current folder) without following a symlink, judged as
-    the module's docstring says; RunFolderError (one line) otherwise."""
+    the module's docstring says (owners: more account uids it may belong
+    to, judged as node_exporter's); RunFolderError (one line) otherwise."""
     try:
         check_text(path, "textfile folder")
     except ValueError as e:
@@ -153,7 +160,7 @@ def open_folder(path):
         st = os.fstat(fd)
         if st.st_uid in (os.geteuid(), 0):
             check_folder(path, fd)
-        elif not _owner_ok(st.st_uid):
+        elif st.st_uid not in owners and not _owner_ok(st.st_uid):
             raise RunFolderError("%s: owned by uid %d, neither root nor node_exporter's account (%s): refusing to "
                                  "write in it" % (show(path), st.st_uid, ", ".join(SERVICE_USERS)))
         elif st.st_mode & 0o022:
@@ -165,9 +172,45 @@ def open_folder(path):
         raise
 
 
+_TMP = ".clockbench-%s.%s.tmp"  # the target's name, 12 hex digits
+_TMP_RE = re.compile(r"\A\.clockbench-(.+)\.[0-9a-f]{12}\.tmp\Z", re.S)
+
+
+def hold(folder, name, owners=()):
+    """The folder open (open_folder; owners: more account uids it may
+    belong to), locked (flock, held until the descriptor is closed) for the
+    one writer of textfile name, whose temporaries a kill left there are
+    then removed (those of other names are kept).  InputError (one line)
+    when it cannot be opened or another process holds it."""
+    import fcntl
+    try:
+        fd = open_folder(folder, owners)
+    except RunFolderError as e:
+        raise InputError(None, str(e))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        os.close(fd)
+        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            raise InputError(None, "%s: another process writes %s there (it holds the folder's lock)"
+                             % (show(folder), show(name, 40)))
+        raise InputError(None, "%s: flock: %s" % (show(folder), e.strerror))
+    try:
+        for n in os.listdir(fd):
+            m = _TMP_RE.match(n)
+            if m and m.group(1) == name:
+                try:
+                    os.unlink(n, dir_fd=fd)
+                except OSError:
+                    pass
+    except OSError:
+        pass
+    return fd
+
+
 def write(folder, name, text, mode=MODE):
     """Replaces folder/name (a file name; node_exporter reads *.prom) with
-    text, whole: a temporary .clockbench-*.tmp made in the folder,
+    text, whole: a temporary .clockbench-NAME.*.tmp made in the folder,
     fsynced, renamed over name.  InputError (one line, naming the folder)
     when it cannot be."""
     if not name or "/" in name or name in (".", "..") or name.startswith(".clockbench-"):
@@ -184,7 +227,7 @@ def write(folder, name, text, mode=MODE):
     tmp = None
     try:
         for _ in range(8):
-            tmp = ".clockbench-%s.tmp" % os.urandom(6).hex()
+            tmp = _TMP % (name, os.urandom(6).hex())
             try:
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                              dir_fd=dfd)

@@ -63,8 +63,11 @@ def promtool(text):
 
 
 def seen_as(s):
-    """A string as the textfile holds it, read back: control characters and lone surrogates as U+FFFD."""
+    """A string as the textfile holds it, read back: control characters, bidi and zero-width characters and lone
+    surrogates as U+FFFD."""
     return "".join("\ufffd" if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) < 0xa0 or ord(c) in (0x2028, 0x2029)
+                   or ord(c) in (0x061c, 0xfeff) or 0x200b <= ord(c) <= 0x200f or 0x202a <= ord(c) <= 0x202e
+                   or 0x2060 <= ord(c) <= 0x2069 and ord(c) != 0x2065
                    or 0xd800 <= ord(c) <= 0xdfff else c for c in s)
 
 
