@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # fleet.t: the Ansible playbook: syntax; a run against this machine in
 # checkout mode with a stand-in checkout whose bench-host copies fixture
-# results; package mode refusing a missing .deb; and, as root, package mode
+# results; a compromised host whose find result a stand-in interpreter
+# forges (nothing lands outside its run folder on the controller, no name
+# outside the contract's is fetched); package mode refusing a missing .deb;
+# and, as root, package mode
 # for real: make deb, the playbook installs it on this machine with apt,
 # measures with the installed commands, fetches, reports; purged after.
-# test-timeout: 300
+# test-timeout: 600
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/lib/lib.sh
 . tests/lib/lib.sh
 root=$PWD
 pb=analysis/fleet/clockbench.yml
-plan=17
+plan=21
 
 command -v ansible-playbook >/dev/null || skip_all "ansible-playbook not installed (Debian: ansible-core)" "$plan"
 ansible-playbook --syntax-check -i analysis/fleet/inventory.example.ini "$pb" >/dev/null 2>&1
@@ -101,6 +104,72 @@ play "$tmp/inv-nodeb.ini" "$tmp/log-nodeb"
 rc=$?
 ok "$([ "$rc" -ne 0 ] && grep -q "clockbench_0_amd64.deb: no such package on the controller" "$tmp/log-nodeb" && [ ! -e "$tmp/fetch-nodeb/hvtest" ]; echo $?)" \
 	"package mode: a missing .deb stops the play before anything runs (exit $rc)"
+
+# A compromised host: a stand-in interpreter runs each module with the real
+# one and adds forged paths to find's result (.., absolute paths, the
+# report tool's, a symlink-shaped, a templated name); the host's own run
+# folder also holds names of no contract (notes.txt, a newline).  Its run
+# folder is one level deeper than the controller's, so a path climbing out
+# of it names a file that exists on the host, and on the controller a
+# place under $tmp/c/ outside fetch3/.
+mkdir -p "$tmp/h/src3/results" "$tmp/c/d"
+cp -r "$tmp/src/host-scripts" "$tmp/src/Makefile" "$tmp/h/src3/"
+ln -s "$root/analysis" "$tmp/h/src3/analysis"
+cat >"$tmp/h/src3/host-scripts/bench-host" <<EOF
+#!/bin/bash
+"$tmp/src/host-scripts/bench-host" "\$@" || exit 1
+echo notes >"\$1/\$2/notes.txt" && echo newline >"\$1/\$2/"\$'host-tsc.json\n'
+EOF
+echo forged >"$tmp/evil-dotdot"
+echo secret >"$tmp/host-secret"
+cat >"$tmp/forge-python" <<EOF
+#!$py
+"""The host's python, with find's result forged."""
+import json, subprocess, sys
+p = subprocess.run(["$py"] + sys.argv[1:], stdout=subprocess.PIPE)
+out = p.stdout
+try:
+    doc = json.loads(out)
+except ValueError:
+    doc = None
+paths = doc.get("invocation", {}).get("module_args", {}).get("paths") if isinstance(doc, dict) else None
+if paths and isinstance(doc.get("files"), list) and doc["files"]:
+    run = paths[0]
+    forged = [run + "/../../../../evil-dotdot", "$tmp/host-secret", run + "/../../../../analysis/clockbench-report",
+              run + "/round-1/../../../../../host-secret", run + "/round-1/host-tsc.json -> /etc/passwd",
+              run + "/{{ 'templ' ~ 'ated' }}.json"]
+    doc["files"] += [dict(doc["files"][0], path=f) for f in forged]
+    doc["matched"] = len(doc["files"])
+    out = json.dumps(doc).encode()
+sys.stdout.buffer.write(out)
+sys.exit(p.returncode)
+EOF
+chmod +x "$tmp/h/src3/host-scripts/bench-host" "$tmp/forge-python"
+printf '[hypervisors]\nhvtest ansible_connection=local ansible_python_interpreter=%s\n[hypervisors:vars]\nclockbench_become=false\nclockbench_install=checkout\nclockbench_src=%s\nclockbench_fetch_dir=%s\n' \
+	"$tmp/forge-python" "$tmp/h/src3" "$tmp/c/d/fetch3" >"$tmp/inv3.ini"
+play "$tmp/inv3.ini" "$tmp/log3"
+rc=$?
+r3=("$tmp"/c/d/fetch3/hvtest/*-hvtest)
+reports=("$tmp"/c/d/fetch3/report-*/report.md)
+ok "$([ "$rc" -eq 0 ] && [ -f "${r3[0]}/round-1/host-tsc.json" ] && [ -f "${r3[0]}/round-2/host-hpet.json" ] &&
+	grep -q '| hpet | 1 | 1500.00 | ' "${reports[0]}" 2>/dev/null; echo $?)" \
+	"a forged find result: the host's own results fetched and reported all the same (exit $rc)"
+[ "$rc" -eq 0 ] || tail -20 "$tmp/log3" | sed 's/^/# /'
+# Every file on the controller's side: the host-check's, the run folder's (contract names), the report's.
+stray=$(cd "$tmp/c" && find . -mindepth 1 ! -type d -printf '%P\0' | while IFS= read -r -d '' f; do
+	[[ $f =~ ^d/fetch3/hvtest/host-check-[0-9-]+\.json$ || $f =~ ^d/fetch3/report-[0-9-]+/ ||
+		$f =~ ^d/fetch3/hvtest/[0-9]{8}-[0-9]{6}-hvtest/(round-[12]/)?host-(tsc|hpet)\.json$ ]] || printf '%q ' "$f"
+done)
+ok "$([ -z "$stray" ] && [ ! -e "$tmp/c/evil-dotdot" ] && [ ! -e "$tmp/c/host-secret" ]; echo $?)" \
+	"nothing written outside the host's run folder on the controller, nothing but the contract's names in it${stray:+: $stray}"
+ok "$([ ! -e "${r3[0]}/notes.txt" ] && [ ! -e "${r3[0]}/templated.json" ] && [ ! -e "${r3[0]}/"$'host-tsc.json\n' ]; echo $?)" \
+	"no name outside the contract's fetched (notes.txt, a newline, a templated name)"
+n=0
+for s in '/notes.txt: no file name' '/host-tsc.json\\n: no file name' "/../../../../evil-dotdot: no file name" \
+	"$tmp/host-secret: outside the run folder" "/{{ 'templ' ~ 'ated' }}.json: no file name" '/round-1/host-tsc.json -> /etc/passwd: no file'; do
+	grep -qF -- "$s" "$tmp/log3" || { diag "no skip line with: $s"; n=$((n + 1)); }
+done
+ok "$n" "each path skipped says so in one line (the newline escaped, the template not run)"
 
 # Package mode for real, on this machine.
 why=
