@@ -136,11 +136,10 @@ def _owner_ok(uid):
     return False
 
 
-def open_folder(path, owners=()):
+def open_folder(path):
     """The folder path open (O_DIRECTORY), reached component by component
     from / (or the current folder) without following a symlink, judged as
-    the module's docstring says (owners: more account uids it may belong
-    to, judged as node_exporter's); RunFolderError (one line) otherwise."""
+    the module's docstring says; RunFolderError (one line) otherwise."""
     try:
         check_text(path, "textfile folder")
     except ValueError as e:
@@ -160,7 +159,7 @@ def open_folder(path, owners=()):
         st = os.fstat(fd)
         if st.st_uid in (os.geteuid(), 0):
             check_folder(path, fd)
-        elif st.st_uid not in owners and not _owner_ok(st.st_uid):
+        elif not _owner_ok(st.st_uid):
             raise RunFolderError("%s: owned by uid %d, neither root nor node_exporter's account (%s): refusing to "
                                  "write in it" % (show(path), st.st_uid, ", ".join(SERVICE_USERS)))
         elif st.st_mode & 0o022:
@@ -176,15 +175,15 @@ _TMP = ".clockbench-%s.%s.tmp"  # the target's name, 12 hex digits
 _TMP_RE = re.compile(r"\A\.clockbench-(.+)\.[0-9a-f]{12}\.tmp\Z", re.S)
 
 
-def hold(folder, name, owners=()):
-    """The folder open (open_folder; owners: more account uids it may
-    belong to), locked (flock, held until the descriptor is closed) for the
-    one writer of textfile name, whose temporaries a kill left there are
-    then removed (those of other names are kept).  InputError (one line)
-    when it cannot be opened or another process holds it."""
+def hold(folder, name):
+    """The folder open (open_folder), locked (flock, held until the
+    descriptor is closed) for the one writer of textfile name, whose
+    temporaries a kill left there are then removed (those of other names
+    are kept).  InputError (one line) when it cannot be opened or another
+    process holds it."""
     import fcntl
     try:
-        fd = open_folder(folder, owners)
+        fd = open_folder(folder)
     except RunFolderError as e:
         raise InputError(None, str(e))
     try:
@@ -195,24 +194,81 @@ def hold(folder, name, owners=()):
             raise InputError(None, "%s: another process writes %s there (it holds the folder's lock)"
                              % (show(folder), show(name, 40)))
         raise InputError(None, "%s: flock: %s" % (show(folder), e.strerror))
-    try:
-        for n in os.listdir(fd):
-            m = _TMP_RE.match(n)
-            if m and m.group(1) == name:
-                try:
-                    os.unlink(n, dir_fd=fd)
-                except OSError:
-                    pass
-    except OSError:
-        pass
+    clean(fd, name)
     return fd
 
 
-def write(folder, name, text, mode=MODE):
+def clean(fd, name):
+    """Removes the temporaries of textfile name (write()'s, a kill left
+    them) from the folder open as fd; those of other names are kept."""
+    try:
+        names = os.listdir(fd)
+    except OSError:
+        return
+    for n in names:
+        m = _TMP_RE.match(n)
+        if m and m.group(1) == name:
+            try:
+                os.unlink(n, dir_fd=fd)
+            except OSError:
+                pass
+
+
+DELEGATE = ".clockbench-%s.d"  # the subfolder delegate() gives a writer: no .prom name, never read itself
+
+
+def delegate(fd, name, uid, gid):
+    """As root, lets account uid:gid (which cannot write there) keep
+    textfile name in the folder open as fd: a subfolder of its own
+    (DELEGATE, mode 0755, made or taken over, never through a symlink)
+    and name a symlink to the file of that name in it (replaced whole, by
+    rename).  node_exporter follows the symlink; the account then writes
+    with write() in the subfolder.  Returns (its path relative to the
+    folder, the subfolder open: write()'s fd, which reaches it whatever the
+    account may traverse).  InputError (one line) when it cannot be
+    done."""
+    import stat as st_
+    sub = DELEGATE % name
+    try:
+        try:
+            os.mkdir(sub, 0o755, dir_fd=fd)
+        except FileExistsError:
+            pass
+        sfd = os.open(sub, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+    except OSError as e:
+        why = "not a folder, or a symlink (never followed)" if e.errno in (errno.ENOTDIR, errno.ELOOP) else e.strerror
+        raise InputError(None, "%s: %s" % (show(sub), why))
+    try:
+        os.fchown(sfd, uid, gid)
+        os.fchmod(sfd, 0o755)
+        clean(sfd, name)
+        target = os.path.join(sub, name)
+        try:
+            cur = os.readlink(name, dir_fd=fd)
+        except OSError:
+            cur = None
+        if cur != target:
+            tmp = _TMP % (name, os.urandom(6).hex())
+            os.symlink(target, tmp, dir_fd=fd)
+            try:
+                os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+            except OSError:
+                os.unlink(tmp, dir_fd=fd)
+                raise
+        if not st_.S_ISLNK(os.lstat(name, dir_fd=fd).st_mode):
+            raise OSError(errno.EEXIST, "not a symlink")
+    except OSError as e:
+        os.close(sfd)
+        raise InputError(None, "%s for uid %d: %s" % (show(sub), uid, e.strerror))
+    return sub, sfd
+
+
+def write(folder, name, text, mode=MODE, fd=None):
     """Replaces folder/name (a file name; node_exporter reads *.prom) with
     text, whole: a temporary .clockbench-NAME.*.tmp made in the folder,
-    fsynced, renamed over name.  InputError (one line, naming the folder)
-    when it cannot be."""
+    fsynced, renamed over name.  fd: the folder already open (delegate()'s,
+    left open), else open_folder(folder).  InputError (one line, naming
+    the folder) when it cannot be."""
     if not name or "/" in name or name in (".", "..") or name.startswith(".clockbench-"):
         raise InputError(name, "not a file name for a textfile")
     try:
@@ -221,7 +277,7 @@ def write(folder, name, text, mode=MODE):
         raise InputError(None, str(e))
     data = _clean(text).encode("utf-8")
     try:
-        dfd = open_folder(folder)
+        dfd = open_folder(folder) if fd is None else os.dup(fd)
     except RunFolderError as e:
         raise InputError(None, str(e))
     tmp = None

@@ -8,6 +8,7 @@ that first and says which path is not.
 import json
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
@@ -18,6 +19,38 @@ from .boot import read_channel
 from .msg import RunError
 
 URI = os.environ.get("LIBVIRT_URI", "qemu:///system")
+RUN_DIR = "/run/libvirt/qemu"  # libvirtd's NAME.pid for each running domain
+MAX_DOMAINS = 4096
+
+
+def domain_pids(run_dir=None):
+    """{QEMU pid: domain name} from libvirt's own pid files (RUN_DIR, or the
+    CB_LIBVIRT_RUN test hook): NAME.pid holding the pid of domain NAME's
+    QEMU.  A name a process's command line gives itself proves nothing; a
+    file there only libvirtd (root) can write.  At most MAX_DOMAINS files,
+    each read up to 32 bytes; {} when the folder cannot be read."""
+    d = run_dir or os.environ.get("CB_LIBVIRT_RUN", RUN_DIR)
+    out = {}
+    try:
+        names = sorted(os.listdir(d))[:MAX_DOMAINS]
+    except OSError:
+        return out
+    for n in names:
+        if not n.endswith(".pid") or len(n) <= 4:
+            continue
+        try:
+            fd = os.open(os.path.join(d, n), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            raw = os.read(fd, 32).decode("ascii", "replace").strip() if stat.S_ISREG(os.fstat(fd).st_mode) else ""
+        except OSError:
+            raw = ""
+        finally:
+            os.close(fd)
+        if raw.isdigit() and len(raw) <= 10:
+            out[int(raw)] = n[:-4]
+    return out
 
 
 def virsh(*args, check=True, timeout=60):

@@ -17,7 +17,14 @@ Test hooks (environment): CB_KMSG (a file or FIFO standing in for
 /dev/kmsg: kmsg records or plain log lines), CB_TRACE_PIPE (a file or FIFO
 of trace lines instead of an instance), CB_PROC (a folder standing in for
 /proc, for VM names and liveness), CB_CS_DIR (the clocksource folder),
-CB_CPUINFO (for /proc/cpuinfo).
+CB_CPUINFO (for /proc/cpuinfo), CB_LIBVIRT_RUN (libvirt's pid files,
+/run/libvirt/qemu).
+
+As root, the watch opens what needs privilege (the kernel log, its tracing
+instance, host-check's readout, its textfile's place: a symlink to a
+subfolder of its own, textfile.delegate) and then becomes its own account
+(account(), drop_privileges()): no uid 0 left, no capability, no new
+privileges.
 """
 import errno
 import os
@@ -27,7 +34,8 @@ import stat
 import time
 
 from cbcontract import kmsg, textfile
-from cbhost import kvmtrace
+from cbcontract.util import InputError
+from cbhost import kvmtrace, libvirt
 
 DEFAULT_DIR = "/var/lib/prometheus/node-exporter"
 FILE = "clockbench-watch.prom"
@@ -51,7 +59,8 @@ HELP = {
     "node_clockbench_kernel_log_events_total": "Kernel-log lines of this boot by kind (cbcontract.kmsg): switches, TSC verdicts, watchdog near misses.",
     "node_clockbench_kernel_log_last_event_timestamp_seconds": "When the last kernel-log line of this kind was logged, Unix time (boot time plus its stamp).",
     "node_clockbench_kernel_log_from_boot": "1 if the kernel log was read from the boot's first record (nothing overwritten before the watch read it).",
-    "node_clockbench_vm_master_clock": "1 if KVM's master clock was on at the VM's last master-clock update (kvm_update_master_clock), else 0.",
+    "node_clockbench_watch_vm_events_dropped_total": "KVM clock events of VMs past the watch's limit of followed VMs (MAX_VMS), not counted.",
+    "node_clockbench_vm_master_clock": "1 if KVM's master clock was on at the VM's last master-clock update (kvm_update_master_clock), else 0 (name_from: libvirt, from libvirt's own pid file; cmdline, a name the process's command line claims; pid).",
     "node_clockbench_vm_stable_bit": "1 if the VM's last pvclock update carried PVCLOCK_TSC_STABLE_BIT, else 0.",
     "node_clockbench_vm_pvclock_updates_total": "kvm_pvclock_update events of the VM since the watch started, by whether they carried the stable bit.",
     "node_clockbench_vm_tsc_offset_writes_total": "kvm_write_tsc_offset events of the VM since the watch started.",
@@ -94,20 +103,25 @@ def cut_name(s):
     return s[:NAME_MAX]
 
 
-def vm_name(pid):
-    """(name, source) of QEMU process pid: libvirt's -name guest=NAME,
-    QEMU's -name NAME[,...], else the pid; None when the process is gone."""
+def vm_name(pid, domains=None):
+    """(name, source) of QEMU process pid: the name libvirt's own pid file
+    gives it (domains: pid -> name, source "libvirt"), else the name its
+    command line claims (-name guest=NAME or -name NAME[,...]: any process
+    can say so, source "cmdline"), else the pid; None when the process is
+    gone."""
     proc = os.environ.get("CB_PROC", "/proc")
     raw = read_small(os.path.join(proc, str(pid), "cmdline"), MAX_CMDLINE)
     if raw is None:
         return None
+    if domains and pid in domains:
+        return cut_name(domains[pid]), "libvirt"
     args = raw.split("\0")
     for i, a in enumerate(args[:-1]):
         if a in ("-name", "--name"):
             v = args[i + 1]
             for part in v.split(","):
                 if part.startswith("guest="):
-                    return cut_name(part[6:]), "libvirt"
+                    return cut_name(part[6:]), "cmdline"
             first = v.split(",")[0]
             if first and "=" not in first:
                 return cut_name(first), "cmdline"
@@ -142,6 +156,7 @@ class State:
         self.unstable = None  # the cause, once the TSC was marked unstable
         self.from_boot = None
         self.vms = {}
+        self.vm_events_dropped = 0  # events of VMs past MAX_VMS
         self.trace = (None, "not started")
         self.kmsg_error = None
         self.watchdog = None, "not read"
@@ -183,14 +198,16 @@ class State:
         vm = self.vms.get(pid)
         if vm is None:
             if len(self.vms) >= MAX_VMS:
+                self.vm_events_dropped += 1
                 return
             vm = self.vms[pid] = VM(pid)
         vm.add(f[2], f[3])
 
     def prune(self):
         """Names each VM, dropping those whose process is gone."""
+        domains = libvirt.domain_pids() if self.vms else {}
         for pid in list(self.vms):
-            n = vm_name(pid)
+            n = vm_name(pid, domains)
             if n is None:
                 del self.vms[pid]
             else:
@@ -222,6 +239,7 @@ class State:
                 for key, bit in (("with", "1"), ("without", "0")):
                     f.add("node_clockbench_vm_pvclock_updates_total", lab + [("stable_bit", bit)], c["stable_bit"][key])
             f.add("node_clockbench_vm_tsc_offset_writes_total", lab, c["tsc_offset_writes"])
+        f.add("node_clockbench_watch_vm_events_dropped_total", [], self.vm_events_dropped)
         wd, why = self.watchdog
         f.add("node_clockbench_watchdog_check_available", [("reason", why if wd is None else None)], wd is not None)
         for name, labels, v in watchdog_samples(wd or {}):
@@ -360,14 +378,16 @@ class Source:
 class Watch:
     """The loop: sources, state, textfile."""
 
-    def __init__(self, folder, interval, trace=True, once=False, say=None, host_check=None):
+    def __init__(self, folder, interval, trace=True, once=False, say=None, host_check=None, folder_fd=None):
         self.folder, self.interval = folder, interval
+        self.folder_fd = folder_fd  # the folder open (textfile.delegate's), else reached by its path at each write
         self.state = State(boot_epoch())
         self.say = say or (lambda m: None)
         self.kmsg = self.tpipe = None
         self.instance = None
         self.written, self.written_at = None, 0.0
-        self.stop = False
+        self.stop = self.reread = False
+        self.controls = []  # the instance's tracing_on and buffer_size_kb, open for writing from the setup on
         self.trace, self.one_pass = trace, once
         self.host_check = host_check  # host-check's argv, or None: not run
         self.wake = None
@@ -400,6 +420,9 @@ class Watch:
             else:
                 kvmtrace.clean()  # instances left by a crash (their process is gone)
                 self.instance = kvmtrace.start(os.getpid(), kb=TRACE_KB)
+                # Kept: after the drop only these descriptors can stop the instance and free its ring (close()).
+                self.controls = [os.open(os.path.join(self.instance, n), os.O_WRONLY | os.O_CLOEXEC)
+                                 for n in ("tracing_on", "buffer_size_kb")]
                 self.tpipe = Source(os.path.join(self.instance, "trace_pipe"), kvmtrace.MAX_LINE)
             self.state.trace = (True, None)
         except (kvmtrace.Unavailable, kvmtrace.TraceError, OSError) as e:
@@ -412,8 +435,20 @@ class Watch:
                 s.close()
         self.kmsg = self.tpipe = None
         if self.instance:
-            kvmtrace.discard(os.getpid())
+            if not kvmtrace.discard(os.getpid()):
+                # Dropped: the instance cannot be removed, only stopped and
+                # its ring shrunk to the least; the next start (or
+                # clockbench-kvm-trace clean, the unit's ExecStopPost=)
+                # removes it.
+                for fd, value in zip(self.controls, (b"0", b"1")):
+                    try:
+                        os.write(fd, value)
+                    except OSError:
+                        pass
             self.instance = None
+        for fd in self.controls:
+            os.close(fd)
+        self.controls = []
 
     def drain(self):
         """Reads what the sources hold now; True if a switch was seen (the
@@ -441,7 +476,7 @@ class Watch:
         now = time.monotonic()
         if not force and body == self.written and now - self.written_at < REFRESH:
             return False
-        textfile.write(self.folder, FILE, text)
+        textfile.write(self.folder, FILE, text, fd=self.folder_fd)
         self.written, self.written_at = body, now
         return True
 
@@ -453,11 +488,15 @@ class Watch:
 
     def run(self):
         """Until TERM or INT: poll the sources; re-read the clock every
-        interval; write when a value changes."""
+        interval (and at once on HUP); write when a value changes."""
         next_clock = 0.0
         next_prune = 0.0
         while not self.stop:
             now = time.monotonic()
+            if self.reread:  # HUP
+                self.reread = False
+                next_clock = next_prune = now
+                self.written_at = -REFRESH
             if now >= next_clock:
                 self.state.read_clock()
                 next_clock = now + self.interval
@@ -475,27 +514,50 @@ class Watch:
                 os.read(self.wake[0], 64)  # a signal: its handler set self.stop
 
 
-def drop_privileges(keep):
-    """After setup: no new privileges, and the capabilities in keep (names
-    such as "CAP_DAC_OVERRIDE") as the only ones left, effective, permitted
-    and in the bounding set.  Returns None, or why it could not."""
+# The watch's own account (the package makes it); where there is none, nobody.
+WATCH_USER, FALLBACK_USER = "clockbench", "nobody"
+
+
+def account():
+    """(name, uid, gid) the watch becomes after its setup as root: WATCH_USER,
+    else FALLBACK_USER; InputError when neither exists (or is root)."""
+    import pwd
+    for n in (WATCH_USER, FALLBACK_USER):
+        try:
+            pw = pwd.getpwnam(n)
+        except KeyError:
+            continue
+        if pw.pw_uid != 0 and pw.pw_gid != 0:
+            return n, pw.pw_uid, pw.pw_gid
+    raise InputError(None, "no account to run as after the setup (%s, %s): the package makes %s"
+                     % (WATCH_USER, FALLBACK_USER, WATCH_USER))
+
+
+def drop_privileges(uid, gid):
+    """After setup, as root: no new privileges, an empty bounding set, then
+    uid and gid (real, effective, saved) and no supplementary group, which
+    leaves no capability (the kernel clears them when root's uids go; the
+    inheritable and ambient sets are cleared here).  Returns None, or why
+    it could not (then nothing must run on)."""
     import ctypes
     import ctypes.util
-    names = {"CAP_DAC_OVERRIDE": 1, "CAP_SYSLOG": 34, "CAP_SYS_ADMIN": 21}
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     try:
         last = int((read_small("/proc/sys/kernel/cap_last_cap") or "40").strip())
     except ValueError:
         last = 40
-    mask = 0
-    for k in keep:
-        mask |= 1 << names[k]
-    PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP = 38, 24
+    PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 24, 47, 4
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return "prctl(PR_SET_NO_NEW_PRIVS): %s" % os.strerror(ctypes.get_errno())
     for cap in range(last + 1):
-        if not mask & (1 << cap):
-            libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # EPERM without CAP_SETPCAP: then capset below still drops
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # EPERM without CAP_SETPCAP: the uid change below still clears
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    try:
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+    except OSError as e:
+        return "setresuid(%d): %s" % (uid, e.strerror)
 
     class Header(ctypes.Structure):
         _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
@@ -505,35 +567,29 @@ def drop_privileges(keep):
 
     h = Header(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3
     d = (Data * 2)()
-    for i in (0, 1):
-        part = (mask >> (32 * i)) & 0xffffffff
-        d[i].effective = d[i].permitted = part
-        d[i].inheritable = 0
     if libc.capset(ctypes.byref(h), d) != 0:
         return "capset: %s" % os.strerror(ctypes.get_errno())
-    return None
-
-
-def folder_needs_dac(folder):
-    """True when the textfile folder is not root's (node_exporter's
-    account's): root then writes in it through CAP_DAC_OVERRIDE only."""
-    try:
-        fd = textfile.open_folder(folder)
-    except Exception:
-        return True
-    try:
-        return os.fstat(fd).st_uid != os.geteuid()
-    finally:
-        os.close(fd)
+    if 0 in os.getresuid() + os.getresgid() or os.getgroups():
+        return "root's ids are still there"
+    status = read_small("/proc/self/status") or ""
+    left = [ln for ln in status.splitlines() if ln.startswith(("CapPrm", "CapEff", "CapAmb"))
+            and ln.split(":")[1].strip().strip("0")]
+    return "capabilities left: %s" % " ".join(left) if left else None
 
 
 def install_signals(w):
-    """TERM, INT and HUP stop w's loop at once: the handler sets w.stop and
-    the signal's byte on w.wake (set_wakeup_fd) ends its select()."""
+    """TERM and INT stop w's loop at once, HUP makes it re-read the clock
+    and the VM names and rewrite the textfile: the handler sets w.stop or
+    w.reread and the signal's byte on w.wake (set_wakeup_fd) ends its
+    select()."""
     w.wake = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(w.wake[1])
 
     def on_term(signum, frame):
         w.stop = True
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+
+    def on_hup(signum, frame):
+        w.reread = True
+    for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, on_term)
+    signal.signal(signal.SIGHUP, on_hup)

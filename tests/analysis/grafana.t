@@ -141,6 +141,7 @@ t.ok(not errs and "node_clockbench_clock_read_median_seconds" in written,
 # clockbench-watch --once over the recorded kernel log and traces, a host on hpet: one more instance.
 wd, proc = os.path.join(t.tmp, "watch"), os.path.join(t.tmp, "proc")
 os.makedirs(wd)
+os.chmod(t.tmp, 0o755)  # as root the watch drops to its own account, then reads the fake /proc and clocksource
 for pid in ("8162", "8311"):
     os.makedirs(os.path.join(proc, pid))
     with open(os.path.join(proc, pid, "cmdline"), "w") as f:

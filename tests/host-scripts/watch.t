@@ -22,6 +22,7 @@ sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "host-scripts
 from taplib import Tap  # noqa: E402
 
 t = Tap()
+os.chmod(t.tmp, 0o755)  # as root the watch drops to its own account, then re-reads the fake files below
 FX = os.path.join(ROOT, "tests", "host-scripts", "fixtures")
 WATCH = os.path.join(ROOT, "host-scripts", "watch")
 PROMTOOL = shutil.which("promtool")
@@ -64,9 +65,16 @@ with open(hcj, "w") as f:
                                                                                      "independent": None}}}}, f)
 
 
+# libvirt's own pid files: web-1 is the domain of QEMU 8162 (the other VM only claims a name on its command line).
+libvirt_run = os.path.join(t.tmp, "libvirt")
+os.mkdir(libvirt_run)
+with open(os.path.join(libvirt_run, "web-1.pid"), "w") as f:
+    f.write("8162")
+
+
 def env(**kw):
     e = dict(os.environ, CB_CS_DIR=fake_cs("tsc") if "CB_CS_DIR" not in kw else kw.pop("CB_CS_DIR"),
-             CB_CPUINFO=cpuinfo, CB_HOST_CHECK_JSON=hcj)
+             CB_CPUINFO=cpuinfo, CB_HOST_CHECK_JSON=hcj, CB_LIBVIRT_RUN=libvirt_run)
     e.update(kw)
     return e
 
@@ -117,8 +125,9 @@ with open(log, "w") as f:
 d1 = folder("once")
 rc, out, err = run_once("--textfile-dir", d1, CB_KMSG=log, CB_CS_DIR=fake_cs("hpet"))
 s = samples(os.path.join(d1, FILE))
-t.ok(rc == 0 and err == "" and s is not None and sorted(os.listdir(d1)) == [FILE],
-     "--once: exit 0, the textfile and nothing else in the folder", err)
+t.ok(rc == 0 and err == "" and s is not None
+     and sorted(os.listdir(d1)) == sorted([FILE] + ([".clockbench-%s.d" % FILE] if os.geteuid() == 0 else [])),
+     "--once: exit 0, the textfile and nothing else in the folder (as root: the watch's own folder beside it)", err)
 want = {k: sum(1 for kk, _ in recorded if kk == k) for k in CLASSES}
 got = {k: value(s, "node_clockbench_kernel_log_events_total", kind=k) for k in CLASSES}
 t.ok(all(got[k] == want[k] for k in CLASSES), "each class of the recorded log counted as the fixture labels it "
@@ -169,7 +178,7 @@ t.ok(rc == 0 and value(s, "node_clockbench_vm_master_clock", **a) == 1 and value
      and value(s, "node_clockbench_vm_tsc_offset_writes_total", **a) == 6
      and value(s, "node_clockbench_vm_master_clock", **b) == 0 and value(s, "node_clockbench_vm_stable_bit", **b) == 0
      and value(s, "node_clockbench_vm_pvclock_updates_total", stable_bit="0", **b) == 5,
-     "per VM from the recorded traces: web-1 (libvirt's name) master clock on, stable bit; the other off, without",
+     "per VM from the recorded traces: web-1 (libvirt's name, its pid file) master clock on, stable bit; the other off, without",
      err or sorted(k for k in (s or {}) if k[0].startswith("node_clockbench_vm")))
 text = open(os.path.join(d2, FILE)).read() if s else ""
 t.ok(s and not any(ln.startswith("node_evil") for ln in text.splitlines()) and promtool_ok(os.path.join(d2, FILE)),
@@ -249,8 +258,9 @@ with open("/proc/%d/status" % w.pid) as f:
         caps[k] = v.strip()
 if os.geteuid() == 0:
     t.ok(caps.get("CapEff") == "0000000000000000" and caps.get("CapBnd") == "0000000000000000"
-         and caps.get("NoNewPrivs") == "1",
-         "as root, after its setup: no capability left (its folder is root's), no new privileges", caps)
+         and caps.get("NoNewPrivs") == "1" and caps.get("Uid", "0").split()[0] != "0",
+         "as root, after its setup: its own account (uid %s), no capability left, no new privileges"
+         % caps.get("Uid"), caps)
 else:
     t.skip("not root: nothing to drop")
 t0 = time.monotonic()
@@ -283,7 +293,11 @@ else:
          "a tracefs instance of its own (%s), KVM's events followed" % inst, s and [k for k in s if "trace" in k[0]])
     w.send_signal(signal.SIGTERM)
     rc = w.wait(timeout=CAP)
-    t.ok(rc == 0 and not os.path.exists(inst), "TERM removes it", w.stderr.read())
+    on = open(os.path.join(inst, "tracing_on")).read().strip() if os.path.exists(inst) else "gone"
+    size = open(os.path.join(inst, "buffer_size_kb")).read().split()[0] if os.path.exists(inst) else "gone"
+    # After the drop the watch may not rmdir it: it stops it and shrinks its ring; the next start removes it.
+    t.ok(rc == 0 and on in ("0", "gone") and (size == "gone" or int(size) < 64),
+         "TERM stops it (tracing_on %s, buffer_size_kb %s): nothing traced, no ring held" % (on, size), w.stderr.read())
     w = start()
     inst = os.path.join(tfs, "instances", "clockbench-%d" % w.pid)
     wait_for(lambda: os.path.isdir(inst))
@@ -295,4 +309,6 @@ else:
     w.send_signal(signal.SIGTERM)
     w.wait(timeout=CAP)
     t.ok(left and gone is not None, "an instance left by SIGKILL (%s) is removed by the next start" % left)
+    import cbhost.kvmtrace as kt
+    kt.clean()  # the last one, stopped by TERM: nothing of the test left on the host
 t.done()
