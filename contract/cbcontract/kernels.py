@@ -2,11 +2,12 @@
 
 One table, ERAS: each row is an era of x86 Linux's clocksource watchdog
 (kernel/time/clocksource.c, include/linux/clocksource.h, kernel/time/Kconfig,
-arch/x86/kernel/tsc.c, arch/x86/kernel/tsc_sync.c), with the kernel version
-and the tree commit it was read at, the blob id of every file read (a git
-blob id names the file's content, so anyone can check it against kernel.org)
-and the functions the figures come from.  docs/watchdog.md says the same in
-words.
+arch/x86/kernel/tsc.c, arch/x86/kernel/tsc_sync.c), with the release it was
+read at, cited as kernel.org's tree and that release's tag (TREES: the tag's
+commit once checked), the blob id of every file read (a git blob id names
+the file's content, so anyone can check it against the tag:
+tests/contract/kernels-upstream.t) and the functions the figures come
+from.  docs/watchdog.md says the same in words.
 
   rules_for(release, version=None) -> dict | None
       the era's rules for a running kernel: `release` is `uname -r`
@@ -42,13 +43,28 @@ WATCHDOG_INTERVAL_S = 0.5          # WATCHDOG_INTERVAL = HZ >> 1, every era read
 TSC_EARLY_MARGIN_NS = 32 * NS_PER_MS  # tsc.c clocksource_tsc_early.uncertainty_margin (6.1-6.19)
 WATCHDOG_THRESHOLD_NS = 1000000000 >> 5  # NSEC_PER_SEC >> 5: margin of a clocksource with no frequency
 
-# The trees read.  commit: the tree's HEAD when fetched (these are
-# project trees that carry an upstream release; the blob ids say which
-# upstream content each file has).
+# The trees read, each cited as the upstream release whose files it holds:
+# kernel.org's mainline tree for a .0 release, the stable tree for the rest;
+# tag: that release's tag; commit: the tag's commit, None until the blob
+# ids below have been compared with the tag in a clone of that tree
+# (tests/contract/kernels-upstream.t with CLOCKBENCH_KERNEL_GIT does it),
+# and checked: the date they were.
+#
+# copy: where the files were in fact read, on 2026-12-01: public copies of
+# each release (a release imported in one commit, then a project's own
+# commits that, save 6.12.19's, touch none of the files below; 6.12.19's
+# copy reached that release by its own "up to 6.12.N" commits).  It is
+# provenance, never the citation: a reader should trust the tag, not the
+# copy, and until `commit` is filled in the blob ids are the copy's.
+MAINLINE = "git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git"
+STABLE = "git.kernel.org/pub/scm/linux/kernel/git/stable/linux.git"
 TREES = {
     "6.1.158": {
-        "tree": "github.com/HDevices/linux-6.1.158",
-        "commit": "71dd535994d7e3ec9784a45b82d1ba34b868f7f6",
+        "tree": STABLE,
+        "tag": "v6.1.158",
+        "commit": None,
+        "checked": None,
+        "copy": "github.com/HDevices/linux-6.1.158@71dd535994d7e3ec9784a45b82d1ba34b868f7f6",
         "files": {
             "kernel/time/clocksource.c": "e89fd0bbc3b359cd06f145cbcbec790c7d7c5b5f",
             "include/linux/clocksource.h": "0ad8b550bb4b4674fab70fc81dda94a76a7c9579",
@@ -60,8 +76,11 @@ TREES = {
         },
     },
     "6.1.55": {
-        "tree": "github.com/BaptistePires/purgatory-linux-6.1.55",
-        "commit": "9c4b332c95c2658c7a262f5f6a992646f0bca476",
+        "tree": STABLE,
+        "tag": "v6.1.55",
+        "commit": None,
+        "checked": None,
+        "copy": "github.com/BaptistePires/purgatory-linux-6.1.55@9c4b332c95c2658c7a262f5f6a992646f0bca476",
         "files": {
             "kernel/time/clocksource.c": "1c90e710d537f1ede70f09ce0216c8d229d3839e",
             "include/linux/clocksource.h": "1d42d4b1732717056c4d7acca4ae311a3ca1cffc",
@@ -71,8 +90,11 @@ TREES = {
         },
     },
     "6.6.9": {
-        "tree": "github.com/mihaelbh/adding-new-sched-policy-to-linux-6.6.9",
-        "commit": "b0e4488ba24cdd25763888543ec84b9fe8a6f5b2",
+        "tree": STABLE,
+        "tag": "v6.6.9",
+        "commit": None,
+        "checked": None,
+        "copy": "github.com/mihaelbh/adding-new-sched-policy-to-linux-6.6.9@b0e4488ba24cdd25763888543ec84b9fe8a6f5b2",
         "files": {
             "kernel/time/clocksource.c": "c108ed8a9804ada919575c97b42dd663e33c1a16",
             "include/linux/clocksource.h": "1d42d4b1732717056c4d7acca4ae311a3ca1cffc",
@@ -82,8 +104,11 @@ TREES = {
         },
     },
     "6.6.63": {
-        "tree": "github.com/OpenNuvoton/MA35D1_linux-6.6.y",
-        "commit": "a4595a4caf6f28051f111c6fa4d96499a9bb756f",
+        "tree": STABLE,
+        "tag": "v6.6.63",
+        "commit": None,
+        "checked": None,
+        "copy": "github.com/OpenNuvoton/MA35D1_linux-6.6.y@a4595a4caf6f28051f111c6fa4d96499a9bb756f",
         "files": {
             "kernel/time/clocksource.c": "aa864999dc21be9fe11a00df79e90b0ae794e897",
             "include/linux/clocksource.h": "0ad8b550bb4b4674fab70fc81dda94a76a7c9579",
@@ -95,8 +120,11 @@ TREES = {
         },
     },
     "6.12.19": {
-        "tree": "github.com/wishday/linux-6.12.y",
-        "commit": "21ae40e85ea77ea637c424763d05253726bb349e",
+        "tree": STABLE,
+        "tag": "v6.12.19",
+        "commit": None,
+        "checked": None,
+        "copy": "github.com/wishday/linux-6.12.y@21ae40e85ea77ea637c424763d05253726bb349e",
         "files": {
             "kernel/time/clocksource.c": "58fb7280cabbe6a6371b21a7c0e96f95fcc07d98",
             "include/linux/clocksource.h": "c846436b64593e913d452d2ba07870e13729ea21",
@@ -108,8 +136,11 @@ TREES = {
         },
     },
     "6.18.26": {
-        "tree": "github.com/nickfox-taterli/nanopi-r5c-linux-6.18.26",
-        "commit": "aa1ac7b608458f3fcd6c17c86f5514a475f04b3f",
+        "tree": STABLE,
+        "tag": "v6.18.26",
+        "commit": None,
+        "checked": None,
+        "copy": "github.com/nickfox-taterli/nanopi-r5c-linux-6.18.26@aa1ac7b608458f3fcd6c17c86f5514a475f04b3f",
         "files": {
             "kernel/time/clocksource.c": "df719496165849aee21730886ad497822201f579",
             "include/linux/clocksource.h": "65b7c41471c390463770c2da13694e58e83b84ea",
@@ -119,8 +150,11 @@ TREES = {
         },
     },
     "6.19.0": {
-        "tree": "github.com/matankalina/linux-6.19.10-fork",
-        "commit": "483059de9f9396c5ccd4bbf3731d3a3d7e5b1089",
+        "tree": MAINLINE,
+        "tag": "v6.19",
+        "commit": None,
+        "checked": None,
+        "copy": "github.com/matankalina/linux-6.19.10-fork@483059de9f9396c5ccd4bbf3731d3a3d7e5b1089",
         "files": {
             "kernel/time/clocksource.c": "df719496165849aee21730886ad497822201f579",
             "include/linux/clocksource.h": "65b7c41471c390463770c2da13694e58e83b84ea",
@@ -130,8 +164,11 @@ TREES = {
         },
     },
     "7.1.3": {
-        "tree": "github.com/rikudousennin22/linux-7.1.3",
-        "commit": "037c6bf47ba7b581c3b798e5220e3746ff6c24f2",
+        "tree": STABLE,
+        "tag": "v7.1.3",
+        "commit": None,
+        "checked": None,
+        "copy": "github.com/rikudousennin22/linux-7.1.3@037c6bf47ba7b581c3b798e5220e3746ff6c24f2",
         "files": {
             "kernel/time/clocksource.c": "baee13a1f87f327ccfb4e70529376dc2b0f9abd1",
             "include/linux/clocksource.h": "7c38190b10bf0c6e2c176d5243c9572e0ff19840",
@@ -563,7 +600,7 @@ def rules_for(release, version=None, params=None):
     out.update({
         "release": release[:MAX_RELEASE], "series": "%d.%d" % (major, minor), "sublevel": sub, "parsed_by": how,
         "chosen_by": chosen,
-        "tree": tree["tree"], "tree_commit": tree["commit"], "files": dict(tree["files"]),
+        "tree": tree["tree"], "tag": tree["tag"], "tree_commit": tree["commit"], "files": dict(tree["files"]),
         # at_or_after_read: the release is at or after the sublevel read in
         # this series (later stable backports can still move a figure).
         "at_or_after_read": sub is not None and sub >= row["exact_from"].get("%d.%d" % (major, minor), 1 << 30),

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
 """kernels.t: the watchdog rules table: one release per rule maps to its era, unknown releases say why, the table is consistent."""
+import importlib.machinery
+import importlib.util
 import os
 import re
 import sys
@@ -210,8 +212,8 @@ for row in k.ERAS:
     if tree is None:
         probs.append("%s: read_at %s not in TREES" % (row["id"], row["read_at"]))
         continue
-    if not HEX40.match(tree["commit"]):
-        probs.append("%s: tree commit %r" % (row["id"], tree["commit"]))
+    if not (tree.get("commit") is None or HEX40.match(str(tree.get("commit")))):
+        probs.append("%s: tree commit %r" % (row["id"], tree.get("commit")))
     if not re.match(r"^\d+\.\d+\.\d+$", row["read_at"]):
         probs.append("%s: version %r" % (row["id"], row["read_at"]))
     for path, blob in tree["files"].items():
@@ -235,8 +237,72 @@ for row in k.ERAS:
 for full, _, _ in k.COMMITS.values():
     if full and not HEX40.match(full) and "not pinned" not in full:
         probs.append("COMMITS id %r: neither 40 hex nor said not pinned" % full)
-t.ok(not probs, "every row cites a version, a 40-hex tree commit and blobs, its functions and commits; limits positive",
-     "\n".join(probs))
+t.ok(not probs, "every row cites a version, a tree commit (40 hex, or none yet) and blobs, its functions and commits; "
+     "limits positive", "\n".join(probs))
+
+# --- the citation: kernel.org's tree, the release's tag, the tag's commit ------
+# A copy of a release (a project's or a board vendor's tree) is where the
+# files were read, never what is cited: the tag is, in the tree that holds it.
+MAINLINE = "git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git"
+STABLE = "git.kernel.org/pub/scm/linux/kernel/git/stable/linux.git"
+
+
+def upstream_of(version):
+    """(tree, tag) of a release: a .0 is mainline's vX.Y, the rest stable's vX.Y.Z."""
+    ma, mi, sub = version.split(".")
+    return (MAINLINE, "v%s.%s" % (ma, mi)) if sub == "0" else (STABLE, "v" + version)
+
+
+bad = []
+for ver, tree in sorted(k.TREES.items()):
+    where, tag = upstream_of(ver)
+    if tree.get("tree") != where or tree.get("tag") != tag:
+        bad.append("%s: cites %r %r, not %s %s" % (ver, tree.get("tree"), tree.get("tag"), where, tag))
+    c = tree.get("commit")
+    if not (c is None or HEX40.match(str(c))):
+        bad.append("%s: commit %r: neither 40 hex nor None (not checked yet)" % (ver, c))
+    if c is not None and not re.match(r"^\d{4}-\d{2}-\d{2}$", str(tree.get("checked"))):
+        bad.append("%s: a commit with no date its blobs were checked against the tag" % ver)
+    cited = {key: v for key, v in tree.items() if key != "copy"}
+    if "github" in repr(cited).lower():
+        bad.append("%s: a copy cited: %r" % (ver, cited.get("tree")))
+t.ok(bad == [] and len(k.TREES) == 8,
+     "every tree read is cited as kernel.org's mainline or stable tree, the release's tag and the tag's commit "
+     "(None until checked); a copy it was read in is not cited", "\n".join(bad))
+
+r = k.rules_for("6.18.44") or {}
+t.ok(r.get("tree") == STABLE and r.get("tag") == "v6.18.26" and "tree_commit" in r
+     and r["tree_commit"] == k.TREES["6.18.26"].get("commit") and "copy" not in r,
+     "rules_for() gives the row's tree, tag and tag commit (6.18.44: stable v6.18.26), not the copy",
+     repr({key: r.get(key) for key in ("tree", "tag", "tree_commit", "copy")}))
+r = k.rules_for("6.19.2") or {}
+t.ok(r.get("tag") == "v6.18.26" and r.get("also_read") == ["6.19.0"] and k.TREES["6.19.0"].get("tag") == "v6.19",
+     "6.19.y: the 6.18 row, read at stable v6.18.26 (mainline v6.19 read beside it)",
+     repr((r.get("tag"), r.get("also_read"), k.TREES["6.19.0"].get("tag"))))
+
+
+def load_host_check():
+    """host-scripts/host-check as a module (its main() does not run)."""
+    loader = importlib.machinery.SourceFileLoader("host_check", os.path.join(ROOT, "host-scripts", "host-check"))
+    spec = importlib.util.spec_from_loader("host_check", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+hc = load_host_check()
+r = k.rules_for("6.18.44")
+s = hc.cite(r) or ""
+unchecked = r.get("tree_commit") is None
+t.ok((STABLE + " v6.18.26") in s and "github" not in s and ("not checked" in s) == unchecked and len(s) <= 200,
+     "host-check cites 6.18.44's rules as kernel.org's stable tree at v6.18.26 (saying so while its commit is not "
+     "checked), never a copy", s)
+s = hc.cite(dict(r, tree_commit="0123456789abcdef0123456789abcdef01234567")) or ""
+t.ok((STABLE + " v6.18.26@0123456789ab") in s and "not checked" not in s,
+     "host-check: a checked row's citation ends with the tag's commit (12 hex)", s)
+s = hc.cite({"id": "old", "read_at": "6.1.158", "tree": "example.org/t", "tree_commit": "ab" * 20}) or ""
+t.ok("example.org/t@abababababab" in s and "read at 6.1.158" in s,
+     "host-check: a rules file of the old shape (no tag) is still cited as tree@commit", s)
 
 spans = []
 for row in k.ERAS:
