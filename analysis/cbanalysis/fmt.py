@@ -1,4 +1,5 @@
 """fmt.py: numbers and Markdown tables for the reports."""
+from cbcontract.util import printable
 
 
 def fnum(v, nd=2):
@@ -34,14 +35,11 @@ def frate(r):
     return "%g" % r
 
 
-_CONTROL = dict.fromkeys([c for c in range(0x20)] + [0x7f] + list(range(0x80, 0xa0)), "?")
-_CONTROL[ord("\n")] = " "
-
-
 def md_escape(s):
     """A value for a Markdown table cell: one line, no control character
-    (a result's escape sequence never reaches a terminal showing the report)."""
-    return str(s).translate(_CONTROL).replace("|", "\\|")
+    (util.printable: a result's escape sequence never reaches a terminal
+    showing the report), no cell separator."""
+    return printable(s).replace("|", "\\|")
 
 
 def md_table(header, rows, align=None):

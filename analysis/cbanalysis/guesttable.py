@@ -1,6 +1,6 @@
 """guesttable.py: the guest launcher's readable table of one guest result (a loaded Measurement)."""
 from cbcontract.load import trace_facts
-from cbcontract.util import cut, is_num
+from cbcontract.util import cut, is_num, printable
 from .fmt import fquant
 
 
@@ -78,4 +78,4 @@ def text(m, path=None):
     if m.emulated:
         out.append("EMULATED: accel tcg; timings are QEMU's emulator, not a hypervisor's. Compare paths and facts, "
                    "not nanoseconds.")
-    return "\n".join(out)
+    return "\n".join(printable(x) for x in out)  # a result's strings: controls escaped, each line one

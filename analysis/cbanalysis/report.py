@@ -11,11 +11,10 @@ import os
 
 from . import capacity, interval, plots
 from cbcontract.load import QUANTS, WORKLOADS, trace_facts
-from cbcontract.util import obj, write_atomic
+from cbcontract.util import obj, printable, write_atomic
 from .fmt import fquant, md_table
 
 EMU_MARK = "†"
-CONTROL = dict.fromkeys([c for c in range(0x20) if c != 0x0a] + [0x7f] + list(range(0x80, 0xa0)), "?")
 EMU_NOTE = ("%s EMULATED: QEMU's TCG emulator is under these rows (a guest under TCG, or an emulated "
             "hypervisor and its guests). Their figures are an emulator's, not a hypervisor's cost: compare the paths "
             "and facts, never the nanoseconds. They are left out of the capacity planning." % EMU_MARK)
@@ -588,5 +587,5 @@ def build(ms, outdir, rates, hosts, vcpus, given, want_plots, warn):
               "docs/analysis.md.", ""]
     path = os.path.join(outdir, "report.md")
     # A result's control characters (an escape sequence in a folder name) never reach a terminal showing it.
-    write_atomic(path, "\n".join(lines).translate(CONTROL))
+    write_atomic(path, "\n".join(printable(x) for x in "\n".join(lines).split("\n")))
     return path

@@ -15,7 +15,7 @@ from cbcontract import rounds as cbrounds, runfolder
 from . import interval, verdict
 from cbcontract.load import WORKLOAD_UNITS, WORKLOADS, trace_facts
 from .report import mitigation_text
-from cbcontract.util import InputError
+from cbcontract.util import InputError, printable
 
 FIGURES = ("host_1", "host_all", "guest_1", "guest_all")
 
@@ -228,7 +228,8 @@ def render(run, rows):
                      "master clock, stable bit.")
     doc = {"schema": runfolder.SCHEMA_SUMMARY, "run": run, "baseline": base["clocksource"], "rounds": nrounds,
            "rows": rows, "notes": notes}
-    return "\n".join(lines) + "\n", doc
+    # Each line's strings from the results made printable: one place, every line.
+    return "\n".join(printable(x) for x in lines) + "\n", doc
 
 
 def ratio_text(d, k, is_base=False):

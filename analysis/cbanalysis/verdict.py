@@ -10,6 +10,7 @@ the screen says "no difference measured" and counts no cost.
 """
 import textwrap
 
+from cbcontract.util import printable
 from . import interval
 
 WIDTH = 100
@@ -86,15 +87,16 @@ def lines(rows, available, now=None):
 
 
 def _fit(cells, widths):
-    return "  ".join(str(c)[:w].ljust(w) for c, w in zip(cells, widths)).rstrip()
+    return "  ".join(c[:w].ljust(w) for c, w in zip(cells, widths)).rstrip()
 
 
 def table(head, body, width=WIDTH, keep=()):
     """A plain table no wider than width: columns as wide as their widest
-    cell, the widest cut first when the whole does not fit; a column in
-    keep (its index: a figure with its interval) is never cut while
-    another can be."""
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
+    cell (its text printable: a result's controls escaped), the widest cut
+    first when the whole does not fit; a column in keep (its index: a
+    figure with its interval) is never cut while another can be."""
+    head, body = [printable(x) for x in head], [[printable(x) for x in row] for row in body]
+    widths = [max(len(x) for x in col) for col in zip(head, *body)]
     while sum(widths) + 2 * (len(widths) - 1) > width:
         cuttable = [j for j in range(len(widths)) if j not in keep and widths[j] > 1] or list(range(len(widths)))
         i = max(cuttable, key=lambda j: widths[j])
@@ -148,7 +150,7 @@ def screen(rows, available, now=None, width=WIDTH):
     value on tsc, the ratio), so that an interval never has to be cut."""
     out = []
     for v in lines(rows, available, now):
-        out += textwrap.wrap(v, width, subsequent_indent="  ")
+        out += textwrap.wrap(printable(v), width, subsequent_indent="  ")
     base = next((r for r in rows if r["clocksource"] == "tsc"), rows[0] if rows else None)
     hosts, seen = [], set()
     for r in rows:

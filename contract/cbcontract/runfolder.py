@@ -25,6 +25,8 @@ import socket
 import sys
 import tempfile
 
+from .util import cut as show  # a value quoted in a message: escaped, cut
+
 # Schemas of the files in a run folder, one string each.
 SCHEMA_HOST = "clockbench/1"
 SCHEMA_GUEST = "clockbench-guest/1"
@@ -316,13 +318,6 @@ def kept_raw(run_dir, name):
         if os.path.lexists(p):
             return p
     return None
-
-
-def show(s, limit=80):
-    """s for a one-line message: control characters escaped, cut to limit."""
-    s = str(s)
-    s = "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
-    return s if len(s) <= limit else s[:limit] + "..."
 
 
 def check_text(s, what):

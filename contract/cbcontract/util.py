@@ -6,20 +6,35 @@ import re
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def one_line(s):
-    """s with its line breaks (those str.splitlines knows) as spaces: a
-    message that quotes a file's keys or values stays one line."""
-    return " ".join(str(s).splitlines())
-
-
 CUT = 80  # a value quoted in a message: at most this many characters
 MAX_MESSAGE = 360  # a whole message: the path, the field, the values cut
 
 
+def _escape(c):
+    if c.isprintable():
+        return c
+    if "\udc80" <= c <= "\udcff":
+        return "\ufffd"  # a byte of a name that was not UTF-8 (os.fsdecode's surrogateescape)
+    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c) or (
+        "\\x%02x" % ord(c) if ord(c) < 0x100 else "\\u%04x" % ord(c) if ord(c) < 0x10000 else "\\U%08x" % ord(c))
+
+
+def printable(s):
+    """s with every character a terminal could act on (C0 and C1 controls,
+    DEL, line and paragraph separators, format characters...: what
+    str.isprintable refuses) written as its escape (\\x1b, \\n, \\u2028),
+    a byte of a file name that was not UTF-8 as U+FFFD: one line, nothing an ESC, OSC or BEL of a result can do to a screen.
+    The one place text from a result or a log is made safe to show: every
+    renderer (summary, verdict, table, Markdown cells) and cut() use it."""
+    s = str(s)
+    return s if s.isprintable() else "".join(_escape(c) for c in s)
+
+
 def cut(s, n=CUT):
-    """s as one line of at most n characters (control characters as '?'),
-    for quoting a value of a file or the command line in a message."""
-    s = "".join("?" if ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 else c for c in one_line(str(s)[:n + 1]))
+    """s as one line of at most n characters (printable: controls
+    escaped), for quoting a value of a file or the command line in a
+    message or a table."""
+    s = printable(str(s)[:n + 1])
     return s if len(s) <= n else s[:n - 3] + "..."
 
 

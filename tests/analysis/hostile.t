@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """hostile.t: result folders with hostile strings (backquotes, system(), $(...), newlines, ;, quotes) in every
 name that reaches a plot or the Prometheus textfile: no command runs, the plots are drawn, the textfile passes
-promtool and holds no metric of the attacker's; two run folders of one name are both reported."""
+promtool and holds no metric of the attacker's; two run folders of one name are both reported; terminal
+controls (ESC, OSC, BEL, newlines, C1) in result strings escaped in summary, summary --screen and table."""
 import glob
 import json
 import os
@@ -187,6 +188,48 @@ try:
     md.decode("utf-8")
 except (OSError, UnicodeDecodeError) as e:
     md = repr(e).encode()
-t.ok(rc == 0 and b"\x1b" not in md and b"20260101-120000-\xef\xbf\xbd?[31m" in md,
-     "a folder name of invalid UTF-8 with an escape sequence: report.md in UTF-8, U+FFFD and ? in its place", (rc, se))
+t.ok(rc == 0 and b"\x1b" not in md and b"20260101-120000-\xef\xbf\xbd\\x1b[31m" in md,
+     "a folder name of invalid UTF-8 with an escape sequence: report.md in UTF-8, U+FFFD and \\x1b in its place",
+     (rc, se))
+# ---- terminal controls in result strings: escaped where text is rendered ----
+# An OSC title, BEL, a screen clear, a newline, U+2028 and a C1 CSI in the
+# strings that reach summary.md, summary --screen (the verdict's tables) and
+# table: each shown escaped, on its own line, nothing a terminal acts on.
+EVIL = "a\x1b]0;owned\x07\x1b[2J\nnext\u2028\x9bb"
+CONTROLS = [chr(c) for c in list(range(0x20)) + list(range(0x7f, 0xa0)) if c != 0x0a] + ["\u2028", "\u2029"]
+
+
+def controlled(text):
+    return sorted({repr(c) for c in text if c in CONTROLS} | ({"an extra line"} if "\nnext" in text else set()))
+
+
+def ctl_run(name):
+    d = os.path.join(tmp, "ctl", name)
+    shutil.copytree(BEFORE, d)
+
+    def g(doc):
+        doc["launcher"].update(machine=EVIL, cpu=EVIL)
+        doc["guest"]["clocksource"] = EVIL
+        doc["bench"]["probe"]["clocks"]["monotonic"]["vdso"] = EVIL
+
+    def tr(doc):
+        doc.update(subject="observer", subject_text=EVIL)
+    edit(os.path.join(d, "guest-hpet-2vcpu.json"), g)
+    edit(os.path.join(d, "kvm-trace-hpet-2vcpu.json"), tr)
+    return d
+
+
+d = ctl_run("summary")
+rc, so, se = tool("summary", d)
+md = read(os.path.join(d, "summary.md")) if os.path.exists(os.path.join(d, "summary.md")) else ""
+t.ok(rc == 0 and md and not controlled(so) and not controlled(md) and "a\\x1b]0;owned\\x07" in md,
+     "summary: terminal controls in result strings are escaped on the screen and in summary.md (seen: %s)"
+     % ", ".join(controlled(so + md)), se)
+rc, so, se = tool("summary", "--screen", "--host-clocksource", "hpet", ctl_run("screen"))
+t.ok(rc == 0 and not controlled(so) and "a\\x1b]0;owned" in so and max(len(x) for x in so.splitlines()) <= 100,
+     "summary --screen: the verdict's tables escape them, and stay within 100 columns (seen: %s)"
+     % ", ".join(controlled(so)), se)
+rc, so, se = tool("table", os.path.join(ctl_run("table"), "guest-hpet-2vcpu.json"))
+t.ok(rc == 0 and not controlled(so) and "a\\x1b]0;owned" in so,
+     "table: a guest result's strings escaped (seen: %s)" % ", ".join(controlled(so)), se)
 t.done()
