@@ -1,0 +1,109 @@
+"""health.py: the one rule that judges a machine's clock, host or guest.
+
+A hypervisor host is healthy on tsc alone: off it, KVM turns the master
+clock off and its guests lose PVCLOCK_TSC_STABLE_BIT.  A guest is judged as
+a guest: a paravirtual clock (kvm-clock, Hyper-V's TSC page, xen) whose
+reads stay in user space is what a healthy guest does; the same clock read
+by syscall means the host took the stable bit away; tsc with an invariant
+TSC (constant_tsc and nonstop_tsc) is healthy too.  host-check, the bench
+screen's verdict and the watch's metrics all call judge(); none has a rule
+of its own.
+
+machine() says whether this is a guest and of which hypervisor, from the
+evidence it is given (each item names where it came from): the CPUID
+hypervisor bit (cpuinfo's flag), CPUID's vendor leaf (the engine's
+context), the kernel's "Hypervisor detected" line, /sys/hypervisor/type
+and DMI.  With no evidence either way, it says so.
+"""
+
+# A guest's paravirtual clocksources, and whose they are.
+PV_CLOCKS = {"kvm-clock": "KVM's pvclock", "hyperv_clocksource_tsc_page": "Hyper-V's TSC page",
+             "hyperv_clocksource_msr": "Hyper-V's reference MSR", "xen": "Xen's pvclock"}
+TSC_NAMES = ("tsc", "tsc-early")
+# CPUID leaf 0x40000000's vendor strings, as a person names them.
+VENDORS = {"KVMKVMKVM": "KVM", "Microsoft Hv": "Hyper-V", "VMwareVMware": "VMware", "XenVMMXenVMM": "Xen",
+           "TCGTCGTCGTCG": "QEMU TCG (an emulator)", "bhyve bhyve": "bhyve", "ACRNACRNACRN": "ACRN",
+           " lrpepyh  vr": "Parallels", "VBoxVBoxVBox": "VirtualBox", "QNXQVMBSQG": "QNX"}
+# DMI sys_vendor / product_name words of a virtual machine.
+DMI_WORDS = {"QEMU": "QEMU", "KVM": "KVM", "VMware": "VMware", "VirtualBox": "VirtualBox", "Xen": "Xen",
+             "Amazon EC2": "KVM (Amazon EC2)", "Google Compute Engine": "KVM (Google)", "Virtual Machine": "Hyper-V",
+             "OpenStack": "KVM (OpenStack)", "BHYVE": "bhyve", "Firecracker": "Firecracker"}
+
+
+def vendor_name(v):
+    """A CPUID vendor string as a person names it (unknown ones as given)."""
+    if not isinstance(v, str) or not v.strip():
+        return None
+    return VENDORS.get(v.strip(), v.strip()[:16])
+
+
+def machine(cpu_flag=None, cpuid_vendor=None, log_hypervisor=None, sys_hypervisor=None, dmi=None, sources=None):
+    """{"guest": True/False/None, "hypervisor": name or None, "evidence":
+    [text]} from what was read (None: not read).  cpu_flag: cpuinfo's
+    'hypervisor' flag (CPUID.1:ECX bit 31); cpuid_vendor: leaf 0x40000000;
+    log_hypervisor: the kernel's "Hypervisor detected: X"; sys_hypervisor:
+    /sys/hypervisor/type; dmi: sys_vendor and product_name joined.
+    sources names where each came from ({"cpu_flag": "/proc/cpuinfo",
+    ...}).  The CPUID bit decides where it was read (the architecture says
+    so); the others name the hypervisor and stand in where it was not."""
+    sources = sources or {}
+    ev, names = [], []
+
+    def say(key, text):
+        ev.append("%s (%s)" % (text, sources.get(key, key)))
+
+    if cpu_flag is not None:
+        say("cpu_flag", "CPUID hypervisor bit %s" % ("set" if cpu_flag else "clear"))
+    v = vendor_name(cpuid_vendor)
+    if v:
+        say("cpuid_vendor", "CPUID vendor %r: %s" % (cpuid_vendor.strip(), v))
+        names.append(v)
+    if log_hypervisor:
+        say("log_hypervisor", "the kernel: 'Hypervisor detected: %s'" % log_hypervisor[:40])
+        names.append(log_hypervisor[:40])
+    if sys_hypervisor:
+        say("sys_hypervisor", "/sys/hypervisor/type: %s" % sys_hypervisor[:20])
+        names.append(sys_hypervisor[:20].capitalize())
+    d = next((n for w, n in DMI_WORDS.items() if dmi and w in dmi), None)
+    if d:
+        say("dmi", "DMI: %s" % dmi[:60])
+        names.append(d)
+    if cpu_flag is not None:
+        guest = bool(cpu_flag)
+    elif names:
+        guest = True
+    else:
+        guest = None
+    return {"guest": guest, "hypervisor": names[0] if guest and names else None, "evidence": ev}
+
+
+def judge(guest, current, path=None, flags=None):
+    """(state, why): state "healthy", "degraded" or "unknown", why one
+    sentence.  guest: machine()'s guest (None: not known, judged as a host,
+    and said); current: the clocksource; path: where a CLOCK_MONOTONIC read
+    is answered ("user", "syscall", None: not probed); flags: cpuinfo's TSC
+    flags ({name: bool}, None: not read)."""
+    flags = flags or {}
+    invariant = bool(flags.get("constant_tsc") and flags.get("nonstop_tsc"))
+    if not current:
+        return "unknown", "the clocksource was not read"
+    if guest:
+        if current in TSC_NAMES:
+            if invariant:
+                return "healthy", "a guest on tsc with an invariant TSC (constant_tsc, nonstop_tsc): reads in user space"
+            return "degraded", "a guest on tsc without an invariant TSC (constant_tsc and nonstop_tsc not both set)"
+        if current in PV_CLOCKS:
+            if path == "user":
+                return "healthy", ("a guest on %s (%s) whose reads stay in user space (the path probe: vDSO): "
+                                   "the host gives it the stable bit" % (current, PV_CLOCKS[current]))
+            if path == "syscall":
+                return "degraded", ("a guest on %s whose reads are syscalls (the path probe): the host took "
+                                    "the stable bit away (its own clocksource is not tsc, or its TSC is unstable)"
+                                    % current)
+            return "unknown", "a guest on %s: whether its reads stay in user space was not probed" % current
+        return "degraded", "a guest on %s, neither a paravirtual clock nor tsc: every read is a device read" % current
+    role = "a host" if guest is False else "a machine not known to be a guest or a host (judged as a host)"
+    if current in TSC_NAMES:
+        return "healthy", "%s on tsc" % role
+    return "degraded", ("%s on %s, not tsc: its clock reads are syscalls and its KVM guests lose the master clock "
+                        "and the stable bit" % (role, current))
