@@ -2,7 +2,9 @@
 # parser, the guest's kernel-parameter parser, the JSON writer and the
 # histogram, built with clang under ASan and UBSan into build/fuzz/.
 # `make fuzz-c` runs each for FUZZ_SECONDS; `make fuzz` adds the Python
-# property tests; tests/bench/fuzz.t (make check) runs each briefly.
+# property tests (tests/props/*.t: among them fleetpaths.t, random and
+# hostile paths through the fleet playbook's filter of a host's listing);
+# tests/bench/fuzz.t (make check) runs each briefly.
 # Needs clang, libFuzzer (Debian: libclang-rt-14-dev) and libjansson-dev.
 
 FUZZ_CC ?= clang
@@ -20,7 +22,7 @@ FUZZ_LIBS_json := -ljansson
 # they cost 90 % of the target's time and tell libFuzzer nothing; -O2 ran it 1.8 times faster here.
 $(FUZZ_BUILD)/obj/hist.o $(FUZZ_BUILD)/hist: private FUZZ_EXTRA := -fno-sanitize-coverage=trace-cmp -O2
 
-.PHONY: fuzz fuzz-c fuzz-build help-fuzz
+.PHONY: fuzz fuzz-c fuzz-build fuzz-fleet help-fuzz
 fuzz-build: $(FUZZ_BINS)
 
 $(FUZZ_BUILD)/obj/%.o: bench/%.c $(ENGINE_HDRS)
@@ -51,6 +53,12 @@ else
 	@echo "fuzz: no tests/props/*.t: the Python property tests are skipped"
 endif
 
+# The fleet playbook's path filter alone (make fuzz runs it with the others).
+fuzz-fleet:
+	$(Q)CB_PROP_EXAMPLES=$(PROP_EXAMPLES) ./tests/run tests/props/fleetpaths.t
+
 help-fuzz:
 	@echo "make fuzz-c       each libFuzzer target (fuzz/) for FUZZ_SECONDS (default 60) under ASan+UBSan"
-	@echo "make fuzz         make fuzz-c, then the Python property tests (PROP_EXAMPLES, default 5000)"
+	@echo "make fuzz         make fuzz-c, then the Python property tests (tests/props: the loader, frames, textfile,"
+	@echo "                  the fleet playbook's path filter...; PROP_EXAMPLES, default 5000)"
+	@echo "make fuzz-fleet   the fleet playbook's path filter only (tests/props/fleetpaths.t)"

@@ -27,6 +27,8 @@ LIB_DATA := bench/clockbench.h host-scripts/lib/clocksource.sh $(wildcard contra
 	guest-init/exit-codes.h $(GUEST_BUILD)/initramfs.cpio
 DOCS := README.md $(wildcard docs/*.md)
 EXAMPLES := $(addprefix analysis/fleet/,clockbench.yml clockbench-alerts.yml inventory.example.ini)
+# The playbook's filter of a host's listing (it imports $(LIBDIR)/contract).
+FLEET_PLUGINS := analysis/fleet/filter_plugins/clockbench_fetch.py
 DASHBOARDS := analysis/grafana/clockbench.json
 # systemd units, installed with @SBINDIR@ replaced; never enabled here.
 UNITS := packaging/systemd/clockbench-watch.service
@@ -86,6 +88,8 @@ install: all guest-initramfs man
 	$(Q)install -m 0644 README.md "$(DESTDIR)$(DOCDIR)/"
 	$(Q)install -m 0644 $(filter docs/%,$(DOCS)) "$(DESTDIR)$(DOCDIR)/docs/"
 	$(Q)install -m 0644 $(EXAMPLES) "$(DESTDIR)$(EXAMPLEDIR)/fleet/"
+	$(Q)install -d "$(DESTDIR)$(EXAMPLEDIR)/fleet/filter_plugins"
+	$(Q)install -m 0644 $(FLEET_PLUGINS) "$(DESTDIR)$(EXAMPLEDIR)/fleet/filter_plugins/"
 	$(Q)install -m 0644 $(DASHBOARDS) "$(DESTDIR)$(EXAMPLEDIR)/grafana/"
 	$(Q)install -d "$(DESTDIR)$(SYSTEMDUNITDIR)"
 	$(Q)for u in $(UNITS); do \

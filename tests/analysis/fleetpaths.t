@@ -11,6 +11,7 @@ import importlib.util
 import os
 import posixpath
 import re
+import shutil
 import subprocess
 import sys
 
@@ -52,15 +53,17 @@ def run_files(paths, run=RUN):
     return list(out["files"]), list(out["skipped"])
 
 
-# Every name the contract makes, from its own namers.
-names = [rf.host_name(cs, ext) for cs in ("tsc", "hpet", "acpi_pm", "kvm-clock") for ext in ("json", "csv", "txt")]
-for cs in ("tsc", "hpet"):
-    for v in (1, 2, 64):
-        for b in rf.BACKENDS:
-            names += [rf.guest_name(cs, v, b), rf.console_name(cs, v, b), rf.kvm_trace_name(cs, v, b)]
-            names += [f(cs, v, b) + gz for f in (rf.kvm_trace_raw_name, rf.kvm_observe_raw_name) for gz in ("", ".gz")]
-names += [rf.tsc_rate_name("tsc"), rf.crosscheck_name("json"), rf.crosscheck_name("txt"), rf.SUMMARY_MD, rf.SUMMARY_JSON]
-kinds = {rf.classify(n)[0] for n in names}
+# Every name the contract makes, from its own namers (runfolder._NAMERS), their arguments by their number.
+ARGS = {"host": [(cs, ext) for cs in ("tsc", "hpet", "acpi_pm", "kvm-clock") for ext in ("json", "csv", "txt")],
+        "tsc-rate": [("tsc",)], "crosscheck": [("json",), ("txt",)]}
+names, kinds = [], set()
+for kind, (namer, n) in rf._NAMERS.items():
+    args = [()] if n == 0 else ARGS.get(kind, []) if n < 3 else \
+        [(cs, v, b) for cs in ("tsc", "hpet") for v in (1, 2, 64) for b in rf.BACKENDS]
+    for a in args:
+        made = [namer(*a)] + ([namer(*a) + ".gz"] if rf.classify(namer(*a) + ".gz") else [])
+        names += made
+        kinds |= {kind for m in made if rf.PATTERNS[kind].fullmatch(m)}
 t.ok(kinds == set(rf.PATTERNS), "the names made cover every kind of the contract", sorted(set(rf.PATTERNS) - kinds))
 rels = names + [rf.round_name(n) + "/" + x for n in (1, 2, 10, rf.MAX_ROUNDS) for x in names]
 got, skipped = run_files([RUN + "/" + r for r in rels])
@@ -186,6 +189,26 @@ t.ok(not re.search(r"^\s*(import re|from re)\b|re\.compile|\\A|\\Z|[\"'](host|gu
      "the plugin holds no file name or pattern of its own")
 t.ok(os.path.samefile(os.path.dirname(rf.__file__), os.path.join(ROOT, "contract", "cbcontract")),
      "the plugin imports the contract of the checkout it is in", rf.__file__)
+
+# Installed (make install, the package): share/clockbench/fleet/filter_plugins/ finds lib/clockbench/contract/;
+# with no contract anywhere it fails in one line, never fetching unfiltered.
+WHERE = "import importlib.util, sys; spec = importlib.util.spec_from_file_location('cf', sys.argv[1]); " \
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); print(m.runfolder.__file__)"
+usr = os.path.join(t.tmp, "usr")
+plug = os.path.join(usr, "share", "clockbench", "fleet", "filter_plugins")
+os.makedirs(plug)
+shutil.copy(PLUGIN, plug)
+shutil.copytree(os.path.join(ROOT, "contract", "cbcontract"), os.path.join(usr, "lib", "clockbench", "contract", "cbcontract"),
+                ignore=shutil.ignore_patterns("__pycache__"))
+p = subprocess.run([sys.executable, "-B", "-c", WHERE, os.path.join(plug, "clockbench_fetch.py")], capture_output=True,
+                   text=True, cwd=t.tmp)
+t.ok(p.returncode == 0 and p.stdout.strip() == os.path.join(usr, "lib", "clockbench", "contract", "cbcontract", "runfolder.py"),
+     "installed: the plugin imports the installed suite's contract", p.stdout + p.stderr[-300:])
+shutil.rmtree(os.path.join(usr, "lib"))
+p = subprocess.run([sys.executable, "-B", "-c", WHERE, os.path.join(plug, "clockbench_fetch.py")], capture_output=True,
+                   text=True, cwd=t.tmp)
+t.ok(p.returncode != 0 and "no contract/cbcontract beside this playbook or in the installed suite" in p.stderr,
+     "no contract to be found: the plugin fails to load, saying so", p.stdout + p.stderr[-300:])
 
 # Outputs are data to Ansible: marked unsafe (never templated again), checked by the Python that has Ansible.
 UNSAFE = """
