@@ -239,8 +239,11 @@ def delegate(fd, name, uid, gid):
         why = "not a folder, or a symlink (never followed)" if e.errno in (errno.ENOTDIR, errno.ELOOP) else e.strerror
         raise InputError(None, "%s: %s" % (show(sub), why))
     try:
-        os.fchown(sfd, uid, gid)
-        os.fchmod(sfd, 0o755)
+        st = os.fstat(sfd)
+        if (st.st_uid, st.st_gid) != (uid, gid):
+            os.fchown(sfd, uid, gid)
+        if st.st_mode & 0o7777 != 0o755:
+            os.fchmod(sfd, 0o755)
         clean(sfd, name)
         target = os.path.join(sub, name)
         try:

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """textfile.t: cbcontract.textfile's escaping of label values (bidi, zero-width and control characters never reach
-a textfile) and its folder lock (hold(): one holder a folder, its own temporaries removed, others' kept) (TAP)."""
+a textfile), its folder lock (hold(): one holder a folder, its own temporaries removed, others' kept) and
+delegate() (as root: a writer's own subfolder, the textfile a symlink into it, never through a symlink) (TAP)."""
 import os
 import sys
 
@@ -44,4 +45,39 @@ t.ok(True, "held again once the first let go")
 textfile.write(d, "w.prom", "x 1\n")
 t.ok(sorted(os.listdir(d)) == [".clockbench-other.prom.0123456789ab.tmp", "other.prom", "w.prom"],
      "write() leaves no temporary behind", sorted(os.listdir(d)))
+
+# delegate(): as root, a writer's own subfolder and the textfile a symlink into it; never through a symlink.
+if os.geteuid() != 0:
+    t.skip("not root: delegate() gives a folder away")
+    t.skip("not root")
+else:
+    import pwd
+    nobody = pwd.getpwnam("nobody")
+    d2 = os.path.join(t.tmp, "deleg")
+    os.mkdir(d2, 0o755)
+    with open(os.path.join(d2, "w.prom"), "w") as f:
+        f.write("old 1\n")
+    fd = textfile.hold(d2, "w.prom")
+    sub, sfd = textfile.delegate(fd, "w.prom", nobody.pw_uid, nobody.pw_gid)
+    st = os.fstat(sfd)
+    textfile.write(os.path.join(d2, sub), "w.prom", "x 1\n", fd=sfd)
+    t.ok(os.readlink(os.path.join(d2, "w.prom")) == sub + "/w.prom" and (st.st_uid, st.st_mode & 0o7777) == (nobody.pw_uid, 0o755)
+         and open(os.path.join(d2, "w.prom")).read() == "x 1\n",
+         "delegate(): %s a symlink into %s (nobody's, 0755), written through its descriptor" % ("w.prom", sub))
+    os.close(sfd)
+    os.close(fd)
+    d3 = os.path.join(t.tmp, "deleg-link")
+    os.mkdir(d3, 0o755)
+    target = os.path.join(t.tmp, "elsewhere")
+    os.mkdir(target, 0o700)
+    os.symlink(target, os.path.join(d3, ".clockbench-w.prom.d"))
+    fd = textfile.hold(d3, "w.prom")
+    try:
+        textfile.delegate(fd, "w.prom", nobody.pw_uid, nobody.pw_gid)
+        why = None
+    except InputError as e:
+        why = str(e)
+    os.close(fd)
+    t.ok(why and "symlink" in why and os.stat(target).st_uid == 0 and os.stat(target).st_mode & 0o777 == 0o700,
+         "a symlink in the subfolder's place: refused, what it points to untouched (%s)" % why)
 t.done()
