@@ -5,15 +5,18 @@
 # package's files alone; python3, QEMU and the C library are the machine's)
 # and, from another folder with the checkout off PATH, the installed
 # clockbench --probe, clockbench-host-check and a TCG guest run; purged, it
-# leaves nothing.
-# test-timeout: 300
+# leaves nothing but the watch's account.  clockbench-watch's lifecycle:
+# its maintainer scripts run against stand-ins for systemd's helpers (never
+# enabled unasked, restarted on upgrade, stopped on removal); for real with
+# DESTRUCTIVE=1 where systemd runs the host.
+# test-timeout: 420
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/lib/lib.sh
 . tests/lib/lib.sh
 . tests/guest-init/guest-lib.sh
 top=$PWD
-plan=14
+plan=19
 
 for t in dpkg-buildpackage dh help2man musl-gcc; do
 	command -v "$t" >/dev/null || skip_all "$t not installed (Debian: dpkg-dev debhelper help2man musl-tools)" "$plan"
@@ -47,11 +50,13 @@ while read -r name dir sec _; do
 done < <(sed '/^#/d' packaging/commands)
 for f in /usr/lib/clockbench/build/clockbench-static /usr/lib/clockbench/build/guest/initramfs.cpio \
 	/usr/lib/clockbench/guest-init/mkinitramfs.py /usr/share/clockbench/fleet/clockbench.yml /usr/share/doc/clockbench/copyright \
-	/lib/systemd/system/clockbench-watch.service; do
+	/lib/systemd/system/clockbench-watch.service /usr/lib/sysusers.d/clockbench.conf /var/lib/clockbench/; do
 	grep -qx "$f" "$tmp/contents" || missing+=("$f")
 done
-ok "${#missing[@]}" "the package holds every command, its man page, the static engine, the initramfs, the playbook, the watch's unit"
+ok "${#missing[@]}" "the package holds every command, its man page, the static engine, the initramfs, the playbook, the watch's unit and account"
 for m in "${missing[@]+"${missing[@]}"}"; do diag "missing: $m"; done
+varlib=$(dpkg-deb -c "$deb" | awk '$6 == "./var/lib/clockbench/" {print $1, $2}')
+ok "$([ "$varlib" = "drwxr-xr-x root/root" ]; echo $?)" "/var/lib/clockbench (run folders) shipped root's, mode 0755: ${varlib:-absent}"
 
 if command -v lintian >/dev/null; then
 	lintian --fail-on error "$deb" >"$tmp/lintian" 2>&1
@@ -62,9 +67,9 @@ else
 	skip "lintian not installed (Debian: lintian)"
 fi
 
-# A fresh root: an empty dpkg database and the package.
+# A fresh root: an empty dpkg database, an empty /etc (its account goes there) and the package.
 root=$tmp/root
-mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" "$root/etc"
 : >"$root/var/lib/dpkg/status"
 force=--force-depends
 [ "$(id -u)" -eq 0 ] || force=$force,not-root
@@ -76,13 +81,62 @@ dpkg_root() { PATH="$PATH:/usr/sbin:/sbin" DPKG_ROOT="$root" dpkg --root="$root"
 dpkg_root -i "$deb" >"$tmp/dpkg" 2>&1
 ok $? "dpkg --root installs it into a fresh root"
 [ -x "$root/usr/bin/clockbench" ] || { sed 's/^/# /' "$tmp/dpkg"; done_testing; exit; }
-# The watch's unit: installed, neither enabled nor started (postinst enables
-# it only where it was enabled before an upgrade), in the fresh root only.
+# The watch's unit: installed, not enabled, in the fresh root only; its account made there (systemd-sysusers --root).
 dpkg-deb -e "$deb" "$tmp/control"
 ok "$([ -f "$root/lib/systemd/system/clockbench-watch.service" ] && [ -z "$(find "$root/etc" -name 'clockbench-watch*' 2>/dev/null)" ] &&
-	! grep -qE '^[^#]*(deb-systemd-invoke|systemctl (start|restart|enable))' "$tmp/control/postinst" &&
 	[ -z "$(find /etc/systemd /var/lib/systemd -name 'clockbench-watch*' 2>/dev/null)" ]; echo $?)" \
-	"clockbench-watch.service installed, enabled nowhere, not started; nothing of it outside the fresh root"
+	"clockbench-watch.service installed, enabled nowhere; nothing of it outside the fresh root"
+acct=$(grep '^clockbench:' "$root/etc/passwd" 2>/dev/null)
+ok "$([[ $acct == clockbench:x:*:*:*:/nonexistent:/usr/sbin/nologin ]] && [ "$(stat -c '%a %U' "$root/var/lib/clockbench")" = "755 root" ]; echo $?)" \
+	"the watch's account made in the fresh root (${acct:-none}); /var/lib/clockbench 0755, root's"
+
+# The maintainer scripts against stand-ins: systemd "running" (a folder in place of /run/systemd/system), the
+# helpers logging their calls; deb-systemd-helper says the unit was never enabled (the case where nothing may start).
+sim=$tmp/sim
+mkdir -p "$sim/bin" "$sim/run-systemd"
+for h in deb-systemd-helper deb-systemd-invoke systemctl systemd-sysusers; do
+	printf '#!/bin/sh\necho "%s $*" >>"%s/calls"\n[ "$1 $2" != "--quiet was-enabled" ]\n' "$h" "$sim" >"$sim/bin/$h"
+	chmod +x "$sim/bin/$h"
+done
+# step SCRIPT ARGS...: the package's maintainer script SCRIPT run with ARGS; prints the unit calls it made.
+step() {
+	local script=$1
+	shift
+	: >"$sim/calls"
+	sed "s|/run/systemd/system|$sim/run-systemd|g" "$tmp/control/$script" >"$sim/$script"
+	env -u DPKG_ROOT PATH="$sim/bin:/usr/bin:/bin" sh -e "$sim/$script" "$@" >/dev/null 2>&1 || echo "exit $?;"
+	grep -E 'deb-systemd-invoke|systemctl .*(start|stop|enable)|deb-systemd-helper enable' "$sim/calls" | tr '\n' ';'
+}
+fresh=$(step postinst configure)
+upgrade=$(step postinst configure 0.1.0)
+ok "$([ "$fresh" = "deb-systemd-invoke start clockbench-watch.service;" ] &&
+	[ "$upgrade" = "deb-systemd-invoke restart clockbench-watch.service;" ]; echo $?)" \
+	"postinst never enables it; a fresh install starts it only as deb-systemd-invoke does, no disabled unit ('$fresh'); an upgrade restarts it ('$upgrade')"
+remove=$(step prerm remove)
+pre_upgrade=$(step prerm upgrade 0.2.0)
+ok "$([ "$remove" = "deb-systemd-invoke stop clockbench-watch.service;" ] && [ -z "$pre_upgrade" ]; echo $?)" \
+	"prerm: removal stops it ('$remove'); an upgrade leaves it running until postinst restarts it ('$pre_upgrade')"
+
+# For real: install, enable and start, upgrade (the same package again), remove; only where systemd runs this host.
+if ! destructive; then
+	skip "destructive: installs the package on this host and starts its service (DESTRUCTIVE=1, as root)"
+elif [ ! -d /run/systemd/system ] || dpkg -s clockbench >/dev/null 2>&1; then
+	skip "systemd does not run this host, or clockbench is installed here already"
+else
+	pid_of() { systemctl show -p MainPID --value clockbench-watch.service; }
+	{ dpkg -i "$deb" && systemctl enable --now clockbench-watch.service; } >"$tmp/real" 2>&1
+	sleep 2
+	p1=$(pid_of)
+	dpkg -i "$deb" >>"$tmp/real" 2>&1
+	sleep 2
+	p2=$(pid_of)
+	dpkg -r clockbench >>"$tmp/real" 2>&1
+	state=$(systemctl is-active clockbench-watch.service 2>/dev/null)
+	dpkg --purge clockbench >>"$tmp/real" 2>&1
+	ok "$([ "${p1:-0}" != 0 ] && [ "${p2:-0}" != 0 ] && [ "$p1" != "$p2" ] && [ "$state" != active ]; echo $?)" \
+		"for real: enabled and running ($p1), restarted by the upgrade ($p2), stopped by the removal ($state)"
+	sed 's/^/# /' "$tmp/real" | tail -5
+fi
 
 mkdir "$tmp/work"
 kernel=$(guest_kernel)
@@ -117,7 +171,8 @@ grep -rlIF "$top" "$root" >"$tmp/refs"
 ok "$([ ! -s "$tmp/refs" ]; echo $?)" "no installed text file names the checkout"
 sed 's/^/# /' "$tmp/refs"
 dpkg_root --purge clockbench >"$tmp/dpkg" 2>&1
-find "$root" \( -type f -o -type l \) -not -path "$root/var/lib/dpkg/*" >"$tmp/left"
-ok "$([ ! -s "$tmp/left" ]; echo $?)" "dpkg --purge leaves nothing ($(wc -l <"$tmp/left") files)"
+# The account stays (Debian removes no system account): /etc's user and group files and their lock.
+find "$root" \( -type f -o -type l \) -not -path "$root/var/lib/dpkg/*" | grep -vxE "$root/etc/((passwd|group|shadow|gshadow)-?|\.pwd\.lock)" >"$tmp/left"
+ok "$([ ! -s "$tmp/left" ]; echo $?)" "dpkg --purge leaves nothing but the account ($(wc -l <"$tmp/left") files)"
 sed 's/^/# left: /' "$tmp/left" | head -5
 done_testing
