@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # crosscheck.t: host-scripts/crosscheck (make crosscheck): its usage errors
 # (exit 2, one line, no folder), its refusal without iperf3, cyclictest or sockperf
-# (exit 1, naming make deps), and one very short real run (one round of one
+# (exit 1, naming make deps), peers' outputs it cannot read (stand-ins: one
+# line, exit 1, no run folder left), and one very short real run (one round of one
 # second) whose files hold both tools' figures beside the engine's and the
 # ratios.  No timing is asserted: the figures are this machine's.
 set -u -o pipefail
@@ -52,6 +53,92 @@ for gone in iperf3 cyclictest sockperf; do
 	done
 	refused 1 "^crosscheck: $gone not found: run make deps" "no $gone on PATH" PATH="$tmp/bin" -- "$tmp/results" r
 done
+
+# Peers that print what this script cannot read (stand-ins on PATH, and a
+# stand-in engine): malformed numbers, deep JSON, numbers beyond a double.
+# Each is one line, exit 1, and no run folder is left; a run that succeeds
+# writes finite numbers only (JSON without NaN or Infinity).
+fb=$tmp/fakebin
+mkdir -p "$fb" || exit 1
+cat >"$fb/iperf3" <<'END'
+#!/bin/sh
+case " $* " in *" --version "*) echo "iperf 3.fake"; exit 0 ;; *" -s "*) echo "Server listening on 5201"; exit 0 ;; esac
+cat "$FAKE_DIR/iperf3.out"
+END
+cat >"$fb/sockperf" <<'END'
+#!/bin/sh
+case "$1" in --version) echo "sockperf fake"; exit 0 ;; server) echo "sockperf: using recvfrom"; exec sleep 100 ;; esac
+cat "$FAKE_DIR/sockperf.out"
+END
+cat >"$fb/cyclictest" <<'END'
+#!/bin/sh
+for a; do
+	case "$a" in --json=*) j=${a#--json=} ;; --histfile=*) h=${a#--histfile=} ;; --help) echo "cyclictest fake"; exit 0 ;; esac
+done
+cat "$FAKE_DIR/cyclictest.json" >"$j" && echo "# Max Latencies: 00006" >"$h"
+END
+cat >"$fb/engine" <<'END'
+#!/bin/sh
+[ "$1" = --version ] && { echo "clockbench fake"; exit 0; }
+w= prev=
+for a; do [ "$prev" = --workload ] && w=$a; prev=$a; done
+printf '{"workloads": [{"workload": "%s", "rate": 1.5, "rate_unit": "x", "clocksource": "%s", "latency_us": {"median": 10, "p99": 20, "mean": 11, "max": 30}}]}\n' \
+	"$w" "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+END
+chmod +x "$fb/iperf3" "$fb/sockperf" "$fb/cyclictest" "$fb/engine"
+good() {
+	rm -rf "$tmp/fake"
+	mkdir "$tmp/fake"
+	echo '{"end": {"sum_received": {"bits_per_second": 2e10}, "sum_sent": {"bits_per_second": 2e10}}}' >"$tmp/fake/iperf3.out"
+	printf '%s\n' "sockperf: [Valid Duration] RunTime=1.000 sec; SentMessages=1000; ReceivedMessages=1000" \
+		"sockperf: Summary: Round trip is 20.000 usec" "sockperf: ---> percentile 50.000 =   19.000" >"$tmp/fake/sockperf.out"
+	echo '{"thread": {"0": {"histogram": {"5": 10, "6": 10}, "cycles": 20, "max": 6, "avg": 5.5}}}' >"$tmp/fake/cyclictest.json"
+}
+# fake RUN_ID: crosscheck with the stand-ins, into $tmp/fres/RUN_ID.
+fake() {
+	env PATH="$fb:$PATH" FAKE_DIR="$tmp/fake" CLOCKBENCH="$fb/engine" DURATION=1 ROUNDS=1 CPUS=0 \
+		"$cc" "$tmp/fres" "$1" >"$tmp/out" 2>"$tmp/err"
+}
+good
+fake r0
+rc=$?
+if [ "$rc" -ne 0 ] || ! python3 -c 'import json, sys
+def no(c): raise ValueError("a %s in it" % c)
+json.load(open(sys.argv[1]), parse_constant=no)' "$tmp/fres/r0/crosscheck.json"; then
+	diag "the stand-ins' good outputs fail (exit $rc): the cases below cannot tell"
+	while IFS= read -r line; do diag "$line"; done <"$tmp/err"
+fi
+n=0
+# bad WHAT FILE CONTENT: the stand-in's FILE holds CONTENT: one error line, exit 1, no folder.
+bad() {
+	local rc
+	n=$((n + 1))
+	good
+	printf '%s\n' "$3" >"$tmp/fake/$2"
+	fake "r$n"
+	rc=$?
+	# Progress lines, then the error: every line the command's own, the last a new one.
+	last=$(tail -n1 "$tmp/err")
+	ok "$([ "$rc" -eq 1 ] && ! grep -qv "^crosscheck: " "$tmp/err" && [ "${#last}" -lt 400 ] &&
+		! grep -qE "results in |round [0-9]+/[0-9]+: " <<<"$last" && [ ! -e "$tmp/fres/r$n" ]; echo $?)" \
+		"$1: exit $rc (want 1), one line, no run folder left: $(cut -c1-200 <<<"$last")"
+	[ "$rc" -eq 1 ] || tail -n3 "$tmp/err" | while IFS= read -r line; do diag "$line"; done
+}
+digits() { printf "%${1}s" "" | tr ' ' 9; }
+sp() { printf '%s\n' "sockperf: [Valid Duration] RunTime=$1 sec; SentMessages=1; ReceivedMessages=1" \
+	"sockperf: Summary: Round trip is 20.000 usec" "sockperf: ---> percentile 50.000 =   $2"; }
+cyc() { echo "{\"thread\": {\"0\": {\"histogram\": {\"$1\": 10}, \"cycles\": $2, \"max\": $3, \"avg\": $4}}}"; }
+deep=$(printf '%100000s' "" | tr ' ' '[')
+bad "iperf3's JSON nested 100000 deep" iperf3.out "$deep"
+bad "iperf3's bits_per_second 1e999 (Infinity)" iperf3.out \
+	'{"end": {"sum_received": {"bits_per_second": 1e999}, "sum_sent": {"bits_per_second": 1}}}'
+bad "sockperf's RunTime=1.2.3" sockperf.out "$(sp 1.2.3 19.000)"
+bad "sockperf's median of 400 digits" sockperf.out "$(sp 1.000 "$(digits 400)")"
+bad "cyclictest's JSON nested 100000 deep" cyclictest.json "$deep"
+bad "cyclictest's avg Infinity" cyclictest.json "$(cyc 5 10 5 Infinity)"
+bad "cyclictest's max NaN" cyclictest.json "$(cyc 5 10 NaN 5.0)"
+bad "cyclictest's histogram bucket of 5000 digits" cyclictest.json "$(cyc "$(digits 5000)" 10 5 5.0)"
+bad "cyclictest's cycles of 400 digits" cyclictest.json "$(cyc 5 "$(digits 400)" 5 5.0)"
 
 if [ "$(id -u)" -ne 0 ]; then
 	skip "a short real run: needs root (cyclictest's SCHED_FIFO run)"
