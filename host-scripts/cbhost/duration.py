@@ -7,6 +7,8 @@ seconds.  tests/host-scripts/duration.t holds the two to the same answers.
 """
 import re
 
+from cbcontract.util import cut as _cut  # a value quoted in an error: the one helper
+
 UNITS = {"": (1, 1), "s": (1, 1), "ms": (1, 1000), "us": (1, 1000000), "m": (60, 1), "h": (3600, 1)}
 UNITS_TEXT = "us, ms, s, m, h"
 _RE = re.compile(r"([0-9]*(?:[0-9]|\.[0-9]+))(us|ms|s|m|h)?")
@@ -15,11 +17,6 @@ _NUM_MAX = 39  # characters of number, as the engine reads them
 
 class DurationError(ValueError):
     """A bad duration: its message is one line naming the value."""
-
-
-def _cut(v, n=80):
-    v = v.encode("unicode_escape", "backslashreplace").decode("ascii")
-    return v if len(v) <= n else v[:n] + "..."
 
 
 def parse(value):

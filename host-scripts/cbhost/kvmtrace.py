@@ -21,6 +21,7 @@ import subprocess
 import zlib
 
 from cbcontract.runfolder import SCHEMA_KVM_TRACE
+from cbcontract.util import cut  # a value quoted in an error: the one helper
 
 # The one list of KVM's clock events (docs/harness.md says what each tells).
 EVENTS = ("kvm_update_master_clock", "kvm_pvclock_update", "kvm_track_tsc", "kvm_write_tsc_offset")
@@ -62,13 +63,6 @@ LONG = "#" * (MAX_LINE + 1)  # what read_lines() yields for a line it skipped
 # The raw trace records every VM on the host (other users' QEMU processes,
 # by pid and thread name): readable by its owner and group only.
 RAW_MODE = 0o640
-
-
-def cut(v, n=80):
-    """A value quoted in an error: one line (what is not printable,
-    escaped), at most n characters."""
-    v = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(v)[:n * 2])
-    return v if len(v) <= n else v[:n] + "..."
 
 
 def number(text):

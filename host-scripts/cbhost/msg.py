@@ -1,6 +1,8 @@
 """msg.py: the guest launcher's one-line messages on stderr and its two errors (Usage: exit 2; RunError: exit 1)."""
 import sys
 
+from cbcontract.util import cut  # noqa: F401 (preflight, settings: a value quoted in an error, the one helper)
+
 PROG = "bench-guest"  # the command's name as run (host-scripts/bench-guest sets it)
 
 
@@ -20,7 +22,3 @@ def note(text):
     print("%s: %s" % (PROG, text), file=sys.stderr)
 
 
-def cut(v, n=80):
-    """A value quoted in an error: one line, at most n characters."""
-    v = v.replace("\n", "\\n")
-    return v if len(v) <= n else v[:n] + "..."
