@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
@@ -479,10 +480,11 @@ def proc_state(pid):
         return f.read().rsplit(")", 1)[1].split()[0]
 
 
+opener = getattr(provoke, "open_process", None)  # a pidfd: what the loop signals
 sleeper = subprocess.Popen(["sleep", "30"])
 logp = os.path.join(t.tmp, "stalls.txt")
 with open(logp, "w") as log:
-    provoke.stop_loop(sleeper.pid, 5, 20, 0.3, log)
+    provoke.stop_loop(opener(sleeper.pid) if opener else sleeper.pid, 5, 20, 0.3, log)
 with open(logp) as f:
     rows = [line.split() for line in f]
 t.ok(len(rows) >= 3 and all(float(r[2]) >= 5 for r in rows) and proc_state(sleeper.pid) != "T",
@@ -502,7 +504,7 @@ def cut(s):
 provoke.time.sleep = cut
 try:
     with open(logp, "w") as log:
-        provoke.stop_loop(sleeper.pid, 50, 20, 5, log)
+        provoke.stop_loop(opener(sleeper.pid) if opener else sleeper.pid, 50, 20, 5, log)
 except KeyboardInterrupt:
     pass
 provoke.time.sleep = real_sleep
@@ -511,6 +513,48 @@ t.ok(proc_state(sleeper.pid) != "T", "provoke's stop loop cut short during a sto
 os.kill(sleeper.pid, signal.SIGCONT)
 sleeper.kill()
 sleeper.wait()
+
+# The process ends (and is reaped) during the loop, and its pid goes to
+# another: a stand-in os.kill plays that other process (the signal
+# "succeeds").  The loop must not signal the pid again, and it ends with the
+# process it was given.
+sleeper = subprocess.Popen(["sleep", "30"])
+by_pid, calls = [], []
+real_kill = provoke.os.kill
+
+
+def fake_kill(pid, sig):
+    if pid == sleeper.pid and sleeper.returncode is not None:
+        by_pid.append(sig)  # the pid's new owner would get it
+        return
+    real_kill(pid, sig)
+
+
+def reap(s):
+    calls.append(s)
+    if len(calls) == 3 and sleeper.returncode is None:
+        sleeper.kill()
+        sleeper.wait()
+    real_sleep(s)
+
+
+provoke.os.kill, provoke.time.sleep = fake_kill, reap
+began = time.monotonic()
+ended = why = None
+try:
+    with open(logp, "w") as log:
+        ended = provoke.stop_loop(opener(sleeper.pid) if opener else sleeper.pid, 5, 20, 2, log)
+except Exception as e:
+    why = "%s: %s" % (type(e).__name__, e)
+finally:
+    provoke.os.kill, provoke.time.sleep = real_kill, real_sleep
+took = time.monotonic() - began
+if sleeper.returncode is None:
+    sleeper.kill()
+    sleeper.wait()
+t.ok(not by_pid and why is None and ended == "ended" and took < 1.5,
+     "provoke's stop loop: its process reaped and the pid taken by another mid-loop: no signal by pid, the loop "
+     "ends with the process (%d signals to the pid, %.1f s, %s)" % (len(by_pid), took, why or ended))
 for argv, why in ((["r", "x", "7"], "--stop MS --every MS are needed"), (["r", "x", "7", "--stop", "2", "--every", "-1"],
                                                                        "--every -1: expected a positive number"),
                   (["r", "x", "99", "--stop", "2", "--every", "20"], "no state 99")):
