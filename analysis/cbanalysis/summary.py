@@ -13,11 +13,11 @@ import os
 
 from cbcontract import rounds as cbrounds, runfolder
 from . import interval, verdict
-from cbcontract.load import WORKLOAD_UNITS, WORKLOADS, trace_facts
+from cbcontract.load import WORKLOAD_UNITS, WORKLOADS, load_host_check, trace_facts
 from .report import mitigation_text
 from cbcontract.util import InputError, printable
 
-FIGURES = ("host_1", "host_all", "guest_1", "guest_all")
+FIGURES = ("host_1", "host_all", "guest_1", "guest_all", "host_rdtsc")
 
 
 def _ends(r, m, one, every):
@@ -63,7 +63,9 @@ def _rkey(r):
 
 
 def _base(rows):
-    return next((r for r in rows if r["clocksource"] == "tsc"), rows[0] if rows else None)
+    """The tsc row, every ratio's baseline; None where the run has none (a
+    host that lost its TSC offers none): then no ratio is given at all."""
+    return next((r for r in rows if r["clocksource"] == "tsc"), None)
 
 
 def _ratio(pairs):
@@ -132,6 +134,10 @@ def _rows_one(ms):
             # figure an emulator's, its guests' included.
             r["host_emulated"] = bool(h and h.emulated)
             r["host_threads"] = _ends(r, h, "host_1", "host_all")
+            # The rdtsc floor on one thread: the basis of an estimate where
+            # no tsc row measures a healthy TSC (verdict.lines).
+            rd = sorted((x for x in (h.rows if h is not None else []) if x.method == "rdtsc"), key=lambda x: x.threads)
+            r["host_rdtsc"] = rd[0].median if rd else None
             r["host_mitigations"] = mitigation_text(h.mitigations) if h and h.mitigations is not None else None
             r["workloads"] = {}
             for side, m in (("host", h), ("guest", g)):
@@ -175,14 +181,14 @@ def _trace_note(g, f):
 
 def render(run, rows):
     """(summary.md text, summary.json document) of merged rows (rows_of)."""
-    base = next((r for r in rows if r["clocksource"] == "tsc"), rows[0])
+    base = _base(rows)
     wls = [n for n in WORKLOADS if any(n in r["workloads"] for r in rows)]
     nrounds = max((r.get("rounds", 1) for r in rows), default=1)
+    ratio = "x ratio to the tsc row [its interval]" if base else "no ratio"
     lines = ["# clockbench compare: %s" % run, "",
-             "CLOCK_MONOTONIC via the vDSO path, median ns per call (x ratio to the %s row [its interval])."
-             % base["clocksource"]
-             + (" Workloads: rate on the host / in the guest (x ratio to the %s row [its interval]), higher is better."
-                % base["clocksource"] if wls else "")
+             "CLOCK_MONOTONIC via the vDSO path, median ns per call (%s)." % ratio
+             + (" Workloads: rate on the host / in the guest (%s), higher is better." % ratio if wls else "")
+             + ("" if base else " " + NO_BASE + ".")
              + (" %d rounds: each figure the median over them." % nrounds if nrounds > 1 else ""),
 
              "", "| host clocksource | host 1 thr | host all | guest 1 vCPU | guest all vCPUs | master clock | "
@@ -216,7 +222,7 @@ def render(run, rows):
             mc if guest else "n/a", mark, sb, mark,
             r.get("guest_clocksource") or "n/a", r.get("guest_path") or "n/a", r.get("accel") or "n/a")
             + "".join(" %s |" % work(n) for n in wls))
-    lines += ["", interval.method_note(sorted({r.get("rounds", 1) for r in rows}))]
+    lines += [""] + ([interval.method_note(sorted({r.get("rounds", 1) for r in rows}))] if base else [])
     for i, n in enumerate(notes, 1):
         lines.append("[%d] %s" % (i, n))
     mit = sorted({r["host_mitigations"] for r in rows if r.get("host_mitigations")})
@@ -226,10 +232,15 @@ def render(run, rows):
         lines.append("Figures marked emulated come from QEMU's TCG: an emulator's timings, not a "
                      "hypervisor's cost. What holds from them is the mechanism: clocksource, path, "
                      "master clock, stable bit.")
-    doc = {"schema": runfolder.SCHEMA_SUMMARY, "run": run, "baseline": base["clocksource"], "rounds": nrounds,
+    doc = {"schema": runfolder.SCHEMA_SUMMARY, "run": run, "baseline": base["clocksource"] if base else None, "rounds": nrounds,
            "rows": rows, "notes": notes}
     # Each line's strings from the results made printable: one place, every line.
     return "\n".join(printable(x) for x in lines) + "\n", doc
+
+
+# Where a run has no tsc row there is no baseline, and so no ratio: each
+# figure stands alone, and the reason is said once.
+NO_BASE = "No ratio is given: this run has no tsc row to be the baseline (the host did not offer tsc)"
 
 
 def ratio_text(d, k, is_base=False):
@@ -250,6 +261,19 @@ def interval_text(doc, q=None):
     if not doc:
         return "n/a" if q is None else "x%.2f" % q
     return interval.Ratio(doc["ratios"]).text()
+
+
+def host_state(run_dir):
+    """What host-check said of the host when the run began (its
+    health.json, load.load_host_check), or None where the run has
+    none; a file that does not load is said, not trusted."""
+    p = os.path.join(run_dir, runfolder.HEALTH)
+    if not os.path.lexists(p):
+        return None
+    try:
+        return load_host_check(p)
+    except InputError as e:
+        return {"problem": str(e)}
 
 
 def write(run_dir, screen=False, now=None):
@@ -280,7 +304,7 @@ def write(run_dir, screen=False, now=None):
         raise InputError(None, "%s; nothing kept" % e)
     if screen:
         avail = next((m.available_clocksources for m in ms if m.kind == "host"), None)
-        return verdict.screen(rows, avail, now) + "\nThe full table: %s\n" % os.path.join(run_dir, runfolder.SUMMARY_MD)
+        return verdict.screen(rows, avail, now, state=host_state(run_dir)) + "\nThe full table: %s\n" % os.path.join(run_dir, runfolder.SUMMARY_MD)
     return text
 
 

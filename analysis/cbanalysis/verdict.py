@@ -38,25 +38,61 @@ def _guests(r):
     return ("guests get the stable bit" if r["stable_bit"] else "guests do not get the stable bit") + mc
 
 
-def lines(rows, available, now=None):
-    """The verdict: a first line on the host's state (now: the clocksource
-    the host was on when the run began, None when not known), then one
-    line per fallback measured, and the fallbacks not measured with the
-    figure to plan with."""
-    base = next((r for r in rows if r["clocksource"] == "tsc"), None)
-    out = []
-    if now is None:
-        first = "This run did not record the host's own clocksource."
-    elif now == "tsc":
-        first = "This host is on tsc: healthy."
+def state_lines(state, now):
+    """The host's own state, from host-check's report of it when the run
+    began (None: the run has none): host or guest, healthy or not by the
+    one rule (cbcontract.health), why it is off the TSC with the kernel's
+    own line, and what to do."""
+    if state is None:
+        return []
+    if state.get("problem"):
+        return ["host-check's report of this host was not read: %s." % state["problem"]]
+    cs = state["current"] or now or "an unread clocksource"
+    if state["guest"]:
+        out = ["This machine is a guest of %s, on %s: %s (%s)." % (
+            state["hypervisor"] or "an unnamed hypervisor", cs, state["state"].upper(), state["state_why"]),
+            "It measured a guest's clock; the guests it booted were nested in it."]
     else:
-        first = "This host is on %s, not tsc: DEGRADED (make host-check says why)." % now
+        out = ["This host is on %s: %s (%s)." % (cs, state["state"].upper(), state["state_why"])]
+    if state["cause"] != "never_lost":
+        why = "Why it is off the TSC: %s%s" % (state["cause_text"], " (%s)" % state["cause_detail"]
+                                                if state["cause_detail"] else "")
+        if state["cause_line"]:
+            why += "; the kernel's line: %s" % " ".join(state["cause_line"].split())
+        out.append(why + ".")
+        if state["advice"]:
+            out.append("What to do: %s." % state["advice"])
+    return out
+
+
+def lines(rows, available, now=None, state=None):
+    """The verdict: the host's state (state: host-check's report of it,
+    state_lines(); else a first line from now, the clocksource the host was
+    on when the run began, None when not known), then one line per fallback
+    measured, and the fallbacks not measured with the figure to plan with."""
+    base = next((r for r in rows if r["clocksource"] == "tsc"), None)
+    out = state_lines(state, now)
+    if not out:
+        if now is None:
+            first = "This run did not record the host's own clocksource."
+        elif now == "tsc":
+            first = "This host is on tsc: healthy."
+        else:
+            first = "This host is on %s, not tsc: DEGRADED (make host-check says why)." % now
+        out.append(first)
     cur = next((r for r in rows if r["clocksource"] == (now or "tsc")), None)
     if cur is not None and "guest_file" in cur:
-        first += " On %s, %s." % (cur["clocksource"], _guests(cur))
-    out.append(first)
+        out[0] += " On %s, %s." % (cur["clocksource"], _guests(cur))
     if base is None or base.get("host_1") is None:
-        out.append("No tsc row with a host figure: no cost is given against tsc.")
+        out.append("No ratio: this run has no tsc row to be the baseline (the host did not offer tsc), so no cost is "
+                   "given against tsc; the figures below stand alone.")
+        floor = next((r["host_rdtsc"] for r in rows if r.get("host_rdtsc") is not None), None)
+        if any(r.get("host_1") is not None for r in rows):
+            out.append("What a healthy TSC would cost here was not measured. An estimate only, not a ratio: a vDSO "
+                       "read on tsc is the rdtsc floor (%s) plus the vDSO's arithmetic, published at 18 to 29 ns a "
+                       "read on tsc in all (clockperf: 23.4 ns with rdtsc at 15.9; a laptop: 24 ns; a Xen guest: "
+                       "18 ns)." % ("%.1f ns, measured in this run" % floor if floor is not None else
+                                    "not measured in this run"))
         return out
     b = base["host_1"]
     done = {"tsc"}
@@ -115,7 +151,13 @@ def ratio_of(d, k):
     return interval.Ratio([] if q is None else [q])
 
 
-def _x(d, k, is_base, fmt="%.1f"):
+# The ratio's place where the run has no tsc row: a dash, its reason said
+# once in the table's title (NO_BASE).
+DASH = "\u2014"
+NO_BASE = "no ratio (%s): this run has no tsc row to be the baseline" % DASH
+
+
+def _x(d, k, is_base, fmt="%.1f", has_base=True):
     """d[k] and its ratio to tsc with the interval ('1500.0 x60.00 [58.00,
     62.00]'), or 'no difference measured [0.95, 1.05]' alone where it holds
     1; the baseline's own row x1.00."""
@@ -124,7 +166,7 @@ def _x(d, k, is_base, fmt="%.1f"):
         return "n/a"
     q = ratio_of(d, k)
     if not q.n:
-        return fmt % v
+        return fmt % v + (" " + DASH if not has_base else "")
     if is_base:
         return fmt % v + " x%.2f" % q.median
     return q.text() if q.holds_one else fmt % v + " " + q.text()
@@ -139,41 +181,43 @@ def _fig(v):
 
 
 def _title(text, width):
-    return textwrap.wrap(text, width, subsequent_indent="  ")
+    return textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False)
 
 
-def screen(rows, available, now=None, width=WIDTH):
+def screen(rows, available, now=None, width=WIDTH, state=None):
     """The whole screen: the verdict, then the tables, each line at most
     width columns (the verdict's lines wrapped).  A figure whose interval
     holds 1 is shown as "no difference measured [lo, hi]" alone; the
     guests' and workloads' figures one a line (state, figure, value, the
     value on tsc, the ratio), so that an interval never has to be cut."""
     out = []
-    for v in lines(rows, available, now):
-        out += textwrap.wrap(printable(v), width, subsequent_indent="  ")
-    base = next((r for r in rows if r["clocksource"] == "tsc"), rows[0] if rows else None)
+    for v in lines(rows, available, now, state):
+        out += textwrap.wrap(printable(v), width, subsequent_indent="  ", break_on_hyphens=False)
+    base = next((r for r in rows if r["clocksource"] == "tsc"), None)
     hosts, seen = [], set()
     for r in rows:
         if r["clocksource"] in seen or r.get("host_file") is None:
             continue
         seen.add(r["clocksource"])
-        hosts.append([r["clocksource"] + (" (TCG)" if r.get("host_emulated") else ""), _x(r, "host_1", r is base),
-                      _x(r, "host_all", r is base), r.get("host_threads") or "n/a"])
+        hosts.append([r["clocksource"] + (" (TCG)" if r.get("host_emulated") else ""),
+                      _x(r, "host_1", r is base, has_base=base is not None),
+                      _x(r, "host_all", r is base, has_base=base is not None), r.get("host_threads") or "n/a"])
     if hosts:
-        out += [""] + _title("Host: CLOCK_MONOTONIC through the C library, median ns a read (x to tsc [interval])"
+        out += [""] + _title("Host: CLOCK_MONOTONIC through the C library, median ns a read (%s)" % (
+                             "x to tsc [interval]" if base else NO_BASE)
                              + ("; (TCG) rows are timed on an emulated host" if any(
                                  r.get("host_emulated") for r in rows) else ""), width)
         out += table(["host clocksource", "1 thread", "all threads", "threads"], hosts, width, keep=(1, 2))
     guests = [r for r in rows if "guest_file" in r]
     if guests:
-        out += [""] + _title("Guests: the same read in a guest on that host clocksource, median ns (x to tsc "
-                             "[interval])" + ("; TCG rows are an emulator's timings, not a hypervisor's cost (the "
+        out += [""] + _title("Guests: the same read in a guest on that host clocksource, median ns (%s)" % (
+                             "x to tsc [interval]" if base else NO_BASE) + ("; TCG rows are an emulator's timings, not a hypervisor's cost (the "
                                               "mechanism holds)" if any(g.get("emulated") for g in guests) else ""),
                              width)
         body = []
         for g in guests:
             for k, what in (("guest_1", "1 vCPU"), ("guest_all", "all vCPUs")):
-                body.append([g["label"], g.get("guest_vcpus") or "n/a", what, _x(g, k, g is base),
+                body.append([g["label"], g.get("guest_vcpus") or "n/a", what, _x(g, k, g is base, has_base=base is not None),
                              "TCG" if g.get("emulated") else (g.get("accel") or "n/a")])
         out += table(["host clocksource", "vCPUs", "reading", "median ns", "accel"], body, width, keep=(3,))
         out += [""] + table(["host clocksource", "vCPUs", "master clock", "stable bit", "path"],
@@ -195,18 +239,19 @@ def screen(rows, available, now=None, width=WIDTH):
                 continue
             for n in wls:
                 w = r["workloads"].get(n, {})
-                bw = base["workloads"].get(n, {})
+                bw = base["workloads"].get(n, {}) if base else {}
                 unit = SHORT_UNITS.get(w.get("unit"), w.get("unit") or "")
                 for k, what in ((side, "rate %s" % unit), (side + "_latency", "latency us")):
                     if w.get(k) is None:
                         continue
                     body.append([r["label"], side + ("/TCG" if em else ""), n, what.strip(), _fig(w[k]),
-                                 "n/a" if bw.get(k) is None else _fig(bw[k]), ratio_of(w, k).text()])
+                                 DASH if not base else "n/a" if bw.get(k) is None else _fig(bw[k]),
+                                 ratio_of(w, k).text() if base else DASH])
     if body:
-        out += [""] + _title("Workloads: rate (higher is better) and median latency, against the same on tsc "
-                             "(x to tsc [interval])", width)
+        out += [""] + _title("Workloads: rate (higher is better) and median latency, %s" % (
+                             "against the same on tsc (x to tsc [interval])" if base else NO_BASE), width)
         out += table(["state", "where", "workload", "figure", "value", "on tsc", "x tsc"], body, width, keep=(6,))
     ns = sorted({r.get("rounds", 1) for r in rows})
-    if rows:
+    if rows and base is not None:
         out += [""] + _title(interval.method_note(ns), width)
     return "\n".join(out) + "\n"

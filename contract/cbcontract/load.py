@@ -944,6 +944,45 @@ def load_file(path, run=None):
 
 # ---- run folders ----
 
+SCHEMA_HOST_CHECK = "clockbench-host-check/1"
+HOST_STATES = ("healthy", "degraded", "unknown")
+
+
+def load_host_check(path):
+    """What a run's health.json (host-check --output, the host when the
+    run began) says, as a dict of checked fields: state, state_why, guest
+    (True, False, None), hypervisor, machine evidence, current and
+    available clocksource, cause, cause_text, cause_detail, cause_line,
+    advice.  InputError in one line for anything else; every string is
+    data, cut (util.cut) where it is shown."""
+    doc = load_json(path)
+    check_schema(path, doc, SCHEMA_HOST_CHECK)
+    state = doc.get("state")
+    if state not in HOST_STATES:
+        raise InputError(path, "state: expected one of %s, got %s" % (", ".join(HOST_STATES), _v(state)))
+    mach = doc.get("machine")
+    if not isinstance(mach, dict):
+        raise InputError(path, "machine: expected an object, got %s" % _v(mach))
+    cs = doc.get("clocksource")
+    if not isinstance(cs, dict):
+        raise InputError(path, "clocksource: expected an object, got %s" % _v(cs))
+    avail = cs.get("available")
+    if not isinstance(avail, list) or len(avail) > 64 or not all(isinstance(x, str) and x for x in avail):
+        raise InputError(path, "clocksource.available: expected a list of names, got %s" % _v(avail))
+    ev = mach.get("evidence", [])
+    if not isinstance(ev, list) or len(ev) > 16 or not all(isinstance(x, str) for x in ev):
+        raise InputError(path, "machine.evidence: expected a list of strings, got %s" % _v(ev))
+    return {"state": state, "state_why": _str(path, "state_why", doc.get("state_why")),
+            "guest": _bool(path, "machine.guest", mach.get("guest"), null=True),
+            "hypervisor": _str(path, "machine.hypervisor", mach.get("hypervisor"), null=True),
+            "evidence": [cut(x, 200) for x in ev],
+            "current": _str(path, "clocksource.current", cs.get("current"), null=True), "available": avail,
+            "cause": _str(path, "cause", doc.get("cause")), "cause_text": _str(path, "cause_text", doc.get("cause_text")),
+            "cause_detail": _str(path, "cause_detail", doc.get("cause_detail"), null=True),
+            "cause_line": _str(path, "cause_line", doc.get("cause_line"), null=True),
+            "advice": _str(path, "advice", doc.get("advice"), null=True)}
+
+
 def folder_names(folder):
     """The names in a run folder, sorted; InputError in one line when it
     cannot be listed."""

@@ -58,6 +58,7 @@ PATTERNS = {
     "kvm-observe-raw": re.compile(r"\Akvm-observe-%s\.txt(?P<gz>\.gz)?\Z" % _GUEST),
     "tsc-rate": re.compile(r"\Atsc-rate-(?P<cs>%s)\.json\Z" % WORD),
     "crosscheck": re.compile(r"\Acrosscheck\.(?P<ext>json|txt)\Z"),
+    "health": re.compile(r"\Ahealth\.json\Z"),
     "summary-md": re.compile(r"\Asummary\.md\Z"),
     "summary-json": re.compile(r"\Asummary\.json\Z"),
 }
@@ -204,6 +205,9 @@ def crosscheck_name(ext):
 
 SUMMARY_MD = "summary.md"
 SUMMARY_JSON = "summary.json"
+# host-check's report of the host when a compare run began (why it is off
+# the TSC, host or guest): its one writer is host-check --output.
+HEALTH = "health.json"
 
 _NAMERS = {
     "host": (host_name, 2),
@@ -216,6 +220,7 @@ _NAMERS = {
     "crosscheck": (crosscheck_name, 1),
     "summary-md": (lambda: SUMMARY_MD, 0),
     "summary-json": (lambda: SUMMARY_JSON, 0),
+    "health": (lambda: HEALTH, 0),
 }
 
 

@@ -112,6 +112,13 @@ host-scripts/host-check --format json --log "$fx/healthy-vm.log" --cmdline "$tmp
 ok "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["clock_read_path"] == "user", d' "$tmp/p.json"; echo $?)" \
 	"JSON: clock_read_path from the probe"
 
+# A log line is data: its escapes (ESC, OSC, BEL) never reach the terminal
+# raw in the text, whatever line carries them (the cause's, the evidence).
+printf '[    1.000000] tsc: Marking TSC unstable due to \033]0;pwned\007boot parameter\n' >"$tmp/esc.log"
+out=$(host-scripts/host-check --log "$tmp/esc.log" --cs-dir "$tmp/cs" 2>&1)
+ok "$(! grep -q $'\033' <<<"$out" && ! grep -q $'\007' <<<"$out" && grep -q 'due to \\x1b]0;pwned\\x07boot' <<<"$out"; echo $?)" \
+	"a log line's ESC and BEL are shown escaped (\\x1b, \\x07), never sent to the terminal"
+
 # This host, for real (read-only): the verdict follows the one rule
 # (contract/cbcontract/health.py), read here from the facts themselves: a
 # host healthy on tsc only; a guest on tsc with an invariant TSC, or on a

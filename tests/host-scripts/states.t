@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+# test-timeout: 900
+"""states.t: every machine state of tests/host-scripts/fixtures/states/states.cfg, judged from recorded inputs:
+host-check's state, cause and exit status; the bench screen of the real compare on a fake clocksource folder (host
+only, short cells): its exit status, ratio or no ratio (never x1.00 without a tsc row), the phrase of its first
+lines; and the watch's health metric.  Adding a state is adding a stanza (TAP)."""
+import configparser
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+sys.path[:0] = [os.path.join(TOP, "tests", "lib")]
+from taplib import Tap  # noqa: E402
+
+t = Tap()
+FX = os.path.join(TOP, "tests", "host-scripts", "fixtures")
+CPU = os.path.join(FX, "watchdog", "cpuinfo")
+PROBE = {"user": os.path.join(TOP, "tests", "analysis", "fixtures", "20260101-120000-hv1", "host-tsc.json"),
+         "syscall": os.path.join(TOP, "tests", "analysis", "fixtures", "20260101-120000-hv1", "host-hpet.json")}
+cfg = configparser.ConfigParser(interpolation=None)
+cfg.read(os.path.join(FX, "states", "states.cfg"))
+KEYS = {"what", "available", "current", "cpuinfo", "cmdline", "log", "probe", "hostcheck", "screen", "watch"}
+
+
+def inputs(name, s):
+    """(the state's folder, host-check's recorded options) for stanza s."""
+    d = os.path.join(t.tmp, name)
+    os.makedirs(os.path.join(d, "cs"))
+    for k in ("available", "current"):
+        with open(os.path.join(d, "cs", k + "_clocksource"), "w") as f:
+            f.write(s[k] + "\n")
+    args = ["--cs-dir", os.path.join(d, "cs"), "--cpuinfo", os.path.join(CPU, s["cpuinfo"]),
+            "--log", os.path.join(FX, s["log"]) if s["log"] != "none" else os.path.join(d, "no-log")]
+    if s["cmdline"] != "none":
+        with open(os.path.join(d, "cmdline"), "w") as f:
+            f.write(s["cmdline"] + "\n")
+        args += ["--cmdline", os.path.join(d, "cmdline")]
+    if s["probe"] != "none":
+        args += ["--probe", PROBE[s["probe"]]]
+    return d, args
+
+
+have_engine = os.access(os.path.join(TOP, "bench", "clockbench"), os.X_OK)
+t.ok(cfg.sections() and all(set(cfg[n]) == KEYS for n in cfg.sections()),
+     "states.cfg: %d states, each with every key" % len(cfg.sections()),
+     [n for n in cfg.sections() if set(cfg[n]) != KEYS])
+for name in cfg.sections():
+    s = cfg[name]
+    d, args = inputs(name, s)
+    want_state, want_cause = s["hostcheck"].split()
+    p = subprocess.run([os.path.join(TOP, "host-scripts", "host-check"), "--format", "json", "--no-tsc-check",
+                        "--trace-seconds", "0", "--watchdog-seconds", "0"] + args,
+                       capture_output=True, text=True, timeout=120)
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError:
+        doc = {}
+    got = (doc.get("state"), doc.get("cause"), p.returncode)
+    t.ok(got == (want_state, want_cause, 0 if want_state == "healthy" else 1),
+         "%s: host-check says %s, %s (exit %d)" % (name, got[0], got[1], got[2]), p.stderr[-300:])
+    leaked = [k for k, v in (doc.get("sources") or {}).items() if v == "this machine"]
+    t.ok(doc and not leaked, "%s: nothing of this machine read for a recorded state" % name, leaked)
+    if not have_engine:
+        t.skip("%s: bench/clockbench not built" % name)
+        continue
+    env = dict(os.environ, CB_CS_DIR=os.path.join(d, "cs"), CB_STATE_DIR=os.path.join(d, "state"),
+               CB_KVM_DEV=os.path.join(d, "kvm"), REPORT_OUT=os.path.join(d, "report"), GUEST="0",
+               DURATION="0.02", THREADS="1", ROUNDS="1", WORKLOADS="none", TSC_RATE_SECONDS="0",
+               CB_HOST_CHECK_ARGS=" ".join(a for a in args if a not in ("--cs-dir", os.path.join(d, "cs"))))
+    env.pop("CLOCKSOURCES", None)
+    open(env["CB_KVM_DEV"], "w").close()
+    q = subprocess.run([os.path.join(TOP, "host-scripts", "compare"), os.path.join(d, "results"), "r1"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    screen = q.stdout
+    kind, phrase = [x.strip() for x in s["screen"].split("|", 1)]
+    ratios = re.findall(r"\bx\d+\.\d\d\b", screen)
+    flat = " ".join(screen.split())
+    ok_ratio = bool(ratios) if kind == "ratio" else (not ratios and "no ratio" in flat)
+    t.ok(q.returncode == 0 and ok_ratio and phrase in flat,
+         "%s: make bench's screen: exit %d, %s, says '%s'" % (name, q.returncode, kind, phrase),
+         "\n".join(("stderr: " + q.stderr[-400:], screen[:1600])))
+sys.exit(t.done())
