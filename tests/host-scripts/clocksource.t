@@ -248,14 +248,17 @@ if command -v setpriv >/dev/null && [ "$(id -u)" -eq 0 ]; then
 	pids+=("$p")
 	wait_for hpet
 	mark="CB_RUN=$p:$(sed -n 's/^owner_start=//p' "$st")"
-	child=$(pgrep -P "$p" | head -n1)
+	# The run's command may not be started yet on a loaded machine: wait
+	# for it (up to 20 s), or it lives on after the kill below.
+	child=
+	for _ in $(seq 400); do child=$(pgrep -P "$p" | head -n1); [ -n "$child" ] && break; sleep 0.05; done
 	kill -KILL "$p"
 	wait "$p" 2>/dev/null
 	[ -n "$child" ] && kill -KILL -- "-$child" 2>/dev/null
 	setpriv --reuid=65534 --regid=65534 --clear-groups env "$mark" sleep 30 &
 	f=$!
 	pids+=("$f")
-	for _ in $(seq 50); do grep -qzx "$mark" "/proc/$f/environ" 2>/dev/null && break; sleep 0.05; done
+	for _ in $(seq 400); do grep -qzx "$mark" "/proc/$f/environ" 2>/dev/null && break; sleep 0.05; done
 	"$cs" get >/dev/null 2>"$tmp/err"
 	ok "$([ "$(cur)" = tsc ] && kill -0 "$f" 2>/dev/null && ! grep -q 'left its command running' "$tmp/err" && grep -q "restoring 'tsc'" "$tmp/err"; echo $?)" \
 		"a process of another user carrying a copied CB_RUN mark is not stopped and does not hold off the restore"
