@@ -51,7 +51,7 @@ def state_lines(state, now):
     if state["guest"]:
         out = ["This machine is a guest of %s, on %s: %s (%s)." % (
             state["hypervisor"] or "an unnamed hypervisor", cs, state["state"].upper(), state["state_why"]),
-            "It measured a guest's clock; the guests it booted were nested in it."]
+            "It measured a guest's clock; the guests it booted ran nested inside it."]
     else:
         out = ["This host is on %s: %s (%s)." % (cs, state["state"].upper(), state["state_why"])]
     if state["cause"] != "never_lost":
@@ -80,6 +80,8 @@ def lines(rows, available, now=None, state=None):
         else:
             first = "This host is on %s, not tsc: DEGRADED (make host-check says why)." % now
         out.append(first)
+    if state and state.get("guest") and any(r.get("emulated") for r in rows):
+        out[1] = out[1][:-1] + " under TCG, an emulator: their figures are not a hypervisor's cost."
     cur = next((r for r in rows if r["clocksource"] == (now or "tsc")), None)
     if cur is not None and "guest_file" in cur:
         out[0] += " On %s, %s." % (cur["clocksource"], _guests(cur))
