@@ -23,7 +23,8 @@ def printable(s):
     """s with every character a terminal could act on (C0 and C1 controls,
     DEL, line and paragraph separators, format characters...: what
     str.isprintable refuses) written as its escape (\\x1b, \\n, \\u2028),
-    a byte of a file name that was not UTF-8 as U+FFFD: one line, nothing an ESC, OSC or BEL of a result can do to a screen.
+    a byte of a file name that was not UTF-8 as U+FFFD: one line, nothing
+    an ESC, OSC or BEL of a result can do to a screen.
     The one place text from a result or a log is made safe to show: every
     renderer (summary, verdict, table, Markdown cells) and cut() use it."""
     s = str(s)
