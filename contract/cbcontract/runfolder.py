@@ -91,14 +91,20 @@ def round_dir(run_dir, n):
     name = round_name(n)
     if not os.path.isdir(run_dir):
         raise RunFolderError("%s: no such run folder" % show(run_dir))
-    check_folder(run_dir)
     path = os.path.join(run_dir, name)
     try:
-        os.mkdir(path, 0o755)  # never wider, whatever the umask: check_folder must pass it
+        fd = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as e:
+        raise RunFolderError("%s: open: %s" % (show(run_dir), e.strerror))
+    try:
+        check_folder(run_dir, fd)  # judged and written in through one descriptor, as make_run
+        os.mkdir(name, 0o755, dir_fd=fd)  # never wider, whatever the umask: check_folder must pass it
     except FileExistsError:
         raise RunFolderError("%s exists: a round folder is never reused" % show(path))
     except OSError as e:
         raise RunFolderError("%s: mkdir: %s" % (show(path), e.strerror))
+    finally:
+        os.close(fd)
     return path
 
 
