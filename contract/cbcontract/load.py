@@ -8,6 +8,7 @@ figures and verdicts depend on (the schema strings, the clockbench/1
 document and its rows, the KVM trace counts); tolerant of the guest's and
 launcher's facts, which are shown as "n/a" when missing.
 """
+import errno
 import json
 import math
 import os
@@ -255,18 +256,22 @@ def _v(v):
         return "(a value nested too deeply)"
 
 
-def read_regular(path, limit=MAX_FILE):
+def read_regular(path, limit=MAX_FILE, nofollow=False):
     """The bytes of path if it is a regular file of at most limit bytes
-    (symlinks followed); a FIFO, device or socket is refused without
-    blocking (opened O_NONBLOCK, checked with fstat before reading), and
-    the read stops at limit + 1 bytes whatever the file's size says."""
+    (symlinks followed, unless nofollow: then a symlink is refused); a FIFO,
+    device or socket is refused without blocking (opened O_NONBLOCK,
+    checked with fstat before reading), and the read stops at limit + 1
+    bytes whatever the file's size says."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0) | (os.O_NOFOLLOW if nofollow else 0)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise InputError(path, "no such file")
-    except IsADirectoryError:
-        raise InputError(path, "is a folder, not a result file")
     except OSError as e:
+        if nofollow and e.errno == errno.ELOOP:
+            raise InputError(path, "a symbolic link: a recorded input is not followed when read as root")
+        if isinstance(e, IsADirectoryError):
+            raise InputError(path, "is a folder, not a result file")
         raise InputError(path, "open: %s" % e.strerror)
     try:
         st = os.fstat(fd)
