@@ -33,7 +33,7 @@ import signal
 import stat
 import time
 
-from cbcontract import kmsg, textfile
+from cbcontract import health, kmsg, textfile
 from cbcontract.util import InputError
 from cbhost import kvmtrace, libvirt
 
@@ -47,6 +47,7 @@ MAX_VMS = 1024
 TRACE_KB = 1024  # the instance's ring per CPU: read all the time, a burst's worth
 TSC_FLAGS = ("tsc", "rdtscp", "constant_tsc", "nonstop_tsc", "tsc_known_freq", "tsc_reliable", "tsc_adjust",
              "tsc_deadline_timer")
+HEALTH_STATES = ("healthy", "degraded", "unknown")
 # The kernel-log kinds counted: what changes the clock, and the watchdog's near misses.
 COUNTED = tuple(k for k in kmsg.KINDS if k in ("switched", "unstable", "warp", "sync-check", "tsc-adjust")
                 or k.startswith(("verdict/", "near-miss/", "sched-clock/")))
@@ -73,6 +74,9 @@ HELP = {
     "node_clockbench_watchdog_check_available": "1 if clockbench-host-check's watchdog section was read at the watch's start, else 0 (reason: why).",
     "node_clockbench_watch_trace_available": "1 if the watch follows KVM's clock events (its tracefs instance), else 0 (reason: why).",
     "node_clockbench_watch_start_timestamp_seconds": "When this clockbench-watch started, Unix time.",
+    "node_clockbench_machine_info": "1, labelled with whether this machine is a guest (true, false, unknown) and of which hypervisor (clockbench-host-check at the watch's start, else the CPUID hypervisor flag).",
+    "node_clockbench_clock_health_info": "1, labelled with the clock's state by clockbench's one rule (cbcontract.health): healthy, degraded or unknown, on the current clocksource; the read path is clockbench-host-check's at the watch's start.",
+    "node_clockbench_clock_healthy": "1 if the clock is healthy by clockbench's one rule (a host on tsc; a guest on a paravirtual clock read in user space, or on an invariant tsc), 0 if degraded; absent when not known.",
 }
 TYPES = {n: "counter" for n in HELP if n.endswith("_total")}
 
@@ -160,6 +164,8 @@ class State:
         self.trace = (None, "not started")
         self.kmsg_error = None
         self.watchdog = None, "not read"
+        self.machine = {}  # host-check's machine and read path at the start ({} when not read)
+        self.hypervisor_flag = None  # the CPUID hypervisor flag (cpuinfo), None until read
         self.started = time.time()
 
     def read_clock(self):
@@ -171,6 +177,15 @@ class State:
         info = read_small(os.environ.get("CB_CPUINFO", "/proc/cpuinfo"), 1 << 20) or ""
         flags = next((ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), None)
         self.flags = {} if flags is None else {f: f in flags for f in TSC_FLAGS}
+        self.hypervisor_flag = None if flags is None else "hypervisor" in flags
+
+    def health(self):
+        """(guest, hypervisor, state) by the one rule: host-check's machine
+        and read path where it ran, else the CPUID flag (path unknown)."""
+        m = self.machine
+        guest = m.get("guest") if "guest" in m else self.hypervisor_flag
+        state, _ = health.judge(guest, self.cs, m.get("path"), self.flags)
+        return guest, m.get("hypervisor"), state
 
     def log_line(self, line, framed=False):
         """Counts one kernel-log line or /dev/kmsg record (its header read
@@ -222,6 +237,12 @@ class State:
         for k, v in self.flags.items():
             f.add("node_clockbench_tsc_flag", [("flag", k)], v)
         f.add("node_clockbench_tsc_unstable", [("cause", self.unstable)], self.unstable is not None)
+        guest, hv, state = self.health()
+        f.add("node_clockbench_machine_info", [("guest", {True: "true", False: "false"}.get(guest, "unknown")),
+                                               ("hypervisor", (hv or "")[:NAME_MAX] or None)], 1)
+        f.add("node_clockbench_clock_health_info", [("state", state)], 1)
+        if state != "unknown":
+            f.add("node_clockbench_clock_healthy", [], state == "healthy")
         for k, n in self.events.items():
             f.add("node_clockbench_kernel_log_events_total", [("kind", k)], n)
         for k, ts in self.last.items():
@@ -281,9 +302,9 @@ def watchdog_samples(wd):
 
 
 def read_host_check(argv, timeout=180):
-    """(watchdog object, None) from host-check's JSON (argv run, or the
-    file CB_HOST_CHECK_JSON names), else (None, why).  At most MAX_JSON
-    bytes are read."""
+    """((watchdog object, None), machine_of(its JSON)) from host-check's
+    JSON (argv run, or the file CB_HOST_CHECK_JSON names), else ((None,
+    why), {}).  At most MAX_JSON bytes are read."""
     import json
     import subprocess
     hook = os.environ.get("CB_HOST_CHECK_JSON")
@@ -295,22 +316,38 @@ def read_host_check(argv, timeout=180):
             p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                timeout=timeout)
             if p.returncode not in (0, 1):
-                return None, "clockbench-host-check: exit %d" % p.returncode
+                return (None, "clockbench-host-check: exit %d" % p.returncode), {}
             raw = p.stdout
     except subprocess.TimeoutExpired:
-        return None, "clockbench-host-check: no answer in %d s" % timeout
+        return (None, "clockbench-host-check: no answer in %d s" % timeout), {}
     except OSError as e:
-        return None, "clockbench-host-check: %s" % e.strerror
+        return (None, "clockbench-host-check: %s" % e.strerror), {}
     if len(raw) > MAX_JSON:
-        return None, "clockbench-host-check: over %d MiB of JSON" % (MAX_JSON >> 20)
+        return (None, "clockbench-host-check: over %d MiB of JSON" % (MAX_JSON >> 20)), {}
     try:
         doc = json.loads(raw.decode("utf-8", "replace"))
     except ValueError:
-        return None, "clockbench-host-check: not JSON"
+        return (None, "clockbench-host-check: not JSON"), {}
     wd = doc.get("watchdog") if isinstance(doc, dict) else None
     if not isinstance(wd, dict):
-        return None, "clockbench-host-check: no watchdog section (an older host-check)"
-    return wd, None
+        return (None, "clockbench-host-check: no watchdog section (an older host-check)"), machine_of(doc)
+    return (wd, None), machine_of(doc)
+
+
+def machine_of(doc):
+    """{guest, hypervisor, path} of host-check's JSON (another program's:
+    each field checked), {} when it says nothing of them."""
+    if not isinstance(doc, dict):
+        return {}
+    m = doc.get("machine") if isinstance(doc.get("machine"), dict) else {}
+    out = {}
+    if m.get("guest") in (True, False, None) and "guest" in m:
+        out["guest"] = m["guest"]
+    if isinstance(m.get("hypervisor"), str):
+        out["hypervisor"] = m["hypervisor"][:NAME_MAX]
+    if doc.get("clock_read_path") in ("user", "syscall"):
+        out["path"] = doc["clock_read_path"]
+    return out
 
 
 def boot_epoch():
@@ -398,7 +435,7 @@ class Watch:
         and left out."""
         if self.host_check or os.environ.get("CB_HOST_CHECK_JSON"):
             # Before privileges are dropped: its watchdog readout reads a device.
-            self.state.watchdog = read_host_check(self.host_check)
+            self.state.watchdog, self.state.machine = read_host_check(self.host_check)
         else:
             self.state.watchdog = None, "not asked for (--no-host-check)"
         path = os.environ.get("CB_KMSG", "/dev/kmsg")

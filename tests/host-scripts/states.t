@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # test-timeout: 900
 """states.t: every machine state of tests/host-scripts/fixtures/states/states.cfg, judged from recorded inputs:
-host-check's state, cause and exit status; the bench screen of the real compare on a fake clocksource folder (host
+host-check's state, cause and exit status; the watch's node_clockbench_clock_healthy; the bench screen of the real compare on a fake clocksource folder (host
 only, short cells): its exit status, ratio or no ratio (never x1.00 without a tsc row), the phrase of its first
 lines; and the watch's health metric.  Adding a state is adding a stanza (TAP)."""
 import configparser
@@ -64,6 +64,26 @@ for name in cfg.sections():
          "%s: host-check says %s, %s (exit %d)" % (name, got[0], got[1], got[2]), p.stderr[-300:])
     leaked = [k for k, v in (doc.get("sources") or {}).items() if v == "this machine"]
     t.ok(doc and not leaked, "%s: nothing of this machine read for a recorded state" % name, leaked)
+    # The watch, on the same inputs (host-check's JSON recorded, the log as
+    # its kernel log): its health metric, by the same rule.
+    hcj, tf = os.path.join(d, "host-check.json"), os.path.join(d, "textfile")
+    with open(hcj, "w") as f:
+        f.write(p.stdout)
+    os.mkdir(tf)
+    w = subprocess.run([os.path.join(TOP, "host-scripts", "watch"), "--once", "--no-trace", "--textfile-dir", tf],
+                       capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, CB_CS_DIR=os.path.join(d, "cs"), CB_CPUINFO=os.path.join(CPU, s["cpuinfo"]),
+                                CB_HOST_CHECK_JSON=hcj, CB_WATCH_KEEP_PRIVILEGES="1",
+                                CB_KMSG=os.path.join(FX, s["log"]) if s["log"] != "none" else os.devnull))
+    text = ""
+    for root, _, files in os.walk(tf):
+        for n in files:
+            if n.endswith(".prom"):
+                text += open(os.path.join(root, n)).read()
+    m = re.search(r"^node_clockbench_clock_healthy (\S+)$", text, re.M)
+    got = int(float(m.group(1))) if m else -1
+    t.ok(w.returncode == 0 and got == int(s["watch"]), "%s: the watch's node_clockbench_clock_healthy %d (want %s)"
+         % (name, got, s["watch"]), w.stderr[-300:])
     if not have_engine:
         t.skip("%s: bench/clockbench not built" % name)
         continue
