@@ -4,7 +4,7 @@
 # harness whose TERM skips the restore must fail.  Then the fixes torture
 # found: a SIGKILLed run's command is stopped before the next command
 # restores under it; an interrupted host measurement leaves no temporaries.
-# test-timeout: 120
+# test-timeout: 300
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
@@ -61,7 +61,7 @@ EOF2
 chmod +x "$tmp/cmd"
 setsid host-scripts/clocksource set hpet -- "$tmp/cmd" >/dev/null 2>&1 &
 bg=$!
-for _ in $(seq 200); do [ "$(cat "$CB_CS_DIR/current_clocksource")" = hpet ] && pgrep -f "$tmp/cmd" >/dev/null && break; sleep 0.05; done
+for _ in $(seq 600); do [ "$(cat "$CB_CS_DIR/current_clocksource")" = hpet ] && pgrep -f "$tmp/cmd" >/dev/null && break; sleep 0.05; done
 kill -KILL -- "-$bg"
 wait "$bg" 2>/dev/null
 bg=
