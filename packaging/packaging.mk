@@ -23,7 +23,7 @@ DEB_BUILD := $(BUILD)/deb
 # source, from packaging/commands, and the helpers they run), then data.
 LIB_PROGRAMS := $(shell sed '/^\#/d' $(COMMANDS) | awk '{print $$4}') host-scripts/runfolder \
 	guest-init/mkinitramfs.py $(BUILD)/clockbench-static $(GUEST_BUILD)/init
-LIB_DATA := bench/clockbench.h host-scripts/lib/clocksource.sh $(wildcard contract/cbcontract/*.py) $(wildcard host-scripts/cbhost/*.py) $(wildcard analysis/cbanalysis/*.py) \
+LIB_DATA := bench/clockbench.h host-scripts/lib/clocksource.sh host-scripts/lib/version.sh $(wildcard contract/cbcontract/*.py) $(wildcard host-scripts/cbhost/*.py) $(wildcard analysis/cbanalysis/*.py) \
 	guest-init/exit-codes.h $(GUEST_BUILD)/initramfs.cpio
 DOCS := README.md $(wildcard docs/*.md)
 EXAMPLES := $(addprefix analysis/fleet/,clockbench.yml clockbench-alerts.yml inventory.example.ini)
