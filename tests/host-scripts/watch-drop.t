@@ -18,7 +18,7 @@ sys.dont_write_bytecode = True
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "host-scripts")]
-from taplib import Tap  # noqa: E402
+from taplib import Tap, signal_and_wait  # noqa: E402
 
 t = Tap()
 os.chmod(t.tmp, 0o755)  # the dropped watch re-reads the fake clocksource and /proc below it
@@ -161,12 +161,7 @@ p = subprocess.run([WATCH, "--once", "--textfile-dir", d2, "--no-host-check"], c
 t.ok(p.returncode == 1 and len(p.stderr.splitlines()) == 1 and "another" in p.stderr
      and 'clocksource="hpet"' in read(path2) and 'clocksource="acpi_pm"}' not in read(path2).split("available")[0],
      "a second watch on the same folder: exit 1, one line, the first's textfile untouched", (p.returncode, p.stderr))
-w.send_signal(signal.SIGTERM)
-try:
-    rc = w.wait(timeout=CAP)
-except subprocess.TimeoutExpired:
-    w.kill()
-    rc = None
+rc = signal_and_wait(w, signal.SIGTERM, CAP)
 t.ok(rc == 0, "TERM after HUP: exit 0", (rc, w.stderr.read()))
 
 # 9: its own temporaries left by a SIGKILL mid-write are removed at start; anyone else's are kept.

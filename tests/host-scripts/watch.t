@@ -19,7 +19,7 @@ sys.dont_write_bytecode = True
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "host-scripts")]
-from taplib import Tap  # noqa: E402
+from taplib import Tap, signal_and_wait  # noqa: E402
 
 t = Tap()
 os.chmod(t.tmp, 0o755)  # as root the watch drops to its own account, then re-reads the fake files below
@@ -264,12 +264,7 @@ if os.geteuid() == 0:
 else:
     t.skip("not root: nothing to drop")
 t0 = time.monotonic()
-w.send_signal(signal.SIGTERM)
-try:
-    rc = w.wait(timeout=CAP)
-except subprocess.TimeoutExpired:
-    w.kill()
-    rc = None
+rc = signal_and_wait(w, signal.SIGTERM, CAP)
 err = w.stderr.read()
 os.close(fw)
 t.ok(rc == 0 and err == "", "TERM: exit 0, nothing on stderr (%.2f s)" % (time.monotonic() - t0), err)

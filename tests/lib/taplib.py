@@ -142,3 +142,14 @@ def edited_copy(tmp, name, src, edits=None):
         with open(p, "w") as f:
             json.dump(doc, f)
     return d
+
+
+def signal_and_wait(proc, sig, timeout):
+    """Sends sig to proc (a Popen) and returns its exit status, or None
+    when it did not end within timeout seconds (then it is killed)."""
+    proc.send_signal(sig)
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return None
