@@ -121,7 +121,7 @@ class Evidence:
 
     def cs(self):
         """The host clocksource the state ran under: the table's, or L1's own."""
-        if self.st.clocksource != labtable.CURRENT:
+        if not self.st.own_cs:
             return self.st.clocksource, None
         return self.l1_clocksource()
 
@@ -236,6 +236,41 @@ class Evidence:
                 return None, "%s: watchdog_readout: a field of the wrong type" % self.files[which]
             return r, None
         return self.get(which, fn)
+
+    def run_names(self):
+        """The run folder's contract files: {(kind, clocksource)} for its
+        host and guest documents (runfolder.classify)."""
+        def fn():
+            try:
+                names = load.folder_names(self.run)
+            except load.InputError as e:
+                return None, str(e)
+            out = set()
+            for name in names:
+                c = runfolder.classify(name)
+                if c and c[0] in ("host", "guest") and c[1].get("cs"):
+                    out.add((c[0], c[1]["cs"]))
+            return out, None
+        return self.get("names", fn)
+
+    def health(self):
+        """host-check's report of L1 when the state's run began (the run
+        folder's health.json), read by load.load_host_check."""
+        def fn():
+            try:
+                return load.load_host_check(os.path.join(self.run, runfolder.HEALTH)), None
+            except load.InputError as e:
+                return None, str(e)
+        return self.get("health", fn)
+
+    def screen(self):
+        """The state's run as it printed it (state-N.log: compare's progress,
+        then its final screen), whitespace folded to single blanks: the
+        screen wraps its lines at 100 columns."""
+        def fn():
+            t, err = text(os.path.join(self.d, self.files["log"]))
+            return (" ".join(t.split()), None) if t else (None, err)
+        return self.get("screen", fn)
 
     def host_check(self):
         """host-check's JSON in L1 (state-N.host-check.json), its watchdog object."""
@@ -450,6 +485,94 @@ def l1_tsc_after(ev):
     return "no verdict: marked unstable %s, current %s" % ("yes" if marked else "no", cur), None
 
 
+def readout_margin_pct(ev):
+    """host-check's margin in L1 on the state's readout (the kernel's limit
+    over the readout's p99.99), in hundredths."""
+    w, err = ev.host_check()
+    if err:
+        return None, err
+    risk = w.get("risk")
+    m = risk.get("margin") if isinstance(risk, dict) else None
+    if not isinstance(m, (int, float)) or isinstance(m, bool) or m != m or m < 0:
+        return None, "%s: watchdog.risk.margin is %r (%s)" % (
+            ev.files["host_check"], m, (risk or {}).get("reason") if isinstance(risk, dict) else "no risk object")
+    return int(round(m * 100)), None
+
+
+def offered(ev):
+    """The clocksources L1 offered (its facts' available line), a set."""
+    f, err = ev.l1_facts()
+    if err:
+        return None, err
+    got = set(f.get("available", "").split())
+    return (got, None) if got else (None, "%s: no available line" % ev.boot["facts"])
+
+
+def bench_measured(ev):
+    """'offered' when the run folder's host documents name exactly the
+    clocksources L1 offered, each with its guest; else what it measured."""
+    names, err = ev.run_names()
+    if err:
+        return None, err
+    want, err = offered(ev)
+    if err:
+        return None, err
+    hosts = {c for k, c in names if k == "host"}
+    guests = {c for k, c in names if k == "guest"}
+    if hosts == want and (guests == want or not ev.st.harness):
+        return "offered", None
+    return "host %s, guest %s; L1 offered %s" % (" ".join(sorted(hosts)) or "none", " ".join(sorted(guests)) or "none",
+                                                 " ".join(sorted(want))), None
+
+
+def bench_tsc_row(ev):
+    names, err = ev.run_names()
+    if err:
+        return None, err
+    return "yes" if any(c in ON_TSC for _, c in names) else "no", None
+
+
+def bench_cause(ev):
+    """The cause host-check named in the run's health.json, where the
+    run's screen says it as the verdict does (its 'Why it is off the TSC'
+    sentence with the kernel's own line); else what is missing."""
+    h, err = ev.health()
+    if err:
+        return None, err
+    scr, err = ev.screen()
+    if err:
+        return None, err
+    if h["cause"] == "never_lost":
+        return "never_lost", None
+    why = " ".join(("Why it is off the TSC: %s" % h["cause_text"]).split())
+    if why not in scr:
+        return "%s, but the screen lacks %r" % (h["cause"], why[:120]), None
+    line = " ".join((h["cause_line"] or "").split())
+    if not line:
+        return "%s, but health.json quotes no kernel line" % h["cause"], None
+    if "the kernel's line: " + line not in scr:
+        return "%s, but the screen lacks the kernel's line %r" % (h["cause"], line[:120]), None
+    return h["cause"], None
+
+
+# A ratio on the screen: 'x1.00', 'x60.00 [58.00, 62.00]', or a verdict
+# line costing a fallback 'against N on tsc'.
+RATIO_RE = re.compile(r"(?<![\w.])x\d+\.\d+|against [0-9.]+ on tsc")
+NO_RATIO = "No ratio: this run has no tsc row to be the baseline"
+
+
+def bench_ratio(ev):
+    """'none' when the run's screen says it has no ratio (verdict.py's
+    sentence) and shows none; 'printed' with the first it shows."""
+    scr, err = ev.screen()
+    if err:
+        return None, err
+    m = RATIO_RE.search(scr)
+    if m:
+        return "printed (%r)" % scr[max(0, m.start() - 60):m.end() + 20], None
+    return ("none", None) if NO_RATIO in scr else ("not said: no %r on the screen" % NO_RATIO, None)
+
+
 def kernel_read(ev):
     """L1's in-kernel clock read, monotonic on 1 thread: the syscall row's
     median less its null median, negative where noise made it so."""
@@ -542,6 +665,14 @@ FACTS = {
     "l1_watchdog_verdict": (watchdog_verdict, "the watchdog's verdicts in L1's log (kmsg's kinds)", "dmesg-after"),
     "l1_watchdog_near_misses": (near_misses, "the watchdog's near-miss lines in L1's log", "dmesg-after"),
     "l1_tsc_after": (l1_tsc_after, "L1's TSC after the state, by its kernel's log and clocksource", "dmesg-after"),
+    "l1_readout_margin_pct": (readout_margin_pct, "host-check's readout margin in L1 (the kernel's limit over the "
+                              "readout's p99.99), in hundredths", "host-check"),
+    "bench_measured": (bench_measured, "the clocksources the run measured (its host and guest documents) against "
+                       "those L1 offered", "names+l1"),
+    "bench_tsc_row": (bench_tsc_row, "a tsc row in the run folder", "names"),
+    "bench_cause": (bench_cause, "the cause host-check named at the run's start, said on its screen with the kernel's "
+                    "line", "health+log"),
+    "bench_ratio": (bench_ratio, "a ratio on the run's screen", "log"),
 }
 
 
@@ -553,6 +684,14 @@ def evidence(ev, kind):
         base, _ = ev.base
         mine = ev.name("host")[0] or "?"
         return mine if base is None else "%s, %s/%s" % (mine, base.files["run"], base.name("host")[0] or "?")
+    if kind == "names+l1":
+        return "%s/, %s" % (ev.files["run"], ev.boot["facts"])
+    if kind == "names":
+        return ev.files["run"] + "/"
+    if kind == "health+log":
+        return "%s/%s, %s" % (ev.files["run"], runfolder.HEALTH, ev.files["log"])
+    if kind == "log":
+        return ev.files["log"]
     if kind in ("readout", "readout-load", "host-check", "dmesg-after"):
         return ev.files[{"readout": "watchdog", "readout-load": "watchdog_load", "host-check": "host_check",
                          "dmesg-after": "dmesg"}[kind]]
@@ -637,6 +776,7 @@ def diagnose(ev, d, st):
 def state(d, st, boot, selected, table):
     ev = Evidence(d, st, boot, tsc_state(d, st, boot, selected, table))
     own, own_err = ev.l1_clocksource()
+    own_words = "back on its own clocksource"
     for k in range(1, st.attempts):
         kept = labtable.state_files(st.n, k)
         flog = read(os.path.join(d, kept["log"]))
@@ -660,7 +800,26 @@ def state(d, st, boot, selected, table):
            % (st.n, vendor.group(1), ev.boot["facts"]), err or "got vendor %r: lab/run-lab did not pass l1_cpu?" % got)
     if st.harness:
         guest_checks(ev, d, st)
-    for fact, op, want in st.expect:
+    expect = list(st.expect)
+    if st.outcomes:
+        outcome, err = watchdog_verdict(ev)
+        ok(err is None, "state %d: the outcome, by L1's log after the state: %s [%s]" % (
+            st.n, "no watchdog verdict" if outcome == "none" else "a watchdog verdict (%s)" % outcome
+            if outcome else "unknown", ev.files["dmesg"]), err)
+        if outcome is not None:
+            branch = "no_verdict" if outcome == "none" else "verdict"
+            print("# state %d: asserting the outcome '%s' (EMULATED: under TCG either can come)"
+                  % (st.n, branch.replace("_", " ")))
+            expect += st.outcomes[branch]
+            if branch == "verdict":
+                # L1 is where its kernel put it after the verdict, not on
+                # its own clocksource of the boot.
+                lines, err = ev.dmesg_after()
+                last = [c for c in map(switched_to, lines or []) if c]
+                own, own_err = (last[-1], None) if last and last[-1] not in ON_TSC else (
+                    None, err or "%s: no switch away from tsc after the verdict" % ev.files["dmesg"])
+                own_words = "on the clocksource its kernel fell back to (its log's last switch)"
+    for fact, op, want in expect:
         reader, words, kind = FACTS[fact]
         if kind == "host+base" and ev.base is None:
             skip("state %d: %s %s %s" % (st.n, words, op, want), "the tsc state was not run in this lab")
@@ -671,7 +830,7 @@ def state(d, st, boot, selected, table):
     if st.watchdog:
         readout_figures(ev, st)
     good, why = after(d, ev.files["after"], own, own_err)
-    ok(good, "state %d: L1 back on its own clocksource (%s) after the run [%s]" % (st.n, own, ev.files["after"]), why)
+    ok(good, "state %d: L1 %s (%s) after the run [%s]" % (st.n, own_words, own, ev.files["after"]), why)
 
 
 def readout_figures(ev, st):
@@ -693,6 +852,12 @@ def readout_figures(ev, st):
         lr, err = ev.readout("watchdog_load")
         print("# state %d: the timer load on L1's CPU 1: %s" % (st.n, err or "%s, %d readouts, p50 %s ns (EMULATED)"
                                                              % (lr.get("device"), lr["samples"], lr["ns"].get("p50"))))
+    w, err = ev.host_check()
+    risk = (w or {}).get("risk") if not err else None
+    if isinstance(risk, dict):
+        print("# state %d: host-check in L1 on it (EMULATED): %s, margin %s" % (
+            st.n, risk.get("verdict"), "x%.2f" % risk["margin"] if isinstance(risk.get("margin"), (int, float))
+            else "unknown"))
     kr, err = kernel_read(ev) if st.harness else (None, "no harness run")
     cs = ev.cs()[0]
     if err:

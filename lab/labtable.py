@@ -7,6 +7,8 @@ reaches it through its command line:
   labtable.py check LIST       exit 0 if LIST names states of the table
   labtable.py plan LIST        one line per state, tab-separated, '-' for
                                empty: N CLOCKSOURCE L2_VCPUS PIN(1|0) CPU L2_APPEND ATTEMPTS
+                               (CLOCKSOURCE: a name, current, or default:
+                               no CLOCKSOURCES, compare's own list)
   labtable.py files N [K]      state N's files, tab-separated: RUN LOG AFTER WORK PS
                                WATCHDOG HOSTCHECK DMESG WATCHDOG_LOAD; with K, those of
                                its failed attempt K, kept
@@ -32,7 +34,8 @@ if __name__ == "__main__":  # run as a command: the one place it finds its packa
 from cbcontract import runfolder  # noqa: E402
 
 KEYS = ("label", "l1_vcpus", "l1_mem", "l1_machine", "l1_append", "l1_cpu", "clocksource", "l2_vcpus", "pin", "cpu",
-        "l2_append", "attempts", "watchdog", "watchdog_load", "harness", "expect")
+        "l2_append", "attempts", "watchdog", "watchdog_load", "harness", "expect", "expect_verdict",
+        "expect_no_verdict")
 # The facts a state may expect: the values each takes (int: a count or a
 # measure, with >= or < and a whole number; str: any plain word).
 # lab/assert.py reads each from its evidence.
@@ -64,8 +67,24 @@ FACTS = {
     "l1_watchdog_verdict": str,
     "l1_watchdog_near_misses": int,
     "l1_tsc_after": ("stable", "unstable"),
+    # host-check's margin in L1 on the state's readout: the kernel's limit
+    # over the readout's p99.99, in hundredths (0.21: 21).
+    "l1_readout_margin_pct": int,
+    # A plain compare run (clocksource = default) on an L1 that lost its
+    # TSC: the clocksources its run folder measured against those L1
+    # offered, whether it holds a tsc row, the cause its health.json
+    # (host-check at the run's start) names and its screen says, and
+    # whether the screen gave a ratio.
+    "bench_measured": ("offered",),
+    "bench_tsc_row": ("yes", "no"),
+    "bench_cause": str,
+    "bench_ratio": ("none", "printed"),
 }
 CURRENT = "current"  # clocksource: L1's own, whatever its kernel chose
+# clocksource: no CLOCKSOURCES at all, as a plain `make bench`: compare
+# measures every clocksource L1 offers; the state's files are named after
+# L1's own, as for CURRENT.
+DEFAULT = "default"
 LOADS = ("none", "memory", "timer")  # watchdog_load
 EXPECT_RE = re.compile(r"^([a-z0-9_]+)\s*(>=|<|=)\s*(\S+)$")
 
@@ -103,7 +122,7 @@ class State:
     """One stanza of the table."""
 
     def __init__(self, n, label, l1, clocksource, l2_vcpus, pin, cpu, l2_append, attempts, expect,
-                 watchdog=0, watchdog_load="none", harness=True):
+                 watchdog=0, watchdog_load="none", harness=True, outcomes=None):
         self.n, self.label, self.l1, self.clocksource = n, label, l1, clocksource
         self.l2_vcpus, self.pin, self.cpu, self.l2_append, self.expect = l2_vcpus, pin, cpu, l2_append, expect
         self.attempts = attempts
@@ -113,6 +132,17 @@ class State:
         # 1: reads of an emulated timer in a loop); harness: False runs no host-scripts/compare
         # (a state of L1 alone: no guest, no trace to check).
         self.watchdog, self.watchdog_load, self.harness = watchdog, watchdog_load, harness
+        # outcomes: None, or {"verdict": facts, "no_verdict": facts}: the
+        # facts expected when L1's log after the state holds a watchdog
+        # verdict, and when it holds none (under an emulator either can
+        # come); the evidence decides which, lab/assert.py says which.
+        self.outcomes = outcomes
+
+    @property
+    def own_cs(self):
+        """True where the state runs on L1's own clocksource (current or
+        default), not one the table names."""
+        return self.clocksource in (CURRENT, DEFAULT)
 
 
 class Boot:
@@ -187,7 +217,7 @@ def load(path=TABLE):
             if not s.get(k, "").strip():
                 raise TableError("%s: %s is missing" % (w, k))
         cs = s["clocksource"].strip()
-        if cs != CURRENT:
+        if cs not in (CURRENT, DEFAULT):
             try:
                 runfolder.check_cs(cs)
             except ValueError as e:
@@ -202,12 +232,19 @@ def load(path=TABLE):
         l1 = (_int(w + ": l1_vcpus", s.get("l1_vcpus", ""), 1), _int(w + ": l1_mem", s.get("l1_mem", ""), 256),
               _line(w + ": l1_machine", s.get("l1_machine", "")), _line(w + ": l1_append", s.get("l1_append", "")),
               s.get("l1_cpu", "max"))
+        branches = [s.get(k, "").strip() for k in ("expect_verdict", "expect_no_verdict")]
+        if any(branches) and not all(branches):
+            raise TableError("%s: expect_verdict and expect_no_verdict go together" % w)
+        outcomes = None
+        if all(branches):
+            outcomes = {"verdict": _expect(w + ": expect_verdict", branches[0]),
+                        "no_verdict": _expect(w + ": expect_no_verdict", branches[1])}
         states.append(State(int(sec), _line(w + ": label", s["label"]), l1, cs,
                             _int(w + ": l2_vcpus", s.get("l2_vcpus", ""), 1), s["pin"] == "yes",
                             _line(w + ": cpu", s.get("cpu", "")), _line(w + ": l2_append", s.get("l2_append", "")),
                             _int(w + ": attempts", s.get("attempts", "2"), 1), _expect(w + ": expect", s["expect"]),
                             _int(w + ": watchdog", s.get("watchdog", "0"), 0), s.get("watchdog_load", "none"),
-                            s.get("harness", "yes") == "yes"))
+                            s.get("harness", "yes") == "yes", outcomes))
         if states[-1].watchdog > 3600:
             raise TableError("%s: watchdog: at most 3600 s, got %d" % (w, states[-1].watchdog))
     if not states:

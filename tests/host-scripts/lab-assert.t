@@ -443,12 +443,15 @@ t.ok(failing(seen2) == {(8, "l1_tsc")}, "state 8's boot log without the two line
 # State 9 (2026-12-01): L1 alone (no harness run) on 2 vCPUs under an
 # Intel vendor string, CPU 1 reading a timer in a loop.  No guest checks;
 # L1's vendor is checked, so an L1 booted on another model fails it.
-WD_KEYS[:0] = [("table's CPU model", "vendor"), ("readouts of the load", "watchdog_load_samples")]
-KEYS[:0] = WD_KEYS[:2]
+WD_KEYS[:0] = [("table's CPU model", "vendor"), ("readouts of the load", "watchdog_load_samples"),
+               ("the outcome, by L1's log", "outcome"), ("readout margin", "l1_readout_margin_pct")]
+KEYS[:0] = WD_KEYS[:4]
 rc, out, seen9 = lab(FX, "9")
 t.ok(rc == 0 and all(seen9.values()) and {k for _, k in seen9} == {
-    "run", "vendor", "l1_watched", "watchdog_device", "watchdog_samples", "watchdog_load_samples",
-    "l1_watchdog_verdict", "l1_tsc_after", "restore"}, "the recorded state 9 passes, without a guest's checks (%d)"
+    "run", "vendor", "l1_watched", "l1_host_check_watched", "watchdog_device", "watchdog_samples",
+    "watchdog_load_samples", "l1_readout_margin_pct", "outcome", "l1_watchdog_verdict", "l1_tsc_after", "restore"}
+     and "asserting the outcome 'no verdict'" in out and "margin x0.21" in out,
+     "the recorded state 9 passes, without a guest's checks: no verdict, the TSC kept, the margin measured (%d)"
      % len(seen9), out)
 for what, name, fn, want in (
         ("L1 booted on another vendor", "l1-9.facts.txt", lambda x: x.replace("vendor GenuineIntel", "vendor AuthenticAMD"),
@@ -462,6 +465,55 @@ for what, name, fn, want in (
     rc, out, seen2 = lab(d, "9")
     t.ok(rc == 1 and failing(seen2) == {(9, k) for k in want}, "state 9, %s: exactly %s fails" % (what, sorted(want)),
          sorted(failing(seen2)))
+
+# State 9 met a real verdict too (2026-12-01, a full make lab: at 33.8 s
+# L1's watchdog marked its TSC unstable, hpet 507557430 ns against tsc
+# 507985687).  Either outcome is asserted by its evidence: these lines
+# (that verdict's figures in state 8's shape) appended to the recorded
+# state 9's log, with L1 then on hpet, are the verdict's whole chain.
+VERDICT9 = ("[   33.812345] clocksource: timekeeping watchdog on CPU1: Marking clocksource 'tsc' as unstable because "
+            "the skew is too large:\n"
+            "[   33.812400] clocksource:                       'hpet' wd_nsec: 507557430 wd_now: 2f1d0a1c wd_last: "
+            "2d1e6a40 mask: ffffffff\n"
+            "[   33.812420] clocksource:                       'tsc' cs_nsec: 507985687 cs_now: 4a1e2b3c4 cs_last: "
+            "4526f0a10 mask: ffffffffffffffff\n"
+            "[   33.812440] clocksource:                       'tsc' is current clocksource.\n"
+            "[   33.812500] tsc: Marking TSC unstable due to clocksource watchdog\n"
+            "[   33.820000] clocksource: Switched to clocksource hpet\n")
+
+
+def verdict9(after="hpet", drop=None):
+    d = copy()
+    edit(d, "state-9.dmesg.txt", lambda x: x + "".join(
+        line for line in VERDICT9.splitlines(True) if drop is None or drop not in line))
+    edit(d, "state-9.clocksource-after", lambda x: after + "\n")
+    return d
+
+
+rc, out, seen2 = lab(verdict9(), "9")
+t.ok(rc == 0 and all(seen2.values()) and seen2.get((9, "outcome")) and (9, "l1_watchdog_verdict") in seen2
+     and "asserting the outcome 'verdict'" in out and "fell back to (its log's last switch) (hpet)" in out,
+     "state 9 with a watchdog verdict: its whole chain asserted and passing (the skew verdict, tsc.c giving the TSC "
+     "up, L1 on hpet by its kernel)", out)
+for what, d, want in (
+        ("L1 still on tsc after it", verdict9(after="tsc"), {"l1_tsc_after", "restore"}),
+        ("no switch away from tsc in its log", verdict9(drop="Switched to clocksource hpet"), {"restore"})):
+    rc, out, seen2 = lab(d, "9")
+    t.ok(rc == 1 and failing(seen2) == {(9, k) for k in want},
+         "state 9 with a verdict but %s: exactly %s fail" % (what, sorted(want)), sorted(failing(seen2)))
+# Without a verdict the margin must have been measured; without L1's log
+# after the state neither outcome is known.
+d = copy()
+edit(d, "state-9.host-check.json", lambda x: x.replace('"margin": 0.2084445037353255', '"margin": null'))
+rc, out, seen2 = lab(d, "9")
+t.ok(rc == 1 and failing(seen2) == {(9, "l1_readout_margin_pct")} and "margin is None" in out,
+     "state 9 without host-check's margin: exactly l1_readout_margin_pct fails", sorted(failing(seen2)))
+d = copy()
+os.unlink(os.path.join(d, "state-9.dmesg.txt"))
+rc, out, seen2 = lab(d, "9")
+t.ok(rc == 1 and failing(seen2) == {(9, "outcome")} and "no state-9.dmesg.txt" in out,
+     "state 9 without L1's log after it: the outcome is unknown and fails, no branch asserted",
+     sorted(failing(seen2)))
 
 # lab/provoke's stop loop on a stand-in process (a sleep of our own):
 # every stop is logged with the time it was held, and the process is
@@ -565,9 +617,10 @@ for argv, why in ((["r", "x", "7"], "--stop MS --every MS are needed"), (["r", "
 # The table: its boots, and adding a state is adding a stanza.
 states = labtable.load()
 t.ok([(b.name, b.vcpus, b.append) for b in labtable.boots(states)]
-     == [("1-2-4-6-7", 1, ""), ("3", 2, "tsc=unstable"), ("8", 1, "tsc_early_khz=2400000"), ("9", 2, "")]
-     and labtable.boots(states)[-1].cpu == "max,vendor=GenuineIntel",
-     "the table's states share L1 boots by configuration (its CPU model too): 1-2-4-6-7, 3, 8 and 9")
+     == [("1-2-4-6-7", 1, ""), ("3", 2, "tsc=unstable"), ("8", 1, "tsc_early_khz=2400000"), ("9", 2, ""),
+         ("10", 1, "tsc=unstable")]
+     and labtable.boots(states)[3].cpu == "max,vendor=GenuineIntel",
+     "the table's states share L1 boots by configuration (its CPU model too): 1-2-4-6-7, 3, 8, 9 and 10")
 cfg = os.path.join(t.tmp, "states.cfg")
 with open(labtable.TABLE) as f:
     base = f.read()
@@ -581,6 +634,10 @@ for bad, why in (("[99]\nlabel = x\nclocksource = tsc\nexpect =\n    master_clok
                  ("[99]\nlabel = x\nclocksource = tsc\npin = maybe\nexpect =\n    path = user\n", "pin"),
                  ("[99]\nlabel = x\nclocksource = tsc\ncolour = red\nexpect =\n    path = user\n", "unknown key"),
                  ("[99]\nlabel = x\nclocksource = tsc\n", "expect is missing"),
+                 ("[99]\nlabel = x\nclocksource = tsc\nexpect =\n    path = user\nexpect_verdict =\n"
+                  "    l1_tsc_after = unstable\n", "expect_verdict and expect_no_verdict go together"),
+                 ("[99]\nlabel = x\nclocksource = tsc\nexpect =\n    path = user\nexpect_verdict =\n"
+                  "    l1_tsc_after = gone\nexpect_no_verdict =\n    l1_tsc_after = stable\n", "expect_verdict"),
                  ("[99]\nlabel = x\nclocksource = tsc\nwatchdog_load = yes\nexpect =\n    path = user\n",
                   "watchdog_load: expected one of none, memory, timer"),
                  ("[99]\nlabel = x\nclocksource = tsc\nl1_cpu = max -smp 9\nexpect =\n    path = user\n", "l1_cpu"),
