@@ -5,7 +5,11 @@ states 1 and 3 of the lab of 2026-11-29 and state 2 of 2026-11-30 in the
 run-folder layout (the guest result, its kvm-trace-*.json and raw trace, the
 guest's console with its kernel's lines; state 3's raw trace a small
 stand-in with its counts); L1's host bench and TSC-rate check of states 1
-and 2 come from a later lab (its README.md says which).
+and 2 come from a later lab; states 6, 8, 9 and 10 from labs of 2026-12-01
+(its README.md says which).  State 9 is checked in both outcomes (no
+verdict as recorded; a verdict's lines appended), state 10 (a plain
+compare on an L1 that lost its TSC) against evidence edited to show a
+failure: a ratio printed, exit 1, the cause missing, a tsc row.
 Each evidence file is deleted, then emptied, in turn: exactly the
 assertions that read it fail; FIFOs in place of evidence files are refused
 without waiting."""
@@ -514,6 +518,56 @@ rc, out, seen2 = lab(d, "9")
 t.ok(rc == 1 and failing(seen2) == {(9, "outcome")} and "no state-9.dmesg.txt" in out,
      "state 9 without L1's log after it: the outcome is unknown and fails, no branch asserted",
      sorted(failing(seen2)))
+
+# State 10 (2026-12-01): a plain make bench (no CLOCKSOURCES) on an L1
+# booted tsc=unstable: what it measured, its cause and its screen, from the
+# run folder, its health.json and the saved screen (state-10.log).
+BENCH_KEYS = [("clocksources the run measured", "bench_measured"), ("a tsc row in", "bench_tsc_row"),
+              ("cause host-check named", "bench_cause"), ("a ratio on the run's screen", "bench_ratio")]
+KEYS[:0] = BENCH_KEYS
+S10 = {"run", "result", "subject", "complete", "window", "restore"} | {
+    f for f, _, _ in next(s for s in labtable.load() if s.n == 10).expect}
+rc, out, seen10 = lab(FX, "10")
+t.ok(rc == 0 and all(seen10.values()) and {k for _, k in seen10} == S10 and len(seen10) == len(S10),
+     "the recorded state 10 passes: exit 0, hpet and acpi_pm measured (what L1 offered), no tsc row, the cause "
+     "forced_unstable on the screen with the kernel's line, no ratio (%d)" % len(seen10), out)
+RATIO_LINE = "| hpet | 1846.4 (x1.00) (TCG, emulated) | 2919.5 (x1.00) (TCG, emulated) |\n"
+for what, name, fn, want in (
+        ("a ratio printed against the hpet row (the old compare's screen)", "state-10.log",
+         lambda x: x + RATIO_LINE, {"bench_ratio"}),
+        ("a fallback costed against tsc", "state-10.log", lambda x: x.replace(
+            "No ratio: this run has no tsc row", "A fallback to acpi_pm: 5200 ns a host read against 1800 on tsc "
+            "(x2.89). No tsc row"), {"bench_ratio"}),
+        ("its last attempt failed (exit 1)", "progress.log",
+         lambda x: x + "1796163000 start state 10\n1796163400 failed state 10 (exit 1, attempt 2)\n", {"run"}),
+        ("the cause missing from its screen", "state-10.log",
+         lambda x: x.replace("Why it is off the TSC", "Why"), {"bench_cause"}),
+        ("the kernel's line missing from its screen", "state-10.log",
+         lambda x: x.replace("due to boot parameter", "due to"), {"bench_cause"}),
+        ("health.json naming no loss", "state-10/health.json",
+         lambda x: x.replace('"cause": "forced_unstable"', '"cause": "never_lost"'), {"bench_cause"})):
+    d = copy()
+    edit(d, name, fn)
+    rc, out, seen2 = lab(d, "10")
+    t.ok(rc == 1 and failing(seen2) == {(10, k) for k in want}, "state 10, %s: exactly %s fails" % (what, sorted(want)),
+         sorted(failing(seen2)))
+d = copy()
+shutil.copy(os.path.join(d, "state-1", "host-tsc.json"), os.path.join(d, "state-10", "host-tsc.json"))
+rc, out, seen2 = lab(d, "10")
+t.ok(rc == 1 and failing(seen2) == {(10, "bench_measured"), (10, "bench_tsc_row")},
+     "state 10 with a tsc row in its run folder: bench_measured and bench_tsc_row fail", sorted(failing(seen2)))
+for name, want in (("state-10/guest-acpi_pm-1vcpu.json", {"bench_measured"}),
+                   ("state-10/host-acpi_pm.json", {"bench_measured"}),
+                   ("state-10/health.json", {"bench_cause"}),
+                   ("state-10.log", {"bench_cause", "bench_ratio"}),
+                   ("state-10.clocksource-after", {"restore"}),
+                   ("l1-10.dmesg.txt", {"l1_tsc"}),
+                   ("l1-10.facts.txt", S10 - {"run", "bench_tsc_row", "bench_cause", "bench_ratio"})):
+    d = copy()
+    os.unlink(os.path.join(d, name))
+    rc, out, seen2 = lab(d, "10")
+    t.ok(rc == 1 and failing(seen2) == {(10, k) for k in want}, "state 10, %s deleted: exactly its %d assertions fail"
+         % (name, len(want)), "failing %s; expected %s" % (sorted(failing(seen2)), sorted(want)))
 
 # lab/provoke's stop loop on a stand-in process (a sleep of our own):
 # every stop is logged with the time it was held, and the process is
