@@ -470,20 +470,17 @@ for what, name, fn, want in (
     t.ok(rc == 1 and failing(seen2) == {(9, k) for k in want}, "state 9, %s: exactly %s fails" % (what, sorted(want)),
          sorted(failing(seen2)))
 
-# State 9 met a real verdict too (2026-12-01, a full make lab: at 33.8 s
-# L1's watchdog marked its TSC unstable, hpet 507557430 ns against tsc
-# 507985687).  Either outcome is asserted by its evidence: these lines
-# (that verdict's figures in state 8's shape) appended to the recorded
-# state 9's log, with L1 then on hpet, are the verdict's whole chain.
-VERDICT9 = ("[   33.812345] clocksource: timekeeping watchdog on CPU1: Marking clocksource 'tsc' as unstable because "
-            "the skew is too large:\n"
-            "[   33.812400] clocksource:                       'hpet' wd_nsec: 507557430 wd_now: 2f1d0a1c wd_last: "
-            "2d1e6a40 mask: ffffffff\n"
-            "[   33.812420] clocksource:                       'tsc' cs_nsec: 507985687 cs_now: 4a1e2b3c4 cs_last: "
-            "4526f0a10 mask: ffffffffffffffff\n"
-            "[   33.812440] clocksource:                       'tsc' is current clocksource.\n"
-            "[   33.812500] tsc: Marking TSC unstable due to clocksource watchdog\n"
-            "[   33.820000] clocksource: Switched to clocksource hpet\n")
+# State 9 met a real verdict (2026-12-01: a full make lab, at 33.8 s; and
+# results/20261201-215823-vm-lab, LAB_STATES=9, at 76.5 s).  Either
+# outcome is asserted by its evidence: the latter's verdict lines, appended
+# to the recorded state 9's log (no verdict) with L1 then on hpet, are the
+# verdict's whole chain.
+VERDICT9 = ("[   76.525401] clocksource: timekeeping watchdog on CPU0: Marking clocksource 'tsc' as unstable because the skew is too large:\n"
+            "[   76.525604] clocksource:                       'hpet' wd_nsec: 507534880 wd_now: cb4d3e03 wd_last: c846ce33 mask: ffffffff\n"
+            "[   76.525627] clocksource:                       'tsc' cs_nsec: 507965333 cs_now: 27af600908 cs_last: 276fea26a3 mask: ffffffffffffffff\n"
+            "[   76.525665] clocksource:                       'tsc' is current clocksource.\n"
+            '[   76.525874] tsc: Marking TSC unstable due to clocksource watchdog\n'
+            '[   76.544689] clocksource: Switched to clocksource hpet\n')
 
 
 def verdict9(after="hpet", drop=None):
