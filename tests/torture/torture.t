@@ -61,7 +61,10 @@ EOF2
 chmod +x "$tmp/cmd"
 setsid host-scripts/clocksource set hpet -- "$tmp/cmd" >/dev/null 2>&1 &
 bg=$!
-for _ in $(seq 600); do [ "$(cat "$CB_CS_DIR/current_clocksource")" = hpet ] && pgrep -f "$tmp/cmd" >/dev/null && break; sleep 0.05; done
+# The command itself (its own session), not the bracket whose command
+# line also names it: waiting on that one let the kill land before the
+# command began (a CI run under load, 2026-12-01: "pid none").
+for _ in $(seq 600); do [ "$(cat "$CB_CS_DIR/current_clocksource")" = hpet ] && pgrep -f "^/bin/sh $tmp/cmd" >/dev/null && break; sleep 0.05; done
 kill -KILL -- "-$bg"
 wait "$bg" 2>/dev/null
 bg=
