@@ -550,7 +550,11 @@ def bench_cause(ev):
     line = " ".join((h["cause_line"] or "").split())
     if not line:
         return "%s, but health.json quotes no kernel line" % h["cause"], None
-    if "the kernel's line: " + line not in scr:
+    msg = kmsg.message(h["cause_line"] or "")
+    text = " ".join(msg.text.split()) if msg else line
+    # The screen quotes the kernel's words ("the kernel's line: \"tsc: ...\""),
+    # the screens of 2026-12-01 21:47 the whole line with its stamp.
+    if "the kernel's line: \"%s\"" % text not in scr and "the kernel's line: " + line not in scr:
         return "%s, but the screen lacks the kernel's line %r" % (h["cause"], line[:120]), None
     return h["cause"], None
 

@@ -10,6 +10,8 @@ the screen says "no difference measured" and counts no cost.
 """
 import textwrap
 
+from cbcontract import kmsg
+
 from cbcontract.util import printable
 from . import interval
 
@@ -58,7 +60,8 @@ def state_lines(state, now):
         why = "Why it is off the TSC: %s%s" % (state["cause_text"], " (%s)" % state["cause_detail"]
                                                 if state["cause_detail"] else "")
         if state["cause_line"]:
-            why += "; the kernel's line: %s" % " ".join(state["cause_line"].split())
+            msg = kmsg.message(state["cause_line"])  # the kernel's words, without the log's stamp
+            why += "; the kernel's line: \"%s\"" % " ".join((msg.text if msg else state["cause_line"]).split())
         out.append(why + ".")
         if state["advice"]:
             out.append("What to do: %s." % state["advice"])
@@ -83,7 +86,7 @@ def lines(rows, available, now=None, state=None):
     if state and state.get("guest") and any(r.get("emulated") for r in rows):
         out[1] = out[1][:-1] + " under TCG, an emulator: their figures are not a hypervisor's cost."
     cur = next((r for r in rows if r["clocksource"] == (now or "tsc")), None)
-    if cur is not None and "guest_file" in cur:
+    if cur is not None and "guest_file" in cur and not (state and state.get("guest")):
         out[0] += " On %s, %s." % (cur["clocksource"], _guests(cur))
     if base is None or base.get("host_1") is None:
         out.append("No ratio: this run has no tsc row to be the baseline (the host did not offer tsc), so no cost is "
