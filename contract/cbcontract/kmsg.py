@@ -237,9 +237,14 @@ def classify(line, framed=False):
     if not any(w in line for w in _ANY):
         return None
     msg = message(line)
-    if msg is None or (framed and not msg[2]):
+    if msg is None or (framed and not msg.framed):
         return None
-    text = msg[0]
+    return _match(msg.text)
+
+
+def _match(text):
+    """(kind, detail) of a message's text by the first rule that matches
+    at its start, else None."""
     for kind, rx in _RULES:
         m = rx.match(text)
         if m:
@@ -256,13 +261,18 @@ def messages(lines):
     for line in lines:
         if not isinstance(line, str) or line.startswith("#") or not line.strip():
             continue
+        line = line[:MAX_LINE].rstrip("\r\n")
         if framed is None:
-            head = message(line[:MAX_LINE])
-            framed = bool(head and head[2])
-        c = classify(line, framed)
+            head = message(line)
+            framed = bool(head and head.framed)
+        if not any(w in line for w in _ANY):
+            continue
+        msg = message(line)
+        if msg is None or (framed and not msg.framed):
+            continue
+        c = _match(msg.text)
         if c:
-            msg = message(line[:MAX_LINE])
-            yield line[:MAX_LINE].strip(), c[0], c[1], msg[1]
+            yield line.strip(), c[0], c[1], msg.stamp
 
 
 TSC_NAMES = ("tsc", "tsc-early")
@@ -310,16 +320,17 @@ def summarize(lines):
          "verdict": None, "verdict_line": None, "tests": [], "switches": [], "near_misses": {},
          "near_miss_lines": [], "tsc_adjust": 0, "evidence": [], "switch_lines": []}
     warp = unstable = verdict = first_switch_away = None
+    switches, switch_lines = collections.deque(maxlen=64), collections.deque(maxlen=4)  # the last ones only
     stamps = {}
     for line, kind, d, stamp in messages(lines):
         stamps[line] = stamp
         if len(stamps) > 4 * MAX_EVIDENCE:
             stamps = {k: v for k, v in stamps.items() if k in (s["line"], first_switch_away) or k in s["evidence"]}
         if kind == "switched":
-            if s["switches"] and s["switches"][-1] in TSC_NAMES and d["to"] not in TSC_NAMES:
+            if switches and switches[-1] in TSC_NAMES and d["to"] not in TSC_NAMES:
                 first_switch_away = first_switch_away or line
-            s["switches"] = (s["switches"] + [d["to"]])[-64:]
-            s["switch_lines"] = (s["switch_lines"] + [line])[-4:]
+            switches.append(d["to"])
+            switch_lines.append(line)
             continue
         if kind in NEAR_MISSES:
             s["near_misses"][kind] = s["near_misses"].get(kind, 0) + 1
@@ -343,6 +354,7 @@ def summarize(lines):
             continue
         if len(s["evidence"]) < MAX_EVIDENCE:
             s["evidence"].append(line)
+    s["switches"], s["switch_lines"] = list(switches), list(switch_lines)
     if verdict:
         s["verdict_line"], s["verdict"] = verdict
     if warp or unstable or verdict:
