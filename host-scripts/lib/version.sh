@@ -1,4 +1,5 @@
 # version.sh: `COMMAND --version` for the suite's shell commands (sourced):
+# shellcheck shell=bash
 # one line, the one version, CB_VERSION in bench/clockbench.h, read as
 # cbcontract.names reads it for the Python commands.
 # cb_version NAME HERE: prints "NAME VERSION" (HERE: the command's own folder).
