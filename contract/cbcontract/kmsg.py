@@ -312,13 +312,15 @@ def summarize(lines):
     """One boot's kernel log (lines, read once, in order, in bounded
     memory): whether the TSC was kept, lost (when, why, the line that says
     so, the warp's cycles, which of the watchdog's tests failed) or never
-    chosen, and its watchdog near misses counted by kind.  tsc is "kept",
+    chosen, its watchdog near misses counted by kind, the hypervisor the
+    kernel detected and AMD's P0 firmware line.  tsc is "kept",
     "lost", "not chosen" (the kernel never switched to it) or "unknown" (no
     line says: a log cut short or rotated).  This is the one reading of a
     log: host-check's single log, its boots and the lab all use it."""
     s = {"tsc": "unknown", "why": None, "reason": None, "at_s": None, "line": None, "cycles": None,
          "verdict": None, "verdict_line": None, "tests": [], "switches": [], "near_misses": {},
-         "near_miss_lines": [], "tsc_adjust": 0, "evidence": [], "switch_lines": []}
+         "near_miss_lines": [], "tsc_adjust": 0, "evidence": [], "switch_lines": [],
+         "hypervisor": None, "firmware": None}
     warp = unstable = verdict = first_switch_away = None
     switches, switch_lines = collections.deque(maxlen=64), collections.deque(maxlen=4)  # the last ones only
     stamps = {}
@@ -338,6 +340,12 @@ def summarize(lines):
                 s["near_miss_lines"].append(line)
             if kind == "near-miss/remote-timeout" and len(s["evidence"]) < MAX_EVIDENCE:
                 s["evidence"].append(line)
+            continue
+        if kind == "info/hypervisor":
+            s["hypervisor"] = s["hypervisor"] or d["hypervisor"][:40]
+            continue
+        if kind == "info/p0":
+            s["firmware"] = s["firmware"] or line
             continue
         if kind == "tsc-adjust":
             s["tsc_adjust"] += 1
