@@ -24,7 +24,8 @@
 # Test hooks: CB_CS_DIR (a fake clocksource0 folder), CB_STATE_DIR,
 # CB_KVM_DEV (the device whose users count as VMs).
 
-CB_CS_DIR=${CB_CS_DIR:-/sys/devices/system/clocksource/clocksource0}
+cs_sysfs=/sys/devices/system/clocksource/clocksource0 # the kernel's own folder
+CB_CS_DIR=${CB_CS_DIR:-$cs_sysfs}
 CB_STATE_DIR=${CB_STATE_DIR:-/run/clockbench}
 CB_KVM_DEV=${CB_KVM_DEV:-/dev/kvm}
 cs_state=$CB_STATE_DIR/clocksource.state
