@@ -25,6 +25,9 @@ MUSL_INC := $(BUILD)/musl-include
 RESULTS := results
 # The run id's rules live in the run-folder contract (docs/run-folder.md).
 # Expanded when a recipe runs, after `make deps` has installed python3.
+# Debian's interpreter, whose packages make deps installs (not the first
+# python3 on PATH).
+PYTHON := /usr/bin/python3
 RUN_ID ?= $(shell ./host-scripts/runfolder run-id)
 
 .PHONY: all deps deps-lab deps-crosscheck deps-dev deps-integrations check bench bench-host bench-self bench-watch compare crosscheck host-check lab clean help
@@ -148,7 +151,7 @@ bench-self: deps
 # clockbench-watch's own cost: CPU an hour and memory while idle, and the
 # delay from a clocksource switch line to the textfile (a benchmark).
 bench-watch:
-	$(Q)PYTHONPATH=contract:host-scripts python3 -m cbhost.watchbench $(WATCH_SECONDS)
+	$(Q)PYTHONPATH=contract:host-scripts $(PYTHON) -m cbhost.watchbench $(WATCH_SECONDS)
 
 clean:
 	rm -rf $(BUILD) bench/clockbench

@@ -45,7 +45,7 @@ $(BUILD)/test-guest-unit: tests/guest-init/unit.c tests/lib/tap.h $(filter-out g
 
 $(GUEST_INITRAMFS): $(GUEST_INIT) guest-init/mkinitramfs.py
 	@echo "  CPIO    $@"
-	$(Q)python3 guest-init/mkinitramfs.py -o $@ --init $(GUEST_INIT) $(GUEST_CPIO_FLAGS)
+	$(Q)$(PYTHON) guest-init/mkinitramfs.py -o $@ --init $(GUEST_INIT) $(GUEST_CPIO_FLAGS)
 
 # One guest run on the host's current clocksource, ending in a table.
 # Settings (KERNEL, ACCEL, VCPUS, MACHINE, CPU, PIN, ...) come from the

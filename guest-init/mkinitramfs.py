@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """mkinitramfs.py: writes the guest's initramfs, a reproducible cpio (newc), without root.
 
 Every entry is owned by 0:0 with the mtime of SOURCE_DATE_EPOCH (default 0),

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """assert.py: the lab's expectations (lab/states.cfg), as TAP, on raw evidence.
 
 Usage: assert.py LAB_DIR STATES

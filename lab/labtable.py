@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """labtable.py: the lab's one table (lab/states.cfg) and the lab's own file names.
 
 lab/run-lab and lab/assert.py import it; lab/l1-run.sh (bash, inside L1)

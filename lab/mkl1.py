@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """mkl1.py: the emulated hypervisor's initramfs: lab/l1-init as /init,
 static busybox, and the kernel modules that mount the host's files over
 9p, as a reproducible cpio (newc) built without root (the writer of

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """badinput.t: missing, partial, corrupt and unknown-schema input: one line naming the file, exit 1 (2 for usage)."""
 import json
 import os

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """guesttable.t: the launcher's table says how /init's clocksource wait
 ended (guest.clocksource_settle, docs/guest.md), loudly when it ran out, and
 a hostile value in it stays one line without control characters."""

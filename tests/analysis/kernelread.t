@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """kernelread.t: kernel_read_ns (a syscall row's median less the null row's of its thread count) through the
 one loader, the report and the Prometheus file; older files without it still load; a file that contradicts
 itself is refused in one line."""

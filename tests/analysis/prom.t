@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """prom.t: the node_exporter textfile: format, names, base units, atomic write; promtool where installed."""
 import json
 import os

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """report.t: report.md from the fixture runs, figures checked against hand arithmetic."""
 import json
 import os

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """summary.t: clockbench-report summary RUN_DIR (summary.md + summary.json, written once) and the launcher's table."""
 import json
 import os

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """check_report.py: a clockbench/1 report as today's engine writes it.
 
 The JSON is read through the analysis's loader (cbcontract.load.load_host,

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """checkreport.t: tests/bench/check_report.py (run-real.t's checker) passes the engine's own output and fails each broken field."""
 import csv
 import json

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """interval.t: cbcontract.interval, the ratio to tsc over rounds: exact order-statistics coverage, the interval, "no difference measured"."""
 import itertools
 import os

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """kernels-upstream.t: the trees kernels.py cites, checked against kernel.org's tags.
 
 With CLOCKBENCH_KERNEL_GIT naming a git directory that holds mainline's and

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """kernels.t: the watchdog rules table: one release per rule maps to its era, unknown releases say why, the table is consistent."""
 import importlib.machinery
 import importlib.util

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """load.t: the one reader: KVM trace files (stable bit from the counts, completeness), old layouts, the engine's later fields,
 the guest's facts in either place, medians below the loop overhead, labels."""
 import json

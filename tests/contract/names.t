@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """names.t: contract/cbcontract/names.py, the one list of shared names, agrees with its C copies and the commands:
 the guest's exit codes with guest-init/exit-codes.h, clocks and methods with bench/opts.c, the version with
 bench/clockbench.h, and each command's documented exit statuses with its --help."""

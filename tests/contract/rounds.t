@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """rounds.t: round-<N>/ folders of a run folder: the name pattern, round_dir, load_rounds (flat = round 1, mixed refused)."""
 import os
 import shutil

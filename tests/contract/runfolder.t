@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """runfolder.t: the run-folder contract: names and patterns agree, write-once, run ids, its CLI."""
 import os
 import subprocess

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """upgrade.t: one reader, one format generation: every committed results/ folder still loads, each of its
 documents upgraded to today's shape at the loader's door (cbcontract/upgrade.py) and nowhere else; the earlier
 shapes read as they did; a schema older than any this reader knows gets one line naming it and what reads what."""

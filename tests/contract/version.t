@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """version.t: every command of packaging/commands prints one version with --version, the one source's
 (CB_VERSION in bench/clockbench.h, read by cbcontract.names): one line "NAME VERSION", exit 0, stderr empty."""
 import os

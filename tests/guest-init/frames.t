@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """frames.t: the results-channel reader (host-scripts/cbhost/frames.py) takes one
 good frame and rejects truncated, corrupt, duplicated and missing ones (TAP)."""
 import json

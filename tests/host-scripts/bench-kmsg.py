@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """bench-kmsg.py: times contract/cbcontract/kmsg.py's classifier on hostile
 2 KiB lines and a 1 MiB log of them (a benchmark that prints figures, not a
 test).  Usage: tests/host-scripts/bench-kmsg.py [CHECKOUT] (default: this one),

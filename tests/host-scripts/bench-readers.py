@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """bench-readers.py: seconds per MB of the frame reader and the KVM trace summariser on hostile inputs (not a test).
 
 usage: tests/host-scripts/bench-readers.py [--frames PATH] [--kvmtrace PATH] [--sizes 1,4,16] [--timeout S]

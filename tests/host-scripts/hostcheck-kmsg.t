@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """hostcheck-kmsg.t: contract/cbcontract/kmsg.py on real kernel lines of each era.
 
 tests/host-scripts/fixtures/kmsg/lines.txt: KIND | LINE, each under a comment

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """hostcheck-risk.t: contract/cbcontract/risk.py, its arithmetic by hand and by properties.
 
 A constructed readout (100,000 samples, 100 over a 50 us limit, in 80

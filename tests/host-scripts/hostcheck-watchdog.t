@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """hostcheck-watchdog.t: host-check's watchdog section and boot history, on recorded hosts.
 
 Is the TSC watched: one recorded host per rule of tsc.c and of the kernel

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """peers.t: crosscheck's readers of its peers' outputs (iperf3 -J,
 cyclictest --json, sockperf ping-pong --full-rtt), each on an output
 recorded from that peer (tests/host-scripts/fixtures/peers/: iperf3 3.12,

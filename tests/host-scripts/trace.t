@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """trace.t: the KVM trace (host-scripts/kvm-trace, cbhost.kvmtrace) against trace
 text recorded on this kind of machine (a KVM VM with the host on tsc, then on
 kvm-clock, where a nested host prints hostclock 0x2), the stable bit counted

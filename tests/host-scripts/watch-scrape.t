@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # test-timeout: 300
 """watch-scrape.t: clockbench-watch --once writes a folder that Debian's prometheus-node-exporter reads: node_exporter
 started on a loopback port of its choosing with --collector.textfile.directory at that folder, /metrics scraped over

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # test-timeout: 600
 """watch.t: clockbench-watch (host-scripts/watch, cbhost.watch) on recorded inputs: a recorded kernel log
 (tests/host-scripts/fixtures/kmsg/lines.txt) as a file and line by line through a FIFO standing in for /dev/kmsg

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # test-timeout: 1800
 """fleetpaths.t: properties of the fleet playbook's filter of a host's run-folder listing
 (analysis/fleet/filter_plugins/clockbench_fetch.py): every path the contract names

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # test-timeout: 1800
 """frames.t: properties of the results-channel reader (host-scripts/cbhost/frames.py): any bytes, and
 good channels cut, duplicated, reordered or corrupted, give the guest's document or one FrameError line (TAP)."""

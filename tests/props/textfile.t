@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # test-timeout: 1800
 """textfile.t: properties of the node_exporter textfile (contract/cbcontract/textfile.py, the one writer, and
 analysis/cbanalysis/prom.py's metrics of a run): any text in a run
