@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# readme.t: the README's commands run as written.  Every line of its sh
-# blocks and every `make TARGET VAR=...` example in its tables is checked
+# readme.t: the README's commands run as written, and those of the docs
+# its examples moved to (DOCS below).  Every line of their sh blocks and
+# every `make TARGET VAR=...` example in their text is checked
 # here: the engine's lines by the engine itself with --dry-run appended
 # (the same options, nothing measured), make lines by `make -n` (the target
 # exists) and, for the measuring targets, their settings by bench-host's
@@ -13,14 +14,26 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ -x bench/clockbench ] || skip_all "bench/clockbench not built (make)"
 
-# The sh blocks' lines, comments cut; then the make examples of the tables.
-awk '/^```sh/{f=1;next} /^```/{f=0} f' README.md | sed 's/[[:space:]]*#.*$//; /^[[:space:]]*$/d' >"$tmp/lines"
-grep -o '`make [a-z-]*\( [A-Z_]*=[^` ]*\)\+`' README.md | tr -d '`' >>"$tmp/lines"
+# The docs that hold examples moved out of the README, each checked as it is.
+DOCS="docs/engine.md docs/health.md docs/fleet.md"
+
+# A file's command lines: its sh blocks' lines, comments cut; then the make
+# examples of its tables and text.
+command_lines() {
+	awk '/^```sh/{f=1;next} /^```/{f=0} f' "$1" | sed 's/[[:space:]]*#.*$//; /^[[:space:]]*$/d'
+	grep -o '`make [a-z-]*\( [A-Z_]*=[^` ]*\)\+`' "$1" | tr -d '`'
+}
+command_lines README.md >"$tmp/lines"
 n=$(wc -l <"$tmp/lines")
 ok "$([ "$n" -ge 9 ]; echo $?)" "the README holds $n command lines to check"
+for doc in $DOCS; do
+	command_lines "$doc" >"$tmp/lines.${doc##*/}"
+	n=$(wc -l <"$tmp/lines.${doc##*/}")
+	ok "$([ "$n" -ge 1 ]; echo $?)" "$doc holds $n command lines to check"
+done
 
 check_line() {
-	local line=$1 words target rc=0
+	local line=$1 where=${2:-README} words target rc=0
 	read -r -a words <<<"$line"
 	[ "${words[0]}" = sudo ] && words=("${words[@]:1}")
 	case "${words[0]}" in
@@ -50,7 +63,8 @@ check_line() {
 		for w in "${words[@]:2}"; do
 			case "$w" in
 			./build/deb/*.deb)
-				[ "$w" = "./build/deb/clockbench_$(sed -n 's/^#define CB_VERSION "\(.*\)"$/\1/p' bench/clockbench.h)_$(dpkg --print-architecture).deb" ] ||
+				# CB_VERSION, in whichever of the engine's headers defines it.
+				[ "$w" = "./build/deb/clockbench_$(cat bench/*.h | sed -n 's/^#define CB_VERSION "\(.*\)"$/\1/p' | head -n1)_$(dpkg --print-architecture).deb" ] ||
 					{ echo "$w is not what make deb builds" >"$tmp/out"; rc=1; } ;;
 			*) apt-cache show "$w" >/dev/null 2>&1 || { echo "no Debian package $w" >"$tmp/out"; rc=1; } ;;
 			esac
@@ -66,9 +80,14 @@ check_line() {
 		rc=1
 		;;
 	esac
-	ok "$rc" "README: $line$([ "$rc" = 0 ] || echo " (exit $rc: $(head -c 200 "$tmp/out" | head -n1))")"
+	ok "$rc" "$where: $line$([ "$rc" = 0 ] || echo " (exit $rc: $(head -c 200 "$tmp/out" | head -n1))")"
 }
 while IFS= read -r line; do
 	check_line "$line"
 done <"$tmp/lines"
+for doc in $DOCS; do
+	while IFS= read -r line; do
+		check_line "$line" "$doc"
+	done <"$tmp/lines.${doc##*/}"
+done
 done_testing
