@@ -30,7 +30,7 @@ RESULTS := results
 PYTHON := /usr/bin/python3
 RUN_ID ?= $(shell ./host-scripts/runfolder run-id)
 
-.PHONY: all deps deps-lab deps-crosscheck deps-dev deps-integrations check bench bench-host bench-self bench-watch compare crosscheck host-check lab clean help
+.PHONY: all deps deps-lab deps-crosscheck deps-dev deps-integrations check check-fast bench bench-host bench-self bench-watch compare crosscheck host-check lab clean help
 all: bench/clockbench $(BUILD)/clockbench-static
 
 bench/clockbench: $(HOST_OBJS) $(BUILD)/host/main.o
@@ -108,9 +108,22 @@ $(SAN_BUILD)/test-guest-unit: tests/guest-init/unit.c tests/lib/tap.h $(filter-o
 	@echo "  LD SAN  $@"
 	$(Q)$(CC) $(PROJECT_CFLAGS) -Ibench -Iguest-init $(CFLAGS) $(SAN_FLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
+# What the tests run, built before any starts (the tests run several at
+# once: none builds a shared product while another reads it); the guest
+# initramfs with busybox too where busybox is (tests/guest-init/faults.t).
+CHECK_BUILD = all $(BUILD)/test-unit $(BUILD)/test-guest-unit guest-initramfs \
+	$(if $(filter 1,$(SANITIZE)),$(SAN_BINS))
+# JOBS=N: test files at once (default: one per CPU; the top of tests/run
+# says how they are scheduled).
 check: deps-dev
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test-unit $(BUILD)/test-guest-unit $(if $(filter 1,$(SANITIZE)),$(SAN_BINS))
+	$(Q)$(MAKE) --no-print-directory $(CHECK_BUILD)
+	$(Q)[ ! -x "$(BUSYBOX)" ] || $(MAKE) --no-print-directory -s guest-initramfs DEBUG=1
 	$(Q)CB_SANITIZE="$(SANITIZE)" ./tests/run
+
+# The fast tier only: a developer's loop (no QEMU boot, no package build).
+check-fast: deps-dev
+	$(Q)$(MAKE) --no-print-directory $(CHECK_BUILD)
+	$(Q)CB_SANITIZE="$(SANITIZE)" ./tests/run --tier fast
 
 # The default host measurement on the current clocksource.
 bench-host: deps
@@ -161,7 +174,8 @@ help:
 	@echo "make deps         install the Debian packages make bench needs (root), or print the command;"
 	@echo "                  deps-dev (make check, deb, fuzz), deps-lab, deps-crosscheck; deps-integrations"
 	@echo "                  (prometheus, ansible, libvirt: only when asked)"
-	@echo "make check        run the tests (TAP; no root needed); SANITIZE=1 adds the engine and C tests under ASan+UBSan"
+	@echo "make check        run the tests (TAP; no root needed), JOBS at once; SANITIZE=1 adds the engine and C tests under ASan+UBSan"
+	@echo "make check-fast   the fast tier of the tests only (no QEMU boot, no package build): the developer's loop"
 	@echo "make bench-host   measure this host on its current clocksource into $(RESULTS)/<run-id>/"
 	@echo "make compare      flip the host clocksource (tsc first, then the others), bench host and guest under"
 	@echo "                  each, trace KVM's master clock and stable bit; always restored (root); each in"

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """layers.t: the Python floors of the layout, drawn from the code's own imports (ast, never run).
 
 Bottom to top: contract/ (cbcontract), host-scripts/ (cbhost and the harness's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fast
 # readme.t: the README's commands run as written, and those of the docs
 # its examples moved to (DOCS below).  Every line of their sh blocks and
 # every `make TARGET VAR=...` example in their text is checked

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # runner.t: tests/run on tiny fake test files: it counts passes, failures
 # and skips, fails a file that crashes after passing, breaks its plan, or
-# outlives its time limit, counts a whole-file skip; and unit.t fails a
-# C test program that crashes after its first test.
+# outlives its time limit, counts a whole-file skip; runs files side by
+# side but never two that share a serial name, and a host-changing one
+# alone under DESTRUCTIVE=1; picks files by tier; and unit.t fails a C
+# test program that crashes after its first test.
+# tier: fast
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib/lib.sh
@@ -48,6 +51,66 @@ ok "$([ "$(tail -n 1 <<<"$out")" = "4 passed, 1 failed, 2 skipped" ] && grep -q 
 out=$(TEST_TIMEOUT=soon tests/run "$tmp/pass.t" 2>&1)
 rc=$?
 ok "$([ "$rc" -eq 2 ] && grep -q 'TEST_TIMEOUT=soon' <<<"$out"; echo $?)" "a bad TEST_TIMEOUT is refused: exit $rc"
+
+# Several at once.  hold MARK: a test that holds $tmp/MARK for a second
+# and fails if another file holds it (mkdir is atomic).
+hold='if mkdir "$T/$M" 2>/dev/null; then sleep 1; rmdir "$T/$M"; echo "ok 1 - alone on $M"; else echo "not ok 1 - $M was held"; fi; echo "1..1"'
+fixture_h() { printf '#!/usr/bin/env bash\n%s\nT=%q M=%q\n%s\n' "$2" "$tmp" "$3" "$hold" >"$tmp/$1.t"; chmod +x "$tmp/$1.t"; }
+fixture_h sa '# serial: pkg' pkg
+fixture_h sb '# tier: slow
+# serial: pkg other' pkg
+fixture_h na '' pkg
+fixture_h nb '' pkg
+out=$(timeout -k 5 60 tests/run -j 2 "$tmp/sa.t" "$tmp/sb.t" 2>&1)
+ok "$([ "$(tail -n 1 <<<"$out")" = "2 passed, 0 failed, 0 skipped" ]; echo $?)" \
+	"-j 2: two files naming one serial name never run at once: $(tail -n 1 <<<"$out")"
+out=$(timeout -k 5 60 tests/run -j 2 "$tmp/na.t" "$tmp/nb.t" 2>&1)
+ok "$([ "$(tail -n 1 <<<"$out")" = "1 passed, 1 failed, 0 skipped" ]; echo $?)" \
+	"-j 2: the same two files without it do run at once (one finds the mark held): $(tail -n 1 <<<"$out")"
+# meet NAME OTHER: passes only if OTHER starts while NAME runs.
+fixture_m() { printf '#!/usr/bin/env bash\ntouch %q/%s.on\nfor _ in $(seq 50); do [ -e %q/%s.on ] && { echo "ok 1 - met %s"; echo 1..1; exit 0; }; sleep 0.1; done\necho "not ok 1 - %s never ran beside"; echo 1..1\n' \
+	"$tmp" "$1" "$tmp" "$2" "$2" "$2" >"$tmp/$1.t"; chmod +x "$tmp/$1.t"; }
+fixture_m ma mb
+fixture_m mb ma
+out=$(timeout -k 5 60 tests/run -j 2 "$tmp/ma.t" "$tmp/mb.t" 2>&1)
+ok "$([ "$(tail -n 1 <<<"$out")" = "2 passed, 0 failed, 0 skipped" ]; echo $?)" \
+	"-j 2: files without a serial name run side by side: $(tail -n 1 <<<"$out")"
+# With DESTRUCTIVE=1 a file that changes the host (serial: host) runs alone:
+# the others hold a mark each while they run; it finds none.
+fixture_h ha '' a
+fixture_h hb '' b
+printf '#!/usr/bin/env bash\n# serial: host\nsleep 0.3; if [ -n "$(ls %q | grep -x -e a -e b)" ]; then echo "not ok 1 - ran beside another"; else echo "ok 1 - alone"; fi; echo 1..1\n' \
+	"$tmp" >"$tmp/hz.t"
+chmod +x "$tmp/hz.t"
+out=$(DESTRUCTIVE=1 timeout -k 5 60 tests/run -j 2 "$tmp/hz.t" "$tmp/ha.t" "$tmp/hb.t" 2>&1)
+ok "$([ "$(tail -n 1 <<<"$out")" = "3 passed, 0 failed, 0 skipped" ]; echo $?)" \
+	"DESTRUCTIVE=1: a file that says serial: host runs with nothing beside it: $(tail -n 1 <<<"$out")"
+# Tiers: --tier picks files by their header; --list shows it; a bad tier
+# (header or option) is refused.
+out=$(timeout -k 5 60 tests/run --tier slow "$tmp/sa.t" "$tmp/sb.t" "$tmp/pass.t" 2>&1)
+ok "$([ "$(tail -n 1 <<<"$out")" = "1 passed, 0 failed, 0 skipped" ] && grep -q 'sb\.t' <<<"$out" && ! grep -q 'sa\.t' <<<"$out"; echo $?)" \
+	"--tier slow runs only the file that says tier: slow: $(tail -n 1 <<<"$out")"
+out=$(tests/run --list "$tmp/sb.t" "$tmp/pass.t" 2>&1)
+ok "$(grep -q "^slow .* pkg,other .*sb\.t$" <<<"$out" && grep -q '^fast .*pass\.t$' <<<"$out"; echo $?)" \
+	"--list: each file's tier and serial names (no tier line: fast)"
+fixture badtier '# tier: quick
+echo 1..0'
+out=$(tests/run "$tmp/badtier.t" 2>&1)
+rc=$?
+ok "$([ "$rc" -eq 2 ] && grep -q "tier 'quick': expected fast, slow or destructive" <<<"$out"; echo $?)" \
+	"a file whose tier line names no tier is refused: exit $rc"
+out=$(tests/run --tier quick "$tmp/pass.t" 2>&1)
+rc=$?
+ok "$([ "$rc" -eq 2 ]; echo $?)" "--tier quick is refused: exit $rc"
+# Several at once, a failed file's whole output follows the totals.
+fixture why 'echo "1..1"; echo "# the reason it broke"; echo "not ok 1 - broken"'
+out=$(timeout -k 5 60 tests/run -j 2 "$tmp/why.t" "$tmp/pass.t" 2>&1)
+ok "$(grep -q "^# --- $tmp/why.t: its output ---" <<<"$out" && grep -q '^# # the reason it broke' <<<"$out" && ! grep -q "pass.t: its output" <<<"$out"; echo $?)" \
+	"-j 2: the failed file's output (its diagnostics) is shown, the passing file's is not"
+# Every test file of the checkout says its tier.
+missing=$(for f in $(find tests -name '*.t' -perm -u+x); do head -n 10 "$f" | grep -q '^# tier: ' || echo "$f"; done)
+ok "$([ -z "$missing" ]; echo $?)" "every test file says its tier in its first ten lines"
+[ -z "$missing" ] || diag "no tier line:" $missing
 
 # lib.sh: skip_all with a known plan skips each test.
 fixture skipn '. '"$PWD"'/tests/lib/lib.sh; skip_all "no device" 4'

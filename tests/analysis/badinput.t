@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """badinput.t: missing, partial, corrupt and unknown-schema input: one line naming the file, exit 1 (2 for usage)."""
 import json
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """capacity.t: the capacity arithmetic, by hand: share = reads/s x ns x 1e-9, cores = hosts x vCPUs x share."""
 import os
 import sys

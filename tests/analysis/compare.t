@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """compare.t: `clockbench-report diff`, deltas between two fixture runs, with noise bands computed by hand;
 and `compare`, its old name for one release: the same text, and one line on stderr saying so.
 

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# tier: slow
+# serial: deb host
+# test-timeout: 600
 # fleet.t: the Ansible playbook: syntax; a run against this machine in
 # checkout mode with a stand-in checkout whose bench-host copies fixture
 # results; a compromised host whose find result a stand-in interpreter
@@ -7,7 +10,6 @@
 # and, as root, package mode
 # for real: make deb, the playbook installs it on this machine with apt,
 # measures with the installed commands, fetches, reports; purged after.
-# test-timeout: 600
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/lib/lib.sh

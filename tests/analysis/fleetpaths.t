@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """fleetpaths.t: the fleet playbook's filter of a host's run-folder listing
 (analysis/fleet/filter_plugins/clockbench_fetch.py), without Ansible: every
 name the contract makes is fetched, flat or in a round; a forged listing

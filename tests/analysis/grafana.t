@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """grafana.t: the Grafana dashboard is valid JSON Grafana imports, each panel queries Prometheus, every query
 returns data over what the project's own writers write from the fixtures (clockbench-report prom, and
 clockbench-watch --once on the recorded kernel log and KVM traces: the fleet view), and every node_clockbench_*

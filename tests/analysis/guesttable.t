@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """guesttable.t: the launcher's table says how /init's clocksource wait
 ended (guest.clocksource_settle, docs/guest.md), loudly when it ran out, and
 a hostile value in it stays one line without control characters."""

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """hostile.t: result folders with hostile strings (backquotes, system(), $(...), newlines, ;, quotes) in every
 name that reaches a plot or the Prometheus textfile: no command runs, the plots are drawn, the textfile passes
 promtool and holds no metric of the attacker's; two run folders of one name are both reported; terminal

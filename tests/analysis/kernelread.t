@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """kernelread.t: kernel_read_ns (a syscall row's median less the null row's of its thread count) through the
 one loader, the report and the Prometheus file; older files without it still load; a file that contradicts
 itself is refused in one line."""

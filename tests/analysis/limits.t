@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """limits.t: the loader reads regular files only, up to 64 MiB; numbers out of range, lone surrogates and huge
 bad values give one short line; report's output folder: -o "" a usage error, a short default name over many runs;
 a run id found under --results; check-label and usage errors cut long values."""

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """plots.t: PNG and SVG plots drawn, not empty, embedded; one colour per clocksource in every plot script; y axes
 a person can read (4+ labelled ticks, log only over a decade, linear from 0 below); one x value drawn as points,
 not a line; emulated-only plots titled so; guests over threads, the headline picture's ratios to tsc (from its

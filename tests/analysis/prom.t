@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """prom.t: the node_exporter textfile: format, names, base units, atomic write; promtool where installed."""
 import json
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """report.t: report.md from the fixture runs, figures checked against hand arithmetic."""
 import json
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """reportcli.t: clockbench-report's command line: every option and argument described in --help (the
 argparse list against the help text), RUN as a path or a run id under --results for every command taking
 one, each command's --help with its own usage line, capacity --ns without a tsc figure planned against a measured one (named) or told it needs one, and

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """symlink.t: no write of the report, plots, textfile or summary follows a name another user planted or swapped.
 
 Another user (nobody, through runuser) plants symlinks to a root-only file

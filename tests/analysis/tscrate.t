@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """tscrate.t: --check tsc-rate's results (checks.tsc_rate, tsc-rate-<cs>.json): run-folder names, the loader (good and
 bad), the report's TSC-rate section, the Prometheus metrics."""
 import json

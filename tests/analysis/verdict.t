@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """verdict.t: the screen make bench ends with (analysis/cbanalysis/verdict.py):
 a first line on the host's state, one line per fallback measured with its
 cost in CPU cores per million reads a second, the fallbacks this host does

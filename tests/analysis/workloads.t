@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """workloads.t: workloads[] (tcp-stream, tcp-rr, timer): the loader takes good rows and refuses bad ones, the report's
 ratios to tsc, the real-work capacity arithmetic, the Prometheus metrics, the summary's columns."""
 import json

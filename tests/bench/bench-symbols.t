@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fast
 # bench-symbols.t: the built binaries time what the methods say.  The
 # syscall method must reach the syscall through a call (what a vDSO
 # fallback pays), never an inlined copy; syscall-inline must be inlined;

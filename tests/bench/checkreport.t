@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """checkreport.t: tests/bench/check_report.py (run-real.t's checker) passes the engine's own output and fails each broken field."""
 import csv
 import json

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fast
 # cli.t: every bad input gives one line on stderr, exit 2 (usage) or 1
 # (run time), and leaves no file behind, partial or temporary.
 set -u -o pipefail

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
+# tier: slow
+# test-timeout: 240
 # fuzz.t: the libFuzzer targets (fuzz/, built by `make fuzz-build` with
 # ASan and UBSan) briefly: each replays its regression inputs and seed
 # corpus one by one, then runs 3000 inputs from a fixed seed, from a
 # scratch copy of its corpus.  A crash, a sanitizer report or a broken
 # property fails.  `make fuzz-c` runs them for longer.
-# test-timeout: 240
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fast
 # outputs.t: the engine's output files.  Every target is checked before
 # measuring (a folder, an existing file without --force, one file named
 # twice); a run's files appear together or not at all (a write that fails,

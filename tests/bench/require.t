@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fast
 # require.t: clockbench --probe --require user, the startup check: exit 0
 # and silent where every asked clock is read in user space; exit 1 and one
 # line naming the clock, its path and the clocksource where one falls back

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
+# tier: slow
+# test-timeout: 300
 # sanitize.t: `make check SANITIZE=1`: the engine and the C unit tests built
 # with AddressSanitizer and UndefinedBehaviorSanitizer (build/san/) run
 # clean: the unit tests, a short real run of every method and check whose
 # reports the checker accepts, and the JSON writer's hostile strings.
 # Any sanitizer report fails (halt_on_error, no recovery).
-# test-timeout: 300
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
+# tier: fast
+# test-timeout: 120
 # tscrate.t: --check tsc-rate: its duration floor, "all" leaving it out,
 # a real run's JSON (units, not timing: every rate within a generous bound
 # of the engine's calibration), its text paragraph, and the RTC loop fed
 # from a FIFO at 1 Hz (CLOCKBENCH_TEST_RTC_DEVICE), then from a silent one.
-# test-timeout: 120
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fast
 # unit.t: histogram and JSON writer unit tests (their exit status and plan
 # enforced), and the JSON writer's escaping checked by a real parser
 # (Python's json module).

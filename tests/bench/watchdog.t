@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# tier: fast
+# test-timeout: 120
 # watchdog.t: clockbench --check watchdog.  On a stand-in counter whose
 # schedule of delays the test constructs (CLOCKBENCH_TEST_WATCHDOG_FILE),
 # the tail, the slow readouts and their runs come out as constructed; on
@@ -6,7 +8,6 @@
 # the reason in the report); the JSON object's keys are host-check's
 # (notes: layout.md); usage errors.  Limits and delays are tens of ms, so a
 # preemption of this shared machine cannot pass for a constructed one.
-# test-timeout: 120
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
+# tier: fast
+# test-timeout: 120
 # workload.t: the engine's workloads (--workload): the rows' shape and
 # sanity in both builds (no timing assertions), the text table, CSV
 # unchanged, and failures that are one line and exit 1, never a hang: no
 # loopback (a new network namespace), a peer that never answers.
-# test-timeout: 120
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """interval.t: cbcontract.interval, the ratio to tsc over rounds: exact order-statistics coverage, the interval, "no difference measured"."""
 import itertools
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """kernels-upstream.t: the trees kernels.py cites, checked against kernel.org's tags.
 
 With CLOCKBENCH_KERNEL_GIT naming a git directory that holds mainline's and

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """kernels.t: the watchdog rules table: one release per rule maps to its era, unknown releases say why, the table is consistent."""
 import importlib.machinery
 import importlib.util

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """rounds.t: round-<N>/ folders of a run folder: the name pattern, round_dir, load_rounds (flat = round 1, mixed refused)."""
 import os
 import shutil

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """runfolder.t: the run-folder contract: names and patterns agree, write-once, run ids, its CLI."""
 import os
 import subprocess

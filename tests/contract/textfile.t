@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """textfile.t: cbcontract.textfile's escaping of label values (bidi, zero-width and control characters never reach
 a textfile), its folder lock (hold(): one holder a folder, its own temporaries removed, others' kept) and
 delegate() (as root: a writer's own subfolder, the textfile a symlink into it, never through a symlink) (TAP)."""

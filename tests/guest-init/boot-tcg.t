@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: slow
 # boot-tcg.t: a real guest boot (host-scripts/bench-guest) under TCG on q35
 # with 2 vCPUs, traced: the result parses, has rows for 1 and 2 threads, the
 # guest's facts, the accelerator label, boot_ms and the pinning, its path is

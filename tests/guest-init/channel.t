@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """channel.t: the launcher stops waiting for a QEMU that does not end (a process
 stuck in the kernel outlives timeout(1)'s SIGKILL): cbhost.boot.boot gives up
 STUCK_GRACE seconds past its limit and reports a timeout (TAP)."""

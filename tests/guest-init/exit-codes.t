@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """exit-codes.t: the launcher explains QEMU's exit statuses with the guest's exit codes
 of cbcontract.names, which are guest-init/exit-codes.h's GX lines: STATUS ==
 (CODE << 1) | 1, and the launcher's words for each status are the header's."""

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
+# tier: slow
+# test-timeout: 600
 # faults.t: a bad guest parameter, an engine failure, a guest panic and a
 # guest hang each end in one clear error naming the console log, with the
 # documented QEMU status, and nothing written to results/; a guest that
 # never powers off after its result is killed and its result kept.
-# test-timeout: 600
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """frames.t: the results-channel reader (host-scripts/cbhost/frames.py) takes one
 good frame and rejects truncated, corrupt, duplicated and missing ones (TAP)."""
 import json

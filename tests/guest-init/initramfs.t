@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fast
 # initramfs.t: the guest initramfs is a reproducible newc cpio built without
 # root, holding a static /init, the mount points and /dev/console, under 1 MiB.
 set -u -o pipefail

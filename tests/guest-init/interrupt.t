@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: slow
 """interrupt.t: an interrupted guest run leaves no tracefs instance (found by
 `make torture`: a TERM during the observer VM left one): a second signal
 cannot cut the launcher's clean-up short, an instance interrupted while

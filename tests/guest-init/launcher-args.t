@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: slow
 # launcher-args.t: host-scripts/bench-guest rejects bad settings (options or
 # their environment variables, a missing kernel, initramfs or QEMU with the
 # fix named, the guest engine's options as the engine judges them) with one

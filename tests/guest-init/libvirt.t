@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# tier: slow
+# serial: host
 # libvirt.t: bench-guest's BACKEND=libvirt boots the same guest as a transient domain
 # (virsh create, TCG, 2 vCPUs) with the same result; a guest error is
 # reported the same way.  Starts virtlogd and libvirtd when none runs, and

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# tier: slow
+# test-timeout: 900
 # settle.t: a 1-vCPU TCG guest whose kernel boots on tsc-early and switches
 # to tsc about a second later (its refined calibration): /init waits for
 # the switch, so the engine's result is not marked changed, three runs of
@@ -6,7 +8,6 @@
 # run's /init starts before the switch (and waits) or after it depends on
 # the host's load: before this wait, two of three runs here were marked
 # changed.
-# test-timeout: 900
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fast
 # unit.t: /init's kernel-log verdicts on the host (build/test-guest-unit),
 # and its frame writer read back by the host's frame reader: a result whose
 # kernel lines hold invalid UTF-8 still reads as JSON, with U+FFFD in place.

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
+# tier: slow
+# test-timeout: 200
 # workload.t: a real TCG guest boot with WORKLOADS=all (clockbench.workload=):
 # /init brings lo up, so the TCP workloads run in the guest and every
 # workload row comes back (the figures are an emulator's: only that they
 # are there).
-# test-timeout: 200
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# tier: slow
+# serial: host
 # clocksource.t: the clocksource switch always puts things back: after the
 # command, after INT, TERM and HUP, and after SIGKILL (on the next call);
 # a live run is never disturbed, also over a clocksource kept by hand.

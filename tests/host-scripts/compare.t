@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# tier: slow
+# test-timeout: 600
 # compare.t: `make compare`'s orchestration on a fake clocksource folder
 # (host only: GUEST=0): every clocksource in turn, results in one new
 # folder, the table and the report, the original clocksource back; its
@@ -6,7 +8,6 @@
 # SIGINT stops the whole run.  Rounds: ROUNDS=3 keeps round-1..3, each
 # whole, the clocksources in order, reversed in round 2, the original put
 # back before each switch, and no process re-running compare (`_step`).
-# test-timeout: 600
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh

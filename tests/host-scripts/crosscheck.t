@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fast
 # crosscheck.t: host-scripts/crosscheck (make crosscheck): its usage errors
 # (exit 2, one line, no folder), its refusal without iperf3, cyclictest or sockperf
 # (exit 1, naming make deps), peers' outputs it cannot read (stand-ins: one

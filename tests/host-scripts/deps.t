@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fast
 # deps.t: host-scripts/deps installs what the job asked for and no more:
 # never a monitoring server or a virtualization daemon for a benchmark,
 # options parsed (never passed to apt-get), and the Makefile's targets each

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """duration.t: the host side's one duration parser (host-scripts/cbhost/duration.py):
 units us ms s m h, bare seconds, exact conversions, range checked after the
 unit, one-line errors naming the value; and the same answer as the engine's

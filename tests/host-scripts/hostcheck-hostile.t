@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """hostcheck-hostile.t: host-check on recorded inputs another user shaped: a symlink in a "recorded" folder is not
 followed when root reads it, only what parses is quoted (clocksource names, the release, tsc= values), and a --rules
 or --readout document of an unexpected shape is one line of why, never a traceback (TAP)."""

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """hostcheck-kmsg.t: contract/cbcontract/kmsg.py on real kernel lines of each era.
 
 tests/host-scripts/fixtures/kmsg/lines.txt: KIND | LINE, each under a comment

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """hostcheck-views.t: host-check's two readings of a kernel log, the single log (--log: the cause) and the boot
 history (--boots: each boot's why), are one classifier (kmsg.summarize) and agree on every recorded log the tests
 hold (tests/host-scripts/fixtures/**/*.log): the same cause where the log names one, and a lone sync-check header,

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """hostcheck-watchdog.t: host-check's watchdog section and boot history, on recorded hosts.
 
 Is the TSC watched: one recorded host per rule of tsc.c and of the kernel

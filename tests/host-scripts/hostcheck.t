@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fast
 # hostcheck.t: host-check's classification of why the TSC was lost, against
 # recorded kernel logs (tests/host-scripts/fixtures/*.log), and its exit codes.
 set -u -o pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: slow
 # lab-args.t: `make lab`'s outer runner (lab/run-lab): input errors found
 # before anything boots; with a stand-in QEMU, the L1 boots it makes from
 # the table, their command line, and its exit status when a boot fails.

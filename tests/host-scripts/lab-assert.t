@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: slow
 """lab-assert.t: the lab's table (lab/states.cfg, lab/labtable.py) and its
 assertions (lab/assert.py) on a recorded lab folder, tests/host-scripts/fixtures/lab:
 states 1 and 3 of the lab of 2026-11-29 and state 2 of 2026-11-30 in the

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """peers.t: crosscheck's readers of its peers' outputs (iperf3 -J,
 cyclictest --json, sockperf ping-pong --full-rtt), each on an output
 recorded from that peer (tests/host-scripts/fixtures/peers/: iperf3 3.12,

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# tier: slow
+# serial: host
+# test-timeout: 240
 # preflight.t: every setting of compare (and of bench-host and bench-guest
 # run alone) is checked once, before a folder is made or a clocksource
 # switched: a bad one is one line naming it, exit 2, nothing created,
@@ -7,7 +10,6 @@
 # one is refused up front, the other is whole.  As root with DESTRUCTIVE=1,
 # the same on the real clocksource, counting the kernel's "Switched to
 # clocksource" lines.
-# test-timeout: 240
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
+# tier: slow
+# test-timeout: 900
 # screen.t: what `make bench` shows, seen as its user sees it: compare on a
 # fake clocksource folder (host only, short cells) typed into a 100-column
 # tmux terminal, then the screen read back (capture-pane); the same in a
 # pipe; QUIET=1 and -v; one Ctrl-C typed mid-run.
-# test-timeout: 900
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: slow
 # test-timeout: 900
 """states.t: every machine state of tests/host-scripts/fixtures/states/states.cfg, judged from recorded inputs:
 host-check's state, cause and exit status; the watch's node_clockbench_clock_healthy; the bench screen of the real compare on a fake clocksource folder (host

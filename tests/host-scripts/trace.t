@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 """trace.t: the KVM trace (host-scripts/kvm-trace, cbhost.kvmtrace) against trace
 text recorded on this kind of machine (a KVM VM with the host on tsc, then on
 kvm-clock, where a nested host prints hostclock 0x2), the stable bit counted

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fast
 # usage.t: every command's usage error is one line on stderr and exit 2,
 # with nothing made or switched (each bad call here fails before the
 # command reads or writes anything of the host's).

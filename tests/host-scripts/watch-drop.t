@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 # test-timeout: 300
 """watch-drop.t: what clockbench-watch keeps after its setup and how it lives beside others (TAP).  As root: the
 textfile a root-owned symlink into a folder of the watch's own account (clockbench, else nobody), which the watch

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# tier: destructive
+# serial: host
+# test-timeout: 180
 # watch-flip.t: a real clocksource flip under the project's bracket
 # (host-scripts/clocksource set ... -- COMMAND) shows in clockbench-watch's
 # textfile, and so does the restore: the watch follows /dev/kmsg for real
@@ -6,7 +9,6 @@
 # re-read, is what it reacts to).  Destructive (it flips the host's
 # clocksource): only with DESTRUCTIVE=1 as root.  The waits are functional,
 # capped at 30 s; the delays are printed, not asserted (the benchmark's job).
-# test-timeout: 180
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/lib/lib.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: slow
 # test-timeout: 300
 """watch-scrape.t: clockbench-watch --once writes a folder that Debian's prometheus-node-exporter reads: node_exporter
 started on a loopback port of its choosing with --collector.textfile.directory at that folder, /metrics scraped over

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: fast
 # test-timeout: 600
 """watch.t: clockbench-watch (host-scripts/watch, cbhost.watch) on recorded inputs: a recorded kernel log
 (tests/host-scripts/fixtures/kmsg/lines.txt) as a file and line by line through a FIFO standing in for /dev/kmsg

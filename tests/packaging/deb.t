@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# tier: slow
+# serial: deb host
+# test-timeout: 420
 # deb.t: `make deb` builds the Debian package into build/deb/ (nothing beside
 # the checkout); its fields and contents; lintian without errors (where
 # installed); then it is installed into a fresh dpkg root (dpkg --root: the
@@ -9,7 +12,6 @@
 # its maintainer scripts run against stand-ins for systemd's helpers (never
 # enabled unasked, restarted on upgrade, stopped on removal); for real with
 # DESTRUCTIVE=1 where systemd runs the host.
-# test-timeout: 420
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/lib/lib.sh

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
+# tier: slow
+# serial: man
+# test-timeout: 240
 # install.t: `make install` into a DESTDIR: every command of packaging/commands
 # with its man page, the parts under lib/clockbench, docs and the playbook;
 # the installed commands run from elsewhere with no checkout on PATH and find
 # their parts where they are installed; `make uninstall` leaves nothing.
-# test-timeout: 240
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/lib/lib.sh

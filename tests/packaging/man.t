@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# tier: slow
+# serial: man
 # man.t: the man pages (make man, from each command's --help by help2man,
 # plus packaging/man/<name>.h2m and packaging/man.h2m) read like man pages
 # and agree with --help: one page per command of packaging/commands, named

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fast
 # unit.t: clockbench-watch's systemd unit (packaging/systemd/): systemd-analyze
 # verify says nothing of it (its man page is checked by man.t, so --man=no),
 # and does speak of a broken copy; its hardening (ProtectSystem=strict, the

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: slow
 # test-timeout: 1800
 """fleetpaths.t: properties of the fleet playbook's filter of a host's run-folder listing
 (analysis/fleet/filter_plugins/clockbench_fetch.py): every path the contract names

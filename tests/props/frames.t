@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: slow
 # test-timeout: 1800
 """frames.t: properties of the results-channel reader (host-scripts/cbhost/frames.py): any bytes, and
 good channels cut, duplicated, reordered or corrupted, give the guest's document or one FrameError line (TAP)."""

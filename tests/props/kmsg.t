@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: slow
 # test-timeout: 1800
 """kmsg.t: properties of contract/cbcontract/kmsg.py, the one reader of kernel-log lines: a record any local user
 can shape (a crashing program's name and file name in the kernel's segfault line), in every log format read, is

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: slow
 # test-timeout: 1800
 """kvmtrace.t: properties of the KVM trace summarizer (host-scripts/cbhost/kvmtrace.py): any text, and the
 real traces of tests/host-scripts/fixtures mutated, give counts that add up, in a document the loader reads;

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: slow
 # test-timeout: 1800
 """loader.t: properties of the result loader's limits (contract/cbcontract/load.py) on hostile shapes: numbers
 past a double or 2^64, lone surrogates, huge values and keys, control characters, spliced into the fixtures'

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: slow
 # test-timeout: 1800
 """results.t: properties of the results loader (contract/cbcontract/load.py) and of what reads its
 measurements: any bytes, any JSON and the fixtures' run folders mutated give measurements that every

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# tier: slow
 # test-timeout: 1800
 """textfile.t: properties of the node_exporter textfile (contract/cbcontract/textfile.py, the one writer, and
 analysis/cbanalysis/prom.py's metrics of a run): any text in a run

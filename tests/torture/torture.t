@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
+# tier: slow
+# serial: host
+# test-timeout: 300
 # torture.t: the torture driver itself, briefly, on a fake clocksource
 # folder (no root needed): a clean short run, and a run over a copy of the
 # harness whose TERM skips the restore must fail.  Then the fixes torture
 # found: a SIGKILLed run's command is stopped before the next command
 # restores under it; an interrupted host measurement leaves no temporaries.
-# test-timeout: 300
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
