@@ -80,9 +80,9 @@ ok "$([ "$(tail -n 1 <<<"$out")" = "2 passed, 0 failed, 0 skipped" ]; echo $?)" 
 fixture_h ha '' a
 fixture_h hb '' b
 printf '#!/usr/bin/env bash\n# serial: host\nsleep 0.3; if [ -n "$(ls %q | grep -x -e a -e b)" ]; then echo "not ok 1 - ran beside another"; else echo "ok 1 - alone"; fi; echo 1..1\n' \
-	"$tmp" >"$tmp/hz.t"
-chmod +x "$tmp/hz.t"
-out=$(DESTRUCTIVE=1 timeout -k 5 60 tests/run -j 2 "$tmp/hz.t" "$tmp/ha.t" "$tmp/hb.t" 2>&1)
+	"$tmp" >"$tmp/aa-host.t"
+chmod +x "$tmp/aa-host.t"
+out=$(DESTRUCTIVE=1 timeout -k 5 60 tests/run -j 2 "$tmp/aa-host.t" "$tmp/ha.t" "$tmp/hb.t" 2>&1)
 ok "$([ "$(tail -n 1 <<<"$out")" = "3 passed, 0 failed, 0 skipped" ]; echo $?)" \
 	"DESTRUCTIVE=1: a file that says serial: host runs with nothing beside it: $(tail -n 1 <<<"$out")"
 # Tiers: --tier picks files by their header; --list shows it; a bad tier
