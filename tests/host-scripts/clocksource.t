@@ -199,7 +199,8 @@ ok "$([ "$(cur)" = acpi_pm ] && grep -qx owner=manual "$st" && grep -qx original
 flock "$CB_STATE_DIR/lock" sleep 2 &
 l=$!
 pids+=("$l")
-sleep 0.3
+# Until the holder has the lock (a probe that cannot take it).
+for _ in $(seq 200); do flock -n "$CB_STATE_DIR/lock" true || break; sleep 0.01; done
 timeout 1 "$cs" restore 2>/dev/null
 rc=$?
 ok "$([ "$rc" -eq 124 ] && [ "$(cur)" = acpi_pm ] && [ -e "$st" ]; echo $?)" "restore waits while another command holds the state lock (exit $rc)"
