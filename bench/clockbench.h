@@ -8,14 +8,17 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-#define CB_VERSION "0.2.0"
+#include "names.h" /* CB_VERSION, the kernel's files; and the lists below */
 #define CB_SCHEMA "clockbench/1"
 #define CB_MAX_CPUS 1024
 
 /* Exit statuses, documented in README.md and --help.  CB_EXIT_CANNOT: the
  * check asked for cannot be made here (--probe --require user without a
  * working path probe; --check watchdog with neither device readable). */
-enum { CB_EXIT_OK = 0, CB_EXIT_FAIL = 1, CB_EXIT_USAGE = 2, CB_EXIT_CANNOT = 3 };
+#define CB_EXIT(name, code) CB_EXIT_##name = code,
+enum {
+#include "names.h"
+};
 
 /* The whole program as a function: the host build's main() and the guest's
  * PID 1 both call it, so the two builds share every line of the engine. */
@@ -38,7 +41,11 @@ extern const int cb_nclocks;
  * shaped like syscall's (kernel entry and exit, no clock: what a syscall
  * row less null batches timed beside it leaves is the kernel's own
  * clocksource read, kernel_read_ns). */
-enum cb_method { CB_VDSO, CB_SYSCALL, CB_SYSCALL_INLINE, CB_RDTSC, CB_RDTSCP, CB_NULL, CB_NMETHODS };
+#define CB_METHOD(member, name, clocked) CB_##member,
+enum cb_method {
+#include "names.h"
+	CB_NMETHODS
+};
 extern const char *const cb_method_names[CB_NMETHODS];
 /* 1 if the method reads a clock (one row per clock), 0 for rdtsc, rdtscp, null. */
 int cb_method_clocked(enum cb_method m);

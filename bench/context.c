@@ -7,7 +7,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#define CS_DIR "/sys/devices/system/clocksource/clocksource0/"
+#define CS_DIR CB_CS_SYSFS "/"
 #define VULN_DIR "/sys/devices/system/cpu/vulnerabilities/"
 
 const char *cb_clocksource_file = CS_DIR "current_clocksource";

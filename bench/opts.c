@@ -8,24 +8,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The clocks and methods are names.h's lines. */
 const struct cb_clock cb_clocks[] = {
-	{ "realtime", CLOCK_REALTIME },
-	{ "monotonic", CLOCK_MONOTONIC },
-	{ "monotonic_raw", CLOCK_MONOTONIC_RAW },
-	{ "boottime", CLOCK_BOOTTIME },
-	{ "tai", CLOCK_TAI },
-	{ "realtime_coarse", CLOCK_REALTIME_COARSE },
-	{ "monotonic_coarse", CLOCK_MONOTONIC_COARSE },
+#define CB_CLOCK(name, id) { name, id },
+#include "names.h"
 };
 const int cb_nclocks = (int)(sizeof cb_clocks / sizeof cb_clocks[0]);
+/* The names alone, as the option table's lists are. */
 static const char *const clock_names[] = {
-	"realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse", "monotonic_coarse",
+#define CB_CLOCK(name, id) name,
+#include "names.h"
 };
-const char *const cb_method_names[CB_NMETHODS] = { "vdso", "syscall", "syscall-inline", "rdtsc", "rdtscp", "null" };
+/* --clock's line of --help. */
+#define CB_CLOCK(name, id) " " name
+static const char clock_help[] = "clocks:"
+#include "names.h"
+	", or all";
+const char *const cb_method_names[CB_NMETHODS] = {
+#define CB_METHOD(member, name, clocked) name,
+#include "names.h"
+};
+static const unsigned char method_clocked[CB_NMETHODS] = {
+#define CB_METHOD(member, name, clocked) clocked,
+#include "names.h"
+};
 
 int cb_method_clocked(enum cb_method m)
 {
-	return m == CB_VDSO || m == CB_SYSCALL || m == CB_SYSCALL_INLINE;
+	return (unsigned)m < CB_NMETHODS && method_clocked[m];
 }
 
 static int bad(const char *opt, const char *val, const char *why)
@@ -321,8 +331,8 @@ static int set_version(struct cb_opts *o, struct parse *p, const char *arg, unio
 #define NAMES(a) a, (int)(sizeof a / sizeof a[0])
 
 static const struct opt opts[] = {
-	{ "clock", 'c', "LIST", K_NAMES, 0, 0, clock_names, 7, "realtime,monotonic",
-	  "clocks: realtime monotonic monotonic_raw boottime tai realtime_coarse monotonic_coarse, or all", set_clock },
+	{ "clock", 'c', "LIST", K_NAMES, 0, 0, NAMES(clock_names), "realtime,monotonic",
+	  clock_help, set_clock },
 	{ "method", 'm', "LIST", K_NAMES, 0, 0, cb_method_names, CB_NMETHODS, "vdso,syscall,null,rdtsc",
 	  "vdso (the C library's clock_gettime), syscall (the syscall instruction inside a function call, as a "
 	  "vDSO fallback pays it), syscall-inline (the instruction inlined: kernel entry and exit alone), rdtsc, "

@@ -141,7 +141,7 @@ static long long kernel_tsc_khz(const char **source)
 			}
 		}
 	}
-	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	fd = open(CB_KMSG_DEV, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	/* one record a read; EPIPE: records overwritten under us, read on */

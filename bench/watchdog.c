@@ -460,7 +460,7 @@ int cb_check_watchdog(const struct cb_opts *o, double tpn, struct cb_watchdog *w
 		w->device = "acpi_pm";
 		w->how = "acpi-pm-port";
 	} else {
-		cb_read_line("/sys/devices/system/clocksource/clocksource0/available_clocksource", avail, sizeof avail);
+		cb_read_line(CB_CS_SYSFS "/available_clocksource", avail, sizeof avail);
 		snprintf(w->unavailable, sizeof w->unavailable,
 			 "neither device can be read (%s; ACPI PM timer: %s); clocksources here: %s", hpet_why,
 			 pm_why, avail[0] ? avail : "unknown");

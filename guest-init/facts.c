@@ -50,7 +50,7 @@ void gf_log_line(struct gf_log *lf, const char *msg)
 void gf_log_read(struct gf_log *lf)
 {
 	char rec[2048], *buf, *msg;
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC), n;
+	int fd = open(CB_KMSG_DEV, O_RDONLY | O_NONBLOCK | O_CLOEXEC), n;
 
 	if (fd >= 0) {
 		for (;;) {
@@ -68,7 +68,7 @@ void gf_log_read(struct gf_log *lf)
 			gf_log_line(lf, msg);
 		}
 		close(fd);
-		lf->source = "/dev/kmsg";
+		lf->source = CB_KMSG_DEV;
 		return;
 	}
 	n = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);

@@ -175,9 +175,9 @@ static void io_nap(void *arg, long ms)
  * limit_ms, and says on the console how the wait ended. */
 static void settle(struct settle *s, long limit_ms)
 {
-	struct settle_io io = { SETTLE_SYSFS, -1, io_now, io_nap, NULL };
+	struct settle_io io = { CB_CS_SYSFS, -1, io_now, io_nap, NULL };
 
-	io.log_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	io.log_fd = open(CB_KMSG_DEV, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	settle_wait(s, &io, limit_ms, SETTLE_QUIET_MS);
 	if (io.log_fd >= 0)
 		close(io.log_fd);

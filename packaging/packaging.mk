@@ -14,7 +14,8 @@ EXAMPLEDIR ?= $(DATADIR)/clockbench
 # systemd reads units under /usr/local/lib/systemd/system too; the package
 # passes Debian's /lib/systemd/system (dh_installsystemd's folder).
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
-CB_VERSION := $(shell sed -n 's/^\#define CB_VERSION "\(.*\)"/\1/p' bench/clockbench.h)
+# The version, read as the shell commands read it (host-scripts/lib/version.sh).
+CB_VERSION := $(shell bash -c '. host-scripts/lib/version.sh && cb_fact VERSION')
 COMMANDS := packaging/commands
 MAN_BUILD := $(BUILD)/man
 DEB_BUILD := $(BUILD)/deb
@@ -23,8 +24,8 @@ DEB_BUILD := $(BUILD)/deb
 # source, from packaging/commands, and the helpers they run), then data.
 LIB_PROGRAMS := $(shell sed '/^\#/d' $(COMMANDS) | awk '{print $$4}') host-scripts/runfolder \
 	guest-init/mkinitramfs.py $(BUILD)/clockbench-static $(GUEST_BUILD)/init
-LIB_DATA := bench/clockbench.h host-scripts/lib/clocksource.sh host-scripts/lib/version.sh $(wildcard contract/cbcontract/*.py) $(wildcard host-scripts/cbhost/*.py) $(wildcard analysis/cbanalysis/*.py) \
-	guest-init/exit-codes.h $(GUEST_BUILD)/initramfs.cpio
+LIB_DATA := bench/names.h host-scripts/lib/clocksource.sh host-scripts/lib/version.sh $(wildcard contract/cbcontract/*.py) $(wildcard host-scripts/cbhost/*.py) $(wildcard analysis/cbanalysis/*.py) \
+	$(GUEST_BUILD)/initramfs.cpio
 DOCS := README.md $(wildcard docs/*.md)
 EXAMPLES := $(addprefix analysis/fleet/,clockbench.yml clockbench-alerts.yml inventory.example.ini)
 # The playbook's filter of a host's listing (it imports $(LIBDIR)/contract).

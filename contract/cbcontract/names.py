@@ -1,34 +1,65 @@
-"""names.py: the names every layer shares, one list each: clocks, methods, exit statuses, the version.
+"""names.py: the names every layer shares, one list each: clocks, methods, exit statuses, the version, the kernel's files.
 
-The engine's C keeps its own copies (bench/opts.c: cb_clocks[] and
-cb_method_names[]; guest-init/exit-codes.h: the guest's exit codes);
-tests/contract/names.t checks that they and these agree.  The version has
-one source, CB_VERSION in bench/clockbench.h, which the engine compiles in,
-packaging/packaging.mk reads with sed and VERSION here reads once at import.
+They are bench/names.h's lines, read here once at import: the one source,
+which the engine's C compiles in (bench/opts.c, bench/clockbench.h,
+guest-init/exit-codes.h) and host-scripts/lib/version.sh reads for the
+shell commands and make.  tests/contract/names.t holds the commands' own
+outputs to them, and fails where another file spells them again.
 """
 import os
 import re
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # the checkout or installed copy
-VERSION_H = os.path.join(TOP, "bench", "clockbench.h")
-_VERSION_RE = re.compile(r'^#define CB_VERSION "([0-9A-Za-z.+~-]{1,40})"$')
+NAMES_H = os.path.join(TOP, "bench", "names.h")
+# One fact a line, in one of names.h's shapes; anything else on a line is no fact.
+_FACT_RE = re.compile(r'^(?:#define CB_(?P<fact>[A-Z][A-Z0-9_]{0,31}) "(?P<value>[^"\\]{1,200})"'
+                      r'|CB_EXIT\((?P<exit>[A-Z]{1,16}), (?P<code>[0-9]{1,3})\)'
+                      r'|CB_CLOCK\("(?P<clock>[a-z_]{1,32})", (?P<clock_id>CLOCK_[A-Z_]{1,32})\)'
+                      r'|CB_METHOD\([A-Z_]{1,32}, "(?P<method>[a-z-]{1,32})", (?P<clocked>[01])\)'
+                      r'|CB_GUEST_EXIT\((?P<gx>GX_[A-Z]{1,16}), (?P<gx_code>[0-9]{1,3}), "(?P<meaning>[^"\\]{1,200})"\))$')
 
 
-def read_version(path=VERSION_H):
-    """CB_VERSION from the engine's header (read linearly, at most 64 KiB);
-    "unknown" when the header or its line is missing."""
+def read_names(path=NAMES_H):
+    """names.h's facts: {"facts": {NAME: value}, "exits": {NAME: code}, "clocks": [(name, id)],
+    "methods": [(name, clocked)], "guest_exits": {NAME: (code, meaning)}}, in the file's order.
+    Read linearly, at most 64 KiB.  ValueError, in one line, if the file cannot be read or a
+    line that starts a fact (CB_..., #define CB_... "...") has none of the shapes."""
+    out = {"facts": {}, "exits": {}, "clocks": [], "methods": [], "guest_exits": {}}
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f.read(1 << 16).splitlines():
-                m = _VERSION_RE.match(line)
-                if m:
-                    return m.group(1)
-    except OSError:
-        pass
-    return "unknown"
+            text = f.read(1 << 16)
+    except OSError as e:
+        raise ValueError("%s: %s" % (path, e.strerror)) from None
+    for n, line in enumerate(text.splitlines(), 1):
+        m = _FACT_RE.match(line)
+        if not m:
+            if line.startswith("CB_") or (line.startswith("#define CB_") and '"' in line):
+                raise ValueError("%s:%d: a fact of no known shape: %.80s" % (path, n, line))
+            continue
+        g = m.groupdict()
+        if g["fact"]:
+            out["facts"][g["fact"]] = g["value"]
+        elif g["exit"]:
+            out["exits"][g["exit"]] = int(g["code"])
+        elif g["clock"]:
+            out["clocks"].append((g["clock"], g["clock_id"]))
+        elif g["method"]:
+            out["methods"].append((g["method"], g["clocked"] == "1"))
+        else:
+            out["guest_exits"][g["gx"]] = (int(g["gx_code"]), g["meaning"])
+    return out
 
 
-VERSION = read_version()
+try:
+    _NAMES = read_names()
+except ValueError as e:
+    raise ImportError("cbcontract.names: %s (the suite's one list of shared names)" % e) from None
+
+VERSION = _NAMES["facts"]["VERSION"]
+# The kernel's clocksource folder (current_clocksource, available_clocksource).
+CS_SYSFS = _NAMES["facts"]["CS_SYSFS"]
+KMSG_DEV = _NAMES["facts"]["KMSG_DEV"]
+KVM_DEV = _NAMES["facts"]["KVM_DEV"]
 
 
 def version_line(prog):
@@ -36,8 +67,8 @@ def version_line(prog):
     return "%s %s" % (prog, VERSION)
 
 
-# Clocks in the engine's order (bench/opts.c cb_clocks[]): the --clock names.
-CLOCKS = ("realtime", "monotonic", "monotonic_raw", "boottime", "tai", "realtime_coarse", "monotonic_coarse")
+# Clocks in the engine's order: the --clock names.
+CLOCKS = tuple(name for name, _ in _NAMES["clocks"])
 # Clocks read by the same code path (vDSO do_hres, or the same syscall):
 # their medians in one run differ by noise (cbanalysis/diff.py's band).
 HRES_CLOCKS = CLOCKS[:5]
@@ -45,9 +76,9 @@ COARSE_CLOCKS = CLOCKS[5:]
 # The headline clock of every table, plot and textfile.
 HEADLINE_CLOCK = "monotonic"
 
-# Methods in the engine's order (bench/opts.c cb_method_names[]).
-METHODS = ("vdso", "syscall", "syscall-inline", "rdtsc", "rdtscp", "null")
-CLOCKED_METHODS = METHODS[:3]  # one row per clock; the others have clock null
+# Methods in the engine's order: the --method names.
+METHODS = tuple(name for name, _ in _NAMES["methods"])
+CLOCKED_METHODS = tuple(name for name, clocked in _NAMES["methods"] if clocked)  # one row per clock; the others have clock null
 # A cost row's quantiles (ns_per_call, below_overhead), from the engine's histogram.
 QUANTILES = ("min", "median", "mean", "p99", "p999", "max")
 # The path probe's answers (a row's "path"): where a clock read went.
@@ -55,18 +86,11 @@ PATHS = ("user", "syscall")
 
 # Exit statuses every command shares (the house style); 3, where a command
 # has it, says a check cannot be made on this machine (EXIT_STATUS below).
-EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CANNOT = 0, 1, 2, 3
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_CANNOT = (_NAMES["exits"][k] for k in ("OK", "FAIL", "USAGE", "CANNOT"))
 
-# The guest's exit codes (guest-init/exit-codes.h, the source for the C
-# side): name -> (CODE /init writes to isa-debug-exit, the QEMU status
-# (CODE << 1) | 1, meaning).
-GUEST_EXITS = {
-    "GX_ENGINE": (1, 3, "engine failed"),
-    "GX_SETUP": (2, 5, "guest setup failed (mount, channel or fork)"),
-    "GX_SIGNAL": (3, 7, "engine killed by a signal"),
-    "GX_PARAM": (4, 9, "bad clockbench.* parameter"),
-    "GX_OUTPUT": (5, 11, "engine output missing or unreadable"),
-}
+# The guest's exit codes: name -> (CODE /init writes to isa-debug-exit, the
+# QEMU status (CODE << 1) | 1, meaning).
+GUEST_EXITS = {name: (code, (code << 1) | 1, meaning) for name, (code, meaning) in _NAMES["guest_exits"].items()}
 # QEMU statuses that are timeout(1)'s, not the guest's.
 TIMEOUT_EXITS = {124: "guest timed out", 137: "guest timed out and was killed"}
 

@@ -24,10 +24,12 @@
 # Test hooks: CB_CS_DIR (a fake clocksource0 folder), CB_STATE_DIR,
 # CB_KVM_DEV (the device whose users count as VMs).
 
-cs_sysfs=/sys/devices/system/clocksource/clocksource0 # the kernel's own folder
+# shellcheck source=host-scripts/lib/version.sh
+. "${BASH_SOURCE[0]%/*}/version.sh" # cb_fact: bench/names.h's paths
+cb_fact -v cs_sysfs CS_SYSFS # the kernel's own folder
 CB_CS_DIR=${CB_CS_DIR:-$cs_sysfs}
 CB_STATE_DIR=${CB_STATE_DIR:-/run/clockbench}
-CB_KVM_DEV=${CB_KVM_DEV:-/dev/kvm}
+[ -n "${CB_KVM_DEV:-}" ] || cb_fact -v CB_KVM_DEV KVM_DEV
 cs_state=$CB_STATE_DIR/clocksource.state
 # How a user runs restore: from a checkout (its top holds the Makefile, the
 # rule of runfolder.default_dirs) or as the installed command.

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
+# tier: fast
 """version.t: every command of packaging/commands prints one version with --version, the one source's
-(CB_VERSION in bench/clockbench.h, read by cbcontract.names): one line "NAME VERSION", exit 0, stderr empty."""
+(CB_VERSION in bench/names.h, read by cbcontract.names): one line "NAME VERSION", exit 0, stderr empty."""
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -15,12 +17,27 @@ from cbcontract import names  # noqa: E402
 
 t = Tap()
 t.ok(names.VERSION != "unknown", "the one source gives a version (%s)" % names.VERSION)
-# An installed copy reads the same source: packaging.mk's LIB_DATA must carry bench/clockbench.h.
+# An installed copy reads the same source: packaging.mk's LIB_DATA must carry bench/names.h.
 with open(os.path.join(ROOT, "packaging", "packaging.mk")) as f:
     mk = f.read()
 lib = re.search(r"^LIB_DATA :=((?:.*\\\n)*.*)$", mk, re.M)
-t.ok(lib and "bench/clockbench.h" in lib.group(1).split(),
-     "make install carries the one source, bench/clockbench.h (packaging.mk LIB_DATA)", lib and lib.group(0))
+t.ok(lib and "bench/names.h" in lib.group(1).split(),
+     "make install carries the one source, bench/names.h (packaging.mk LIB_DATA)", lib and lib.group(0))
+# Its readers find it there: LIB_DATA keeps the checkout's layout under lib/clockbench.
+inst = os.path.join(t.tmp, "lib", "clockbench")
+for rel in ("bench/names.h", "host-scripts/lib/version.sh", "contract/cbcontract/__init__.py",
+            "contract/cbcontract/names.py"):
+    os.makedirs(os.path.dirname(os.path.join(inst, rel)), exist_ok=True)
+    shutil.copy(os.path.join(ROOT, rel), os.path.join(inst, rel))
+py = subprocess.run([sys.executable, "-B", "-c", "import sys; sys.path[:0] = [sys.argv[1]]; from cbcontract import names; "
+                     "print(names.NAMES_H, names.VERSION)", os.path.join(inst, "contract")],
+                    capture_output=True, text=True, cwd=t.tmp)
+sh = subprocess.run(["bash", "-c", '. "$1/host-scripts/lib/version.sh" && cb_version NAME "$1/host-scripts"', "-", inst],
+                    capture_output=True, text=True, cwd=t.tmp)
+t.ok(py.stdout == "%s %s\n" % (os.path.join(inst, "bench", "names.h"), names.VERSION)
+     and sh.stdout == "NAME %s\n" % names.VERSION and not sh.stderr,
+     "an installed layout's names.py and version.sh read its own bench/names.h (%s)" % names.VERSION,
+     py.stdout + py.stderr[-300:] + sh.stdout + sh.stderr)
 with open(os.path.join(ROOT, "packaging", "commands")) as f:
     cmds = [ln.split() for ln in f if ln.strip() and not ln.startswith("#")]
 cs = os.path.join(t.tmp, "cs")

@@ -1,0 +1,80 @@
+/* names.h: the facts the engine's C and the commands' Python and shell
+ * share, each written here once.  Not a header of declarations: a list of
+ * lines read three ways, so each fact is one whole line of one of the
+ * shapes below and nothing else.
+ *   C       clockbench.h includes it for the #define lines; a table is made
+ *           by defining the line macro it needs (CB_CLOCK, CB_METHOD,
+ *           CB_EXIT, CB_GUEST_EXIT) and including this file again (the
+ *           others expand to nothing): bench/opts.c, clockbench.h's enums,
+ *           guest-init/exit-codes.h.
+ *   Python  contract/cbcontract/names.py, one regular expression a line.
+ *   shell   host-scripts/lib/version.sh's cb_fact (make reads it there too).
+ * tests/contract/names.t holds the commands' own outputs to what this file
+ * says, and fails where another file spells one of these facts again.
+ *
+ * Each was written by hand in several places before: the clock names
+ * (bench/opts.c twice and in its --help, names.py), the methods
+ * (clockbench.h's enum, bench/opts.c, names.py), the exit statuses
+ * (clockbench.h, names.py), the guest's exit codes (guest-init/exit-codes.h,
+ * names.py), the version (clockbench.h, read by a sed in each reader), and
+ * the kernel's files below (C, Python and shell). */
+
+/* The one version of every command and of the package. */
+#define CB_VERSION "0.2.0"
+/* The kernel's clocksource folder (current_clocksource, available_clocksource). */
+#define CB_CS_SYSFS "/sys/devices/system/clocksource/clocksource0"
+/* The kernel log, record by record. */
+#define CB_KMSG_DEV "/dev/kmsg"
+/* The KVM device: a process holding it runs a VM. */
+#define CB_KVM_DEV "/dev/kvm"
+
+#ifndef CB_EXIT
+#define CB_EXIT(name, code)
+#endif
+#ifndef CB_CLOCK
+#define CB_CLOCK(name, id)
+#endif
+#ifndef CB_METHOD
+#define CB_METHOD(member, name, clocked)
+#endif
+#ifndef CB_GUEST_EXIT
+#define CB_GUEST_EXIT(name, code, meaning)
+#endif
+
+/* Exit statuses every command shares: CB_EXIT_<name>.  CANNOT: the check
+ * asked for cannot be made on this machine. */
+CB_EXIT(OK, 0)
+CB_EXIT(FAIL, 1)
+CB_EXIT(USAGE, 2)
+CB_EXIT(CANNOT, 3)
+
+/* The clocks in the engine's order: the --clock name, the clock it reads. */
+CB_CLOCK("realtime", CLOCK_REALTIME)
+CB_CLOCK("monotonic", CLOCK_MONOTONIC)
+CB_CLOCK("monotonic_raw", CLOCK_MONOTONIC_RAW)
+CB_CLOCK("boottime", CLOCK_BOOTTIME)
+CB_CLOCK("tai", CLOCK_TAI)
+CB_CLOCK("realtime_coarse", CLOCK_REALTIME_COARSE)
+CB_CLOCK("monotonic_coarse", CLOCK_MONOTONIC_COARSE)
+
+/* The methods in the engine's order: enum cb_method's CB_<member>, the
+ * --method name, 1 if it reads a clock (one row per clock). */
+CB_METHOD(VDSO, "vdso", 1)
+CB_METHOD(SYSCALL, "syscall", 1)
+CB_METHOD(SYSCALL_INLINE, "syscall-inline", 1)
+CB_METHOD(RDTSC, "rdtsc", 0)
+CB_METHOD(RDTSCP, "rdtscp", 0)
+CB_METHOD(NULL, "null", 0)
+
+/* The guest's exit codes: /init writes CODE to isa-debug-exit, and QEMU
+ * exits with (CODE << 1) | 1; the launcher says MEANING for it. */
+CB_GUEST_EXIT(GX_ENGINE, 1, "engine failed")
+CB_GUEST_EXIT(GX_SETUP, 2, "guest setup failed (mount, channel or fork)")
+CB_GUEST_EXIT(GX_SIGNAL, 3, "engine killed by a signal")
+CB_GUEST_EXIT(GX_PARAM, 4, "bad clockbench.* parameter")
+CB_GUEST_EXIT(GX_OUTPUT, 5, "engine output missing or unreadable")
+
+#undef CB_EXIT
+#undef CB_CLOCK
+#undef CB_METHOD
+#undef CB_GUEST_EXIT
