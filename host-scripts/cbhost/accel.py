@@ -10,12 +10,13 @@ import re
 import shutil
 import tempfile
 
+from cbcontract.names import KVM_DEV
 from . import boot, msg, qemu
 from .msg import RunError, Usage
 
 
 def kvm_dev():
-    return os.environ.get("KVM_DEV", "/dev/kvm")  # the tests point this elsewhere; QEMU opens /dev/kvm
+    return os.environ.get("KVM_DEV", KVM_DEV)  # the tests point this elsewhere; QEMU opens the real one
 
 
 def kvm_usable():

@@ -11,10 +11,11 @@ import socket
 import subprocess
 
 from cbcontract import runfolder
+from cbcontract.names import CS_SYSFS
 from . import qemu
 from .msg import RunError
 
-CS_DIR = "/sys/devices/system/clocksource/clocksource0/"
+CS_DIR = CS_SYSFS + "/"
 
 
 def read_text(path):

@@ -33,7 +33,7 @@ import signal
 import stat
 import time
 
-from cbcontract import health, kmsg, textfile
+from cbcontract import health, kmsg, names, textfile
 from cbcontract.util import InputError
 from cbhost import kvmtrace, libvirt
 
@@ -82,7 +82,7 @@ TYPES = {n: "counter" for n in HELP if n.endswith("_total")}
 
 
 def cs_dir():
-    return os.environ.get("CB_CS_DIR", "/sys/devices/system/clocksource/clocksource0")
+    return os.environ.get("CB_CS_DIR", names.CS_SYSFS)
 
 
 def read_small(path, limit=64 << 10):
@@ -438,7 +438,7 @@ class Watch:
             self.state.watchdog, self.state.machine = read_host_check(self.host_check)
         else:
             self.state.watchdog = None, "not asked for (--no-host-check)"
-        path = os.environ.get("CB_KMSG", "/dev/kmsg")
+        path = os.environ.get("CB_KMSG", names.KMSG_DEV)
         try:
             self.kmsg = Source(path, MAX_RECORD)
         except OSError as e:
