@@ -1,9 +1,7 @@
 """load.py: the one reader of result files: host, guest and KVM trace files into Measurements, strictly.
 
-File names are recognized only through runfolder (its patterns).  Each
-document is upgraded to today's shape at the door (upgrade.py: the earlier
-shapes the committed results/ hold), right after its schema string is
-checked; everything below knows only today's shape.  Strict on what the
+File names are recognized only through runfolder (its patterns).  It
+reads today's shape of each schema and no other.  Strict on what the
 figures and verdicts depend on (the schema strings, the clockbench/1
 document and its rows, the KVM trace counts); tolerant of the guest's and
 launcher's facts, which are shown as "n/a" when missing.
@@ -15,7 +13,7 @@ import os
 import re
 import stat
 
-from . import runfolder, upgrade
+from . import runfolder
 from .names import HEADLINE_CLOCK, QUANTILES
 from .util import InputError, bounded, cut, is_num, obj
 
@@ -367,19 +365,16 @@ def _truncated(err, raw):
 
 def check_schema(path, doc, want, where=""):
     """The document's schema string is want: else one line, naming the
-    schema found and what this reader reads (an older one: that none here
-    does).  where: the document's place in the file ("bench"), or ""."""
+    schema found and what this reader reads.  where: the document's place
+    in the file ("bench"), or ""."""
     s = doc.get("schema")
-    why = upgrade.schema_problem(s, want)
-    if why is None and s == want:
+    if s == want:
         return
     pre = where + "." if where else ""
     if s is None:
         if where:
             raise InputError(path, "%sschema: missing (this tool reads %s)" % (pre, want))
         raise InputError(path, "no \"schema\" field: not a clockbench result (this tool reads %s)" % want)
-    if why != "unknown":
-        raise InputError(path, "%s%s" % (pre, why))
     raise InputError(path, "unknown %sschema %s (this tool reads %s)" % (pre, _v(s), want))
 
 
@@ -423,6 +418,8 @@ def parse_rows(path, rows, where):
         if not isinstance(th, int) or isinstance(th, bool) or th < 1:
             raise InputError(path, "%s.threads: expected a positive integer, got %s" % (at, _v(th)))
         below = r.get("below_overhead")
+        if below is None:
+            raise InputError(path, "%s.below_overhead: missing or null (a list of quantile names, [] for none)" % at)
         if not (isinstance(below, list) and all(q in QUANTS for q in below)):
             raise InputError(path, "%s.below_overhead: expected a list of quantile names, got %s" % (at, _v(below)))
         clean = _quantiles(path, at + ".ns_per_call", r.get("ns_per_call"), below)
@@ -511,6 +508,8 @@ _ORDER = (("min", "median"), ("median", "p99"), ("p99", "p999"), ("p999", "max")
 
 def parse_workloads(path, rows, at):
     """Validates workloads[] ([] when none was run); returns Workloads."""
+    if rows is None:
+        raise InputError(path, "%s: missing or null (a list, [] when none was run)" % at)
     if not isinstance(rows, list):
         raise InputError(path, "%s: expected a list, got %s" % (at, _v(rows)[:60]))
     out, seen = [], set()
@@ -665,7 +664,7 @@ def check_extras(path, doc, pre):
 
 
 def check_bench(path, doc, where=""):
-    """The clockbench/1 document itself: schema, context (after upgrade.bench)."""
+    """The clockbench/1 document itself: its context."""
     if not isinstance(doc.get("context"), dict):
         raise InputError(path, "%scontext: missing or not an object" % (where + "." if where else ""))
 
@@ -681,7 +680,7 @@ def load_host(path, run=None, kind="host"):
     kind "tsc-rate", a tsc-rate-<cs>.json file, which must hold the check)."""
     doc = load_json(path)
     check_schema(path, doc, HOST_SCHEMA)
-    check_bench(path, upgrade.bench(doc))
+    check_bench(path, doc)
     cs = doc["context"].get("clocksource")
     if not isinstance(cs, str) or not cs:
         cs = _name(path, kind).get("cs", "unknown")
@@ -693,8 +692,7 @@ def load_host(path, run=None, kind="host"):
 
 def load_guest(path, run=None):
     """A clockbench-guest/1 result and its KVM trace: the partner
-    kvm-trace-*.json file (none: not traced), or the one an older launcher
-    kept inside the result (upgrade.guest gives it apart)."""
+    kvm-trace-*.json file (none: not traced)."""
     doc = load_json(path)
     check_schema(path, doc, GUEST_SCHEMA)
     bench = doc.get("bench")
@@ -704,28 +702,22 @@ def load_guest(path, run=None):
         raise InputError(path, "bench: expected a clockbench/1 object")
     check_schema(path, bench, HOST_SCHEMA, "bench")
     f = _name(path, "guest")
-    doc, inner = upgrade.guest(doc, f)
     check_bench(path, bench, "bench")
-    la, g = doc["launcher"], doc["guest"]
+    la = doc.get("launcher") if isinstance(doc.get("launcher"), dict) else {}
+    g = doc.get("guest") if isinstance(doc.get("guest"), dict) else {}
     host = la.get("host") if isinstance(la.get("host"), dict) else {}
     cs = host.get("clocksource")
     if not isinstance(cs, str) or not cs:
         cs = f.get("cs", "unknown")
     vcpus = la.get("vcpus")
     if not isinstance(vcpus, int) or isinstance(vcpus, bool) or vcpus < 1:
-        raise InputError(path, "no vCPU count (launcher.vcpus, or the file name guest-CS-Nvcpu.json)")
+        raise InputError(path, "launcher.vcpus: expected a positive integer, got %s" % _v(vcpus))
     backend = la.get("backend") if isinstance(la.get("backend"), str) else None
     trace = None
     if f:
         tpath = os.path.join(os.path.dirname(path), runfolder.partner(os.path.basename(path), "kvm-trace"))
         if os.path.lexists(tpath):
             trace = load_trace(tpath, os.path.basename(path))
-    if inner is not None:
-        if trace is not None:
-            raise InputError(path, "a kvm_trace inside and %s beside it: two traces of one run" % trace.path)
-        if not isinstance(inner, dict):
-            raise InputError(path, "kvm_trace: expected an object")
-        trace = parse_trace(path, inner, counted=False)
     return Measurement(path, "guest", run, bench, cs, vcpus, g, la, trace, backend, "bench.results")
 
 
@@ -734,16 +726,13 @@ def load_guest(path, run=None):
 class Trace:
     """A guest run's KVM trace.  life and measuring are the
     clockbench-kvm-trace/1 COUNTS (measuring with available, reason,
-    seconds).  counted is False for a trace an older launcher kept inside
-    the result (upgrade.py), which kept only each vCPU's last stable bit
-    (life.stable_bit.per_vcpu: {vcpu: bool}; measuring None without a
-    window)."""
+    seconds)."""
 
-    def __init__(self, path, available, reason, subject, subject_text, complete, lost, life, measuring, counted):
+    def __init__(self, path, available, reason, subject, subject_text, complete, lost, life, measuring):
         self.path, self.available, self.reason = path, available, reason
         self.subject, self.subject_text = subject, subject_text
         self.complete, self.lost = complete, lost
-        self.life, self.measuring, self.counted = life or {}, measuring, counted
+        self.life, self.measuring = life or {}, measuring
 
 
 def _int(path, at, v, null=False):
@@ -806,10 +795,8 @@ def load_trace(path, guest_name=None):
     return parse_trace(path, doc)
 
 
-def parse_trace(path, doc, counted=True):
-    """A clockbench-kvm-trace/1 document as a Trace; counted=False only for
-    the one upgrade.guest gave from inside an older result (its counts are
-    not there to check)."""
+def parse_trace(path, doc):
+    """A clockbench-kvm-trace/1 document as a Trace."""
     avail = doc.get("available")
     if not isinstance(avail, bool):
         raise InputError(path, "available: expected true or false, got %s" % _v(avail))
@@ -821,9 +808,7 @@ def parse_trace(path, doc, counted=True):
         reason = doc.get("reason")
         if not isinstance(reason, str) or not reason:
             raise InputError(path, "reason: expected a string saying why there is no trace")
-        return Trace(path, False, reason, subject, st, None, None, None, None, counted)
-    if not counted:
-        return Trace(path, True, None, subject, st, None, None, doc.get("life"), doc.get("measuring"), False)
+        return Trace(path, False, reason, subject, st, None, None, None, None)
     complete = doc.get("complete")
     if complete is not None and not isinstance(complete, bool):
         raise InputError(path, "complete: expected true, false or null, got %s" % _v(complete))
@@ -846,20 +831,21 @@ def parse_trace(path, doc, counted=True):
             raise InputError(path, "measuring.seconds: expected a number")
     elif meas.get("available") is not False:
         raise InputError(path, "measuring.available: expected true or false")
-    return Trace(path, True, None, subject, st, complete, lost, life, meas, True)
+    return Trace(path, True, None, subject, st, complete, lost, life, meas)
 
 
 class TraceFacts:
     """What a guest's KVM trace says, or why it says nothing (reason).
     master_clock, stable_bit: True, False or None; with_/without: the
-    pvclock update counts (None where not counted); clear_vcpus: the vCPUs
-    with an update without the bit."""
+    pvclock update counts (None without facts); clear_vcpus: the vCPUs
+    with an update without the bit.  counted: always True (every trace
+    read has its counts), kept for the readers that still ask."""
 
     def __init__(self, reason=None, master_clock=None, hostclock=None, transitions=None,
-                 stable_bit=None, with_=None, without=None, clear_vcpus=(), counted=True):
+                 stable_bit=None, with_=None, without=None, clear_vcpus=()):
         self.reason, self.master_clock, self.hostclock, self.transitions = reason, master_clock, hostclock, transitions
         self.stable_bit, self.with_, self.without = stable_bit, with_, without
-        self.clear_vcpus, self.counted = list(clear_vcpus), counted
+        self.clear_vcpus, self.counted = list(clear_vcpus), True
 
 
 def trace_facts(m, observer=False):
@@ -877,19 +863,16 @@ def trace_facts(m, observer=False):
         return TraceFacts("the trace is of the observer VM, not this guest")
     if t.complete is False:
         return TraceFacts("incomplete trace (%s events lost)" % (t.lost if t.lost else "some"))
-    if t.complete is None and t.counted:
+    if t.complete is None:
         return TraceFacts("trace completeness unknown (no ring-buffer figures in it)")
     mc = t.life.get("master_clock") or {}
     sb = t.life.get("stable_bit") or {}
     last = mc.get("last") if isinstance(mc.get("last"), bool) else None
     tr = mc.get("transitions") if isinstance(mc.get("transitions"), int) else None
     per = sb.get("per_vcpu") if isinstance(sb.get("per_vcpu"), dict) else {}
-    if t.counted:
-        clear = sorted((v for v, c in per.items() if c.get("without")), key=_vcpu_key)
-        return TraceFacts(None, last, mc.get("hostclock"), tr, stable_all(sb["with"], sb["without"]),
-                          sb["with"], sb["without"], clear)
-    clear = sorted((v for v, b in per.items() if b is False), key=_vcpu_key)
-    return TraceFacts(None, last, mc.get("hostclock"), tr, sb.get("all"), clear_vcpus=clear, counted=False)
+    clear = sorted((v for v, c in per.items() if c.get("without")), key=_vcpu_key)
+    return TraceFacts(None, last, mc.get("hostclock"), tr, stable_all(sb["with"], sb["without"]),
+                      sb["with"], sb["without"], clear)
 
 
 def _vcpu_key(v):

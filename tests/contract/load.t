@@ -1,14 +1,14 @@
 #!/usr/bin/python3
-"""load.t: the one reader: KVM trace files (stable bit from the counts, completeness), old layouts, the engine's later fields,
-the guest's facts in either place, medians below the loop overhead, labels."""
+# tier: fast
+"""load.t: the one reader: KVM trace files (stable bit from the counts, completeness), today's shape only (an earlier one
+refused in one line), the engine's later fields, the guest's facts, medians below the loop overhead, labels."""
 import json
 import os
-import shutil
 import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from taplib import AFTER, BEFORE, NEW, ROOT, Tap, read, run, table_row  # noqa: E402
+from taplib import BEFORE, NEW, ROOT, Tap, read, run, table_row  # noqa: E402
 
 sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "analysis")]
 from cbcontract import load  # noqa: E402
@@ -110,14 +110,10 @@ d = folder("unknown", {"kvm-trace-tsc-2vcpu.json": unknown})
 t.ok(facts(d).get("master_clock") is None and "completeness unknown" in str(facts(d).get("reason")),
      "complete null: not trusted either", facts(d))
 
-# No trace file: not traced.  A trace file and an embedded trace: refused.
+# No trace file: not traced.
 d = folder("untraced", {"kvm-trace-tsc-2vcpu.json": None})
 rc, md, se = report(d)
 t.ok(rc == 0 and guest_row(md)[9:10] == ["n/a (not traced)"], "no kvm-trace file: not traced", guest_row(md) or se)
-both = folder("both", files=("host-tsc.json", "guest-tsc-2vcpu.json"), src=AFTER)
-shutil.copy(os.path.join(BEFORE, "kvm-trace-tsc-2vcpu.json"), both)
-rc, so, se = run("report", "--no-plots", "-o", both + ".out", both)
-t.ok(rc == 1 and "two traces of one run" in se and len(se.splitlines()) == 1, "embedded and beside: refused", se)
 
 # Strictness, one line naming the trace file.
 cases = [
@@ -135,11 +131,7 @@ for name, e, words in cases:
     t.ok(rc == 1 and len(se.splitlines()) == 1 and se.startswith("clockbench-report: %s: " % os.path.join(
         d, "kvm-trace-tsc-2vcpu.json")) and words in se, "kvm-trace %s: exit 1, one line naming it" % name, se)
 
-# Old results (kvm_trace inside the guest result, no counts) still read: the
-# second fixture run, and every committed run under results/.
-rc, md, se = report(folder("old", files=("host-tsc.json", "guest-tsc-2vcpu.json"), src=AFTER))
-t.ok(rc == 0 and guest_row(md)[9:11] == ["on (hostclock tsc)", "set (trace, last update per vCPU)"],
-     "an old result's embedded trace: read, and its stable bit said to be the last update's", guest_row(md) or se)
+# Every committed run under results/ reads, in today's shape.
 bad, seen = [], 0
 for top, dirs, files in os.walk(os.path.join(ROOT, "results")):
     if load.result_files(top):
@@ -149,6 +141,35 @@ for top, dirs, files in os.walk(os.path.join(ROOT, "results")):
         except Exception as e:  # noqa: BLE001 (any failure is the test's)
             bad.append("%s: %s" % (top, e))
 t.ok(seen > 0 and not bad, "every committed run folder under results/ reads (%d folders)" % seen, bad)
+
+
+# A file of a shape only pre-release builds wrote: one line naming the file and what is missing, exit 1.
+def rows_without_below(doc):
+    for r in doc["results"]:
+        del r["below_overhead"]
+    del doc["workloads"]
+
+
+def oldest_guest(doc):
+    """Facts in the guest object, launcher.host_clocksource, no launcher.vcpus, the KVM trace inside."""
+    doc["guest"].update(kernel="5.10.0-old", vcpus_online=2, clocksource="kvm-clock")
+    doc["launcher"]["host_clocksource"] = doc["launcher"].pop("host")["clocksource"]
+    del doc["launcher"]["vcpus"]
+    doc["kvm_trace"] = {"available": True, "stable_bit": {"per_vcpu": {"0": True}, "all": True}}
+    rows_without_below(doc["bench"])
+
+
+for name, fn, e, words in (
+        ("old-rows", "host-tsc.json", rows_without_below, "results[0].below_overhead: missing or null"),
+        ("old-noworkloads", "host-tsc.json", lambda doc: doc.pop("workloads"), "workloads: missing or null"),
+        ("old-schema", "host-tsc.json", lambda doc: doc.update(schema="clockbench/0"),
+         'unknown schema "clockbench/0" (this tool reads clockbench/1)'),
+        ("old-guest", "guest-tsc-2vcpu.json", oldest_guest, "launcher.vcpus: expected a positive integer, got null")):
+    d = folder(name, {fn: e}, files=(fn,))
+    rc, so, se = run("report", "--no-plots", "-o", d + ".out", d)
+    t.ok(rc == 1 and so == "" and len(se.splitlines()) == 1
+         and se.startswith("clockbench-report: %s: %s" % (os.path.join(d, fn), words)),
+         "%s of an earlier shape (%s): exit 1, one line naming the file and the field" % (fn, name), se)
 
 # The engine's later fields: per-row clocksource, raw figures, below_overhead.
 def later(doc):
@@ -190,8 +211,8 @@ d = folder("unnamed", {"host-tsc.json": unnamed})
 rc, so, se = run("report", "--no-plots", "-o", d + ".out", d)
 t.ok(rc == 1 and "results[1].ns_per_call.p99: null but not named in below_overhead" in se, "a null not named: refused", se)
 
-# The guest's facts moved from the guest object to the engine's context
-# (bench.context): a real guest result of today's PID 1 (TCG) shows them.
+# The guest's facts are the engine's context's (bench.context): a real
+# guest result of today's PID 1 (TCG) shows them, and a KVM guest's too.
 g_new = os.path.join(NEW, "guest-tsc-1vcpu.json")
 rc, so, se = run("table", g_new)
 t.ok(rc == 0 and "\nguest clocksource tsc (available: tsc hpet acpi_pm); kvm stable bit -; sched_clock stable True; "
@@ -217,46 +238,11 @@ t.ok(props(g_new) == {"kernel": "6.1.0-57-amd64", "cpus_online": 1, "clocksource
                       "clocksource_before": "tsc", "available_clocksources": ["tsc", "hpet", "acpi_pm"],
                       "hypervisor": "TCGTCGTCGTCG", "invtsc": False, "kvmclock_advertised": False,
                       "stable_bit_advertised": None}, "the loader's facts of today's guest result", props(g_new))
-MOVED = ("kernel", "vcpus_online", "clocksource", "available_clocksource", "hypervisor_bit", "hypervisor", "invtsc",
-         "kvm_features_valid", "kvm_features", "kvmclock_advertised", "kvm_stable_bit_advertised")
-
-
-def new_shape(doc):
-    """An older guest result as today's PID 1 writes it: the facts in bench.context only."""
-    g, c = doc["guest"], doc["bench"]["context"]
-    c["clocksource_end"] = g["clocksource"]
-    c["cpu_flags"]["invtsc_cpuid"] = g["invtsc"]
-    c["available_clocksource"] = g["available_clocksource"].split()
-    for k in MOVED:
-        del g[k]
-
-
-def old_shape(doc):
-    """The guest object's facts kept (available_clocksource: its string alone)."""
-    doc["bench"]["context"]["cpu_flags"]["invtsc_cpuid"] = doc["guest"]["invtsc"]
-    del doc["bench"]["context"]["available_clocksource"]
-
-
-files = ("host-tsc.json", "guest-tsc-2vcpu.json", "host-hpet.json", "guest-hpet-2vcpu.json")
-a = folder("shape-old", {f: old_shape for f in files if f.startswith("guest")}, files=files)
-b = folder("shape-new", {f: new_shape for f in files if f.startswith("guest")}, files=files)
-t.ok([props(os.path.join(x, "guest-hpet-2vcpu.json")) for x in (a, b)] == [
-    {"kernel": "6.1.0-57-amd64", "cpus_online": 2, "clocksource_after": "kvm-clock", "clocksource_before": "kvm-clock",
-     "available_clocksources": ["kvm-clock", "tsc", "hpet", "acpi_pm"], "hypervisor": "KVMKVMKVM", "invtsc": False,
-     "kvmclock_advertised": True, "stable_bit_advertised": True}] * 2,
-     "the same facts from the guest object (older results) and from bench.context (today's)",
-     [props(os.path.join(x, "guest-hpet-2vcpu.json")) for x in (a, b)])
-out = {}
-for x in (a, b):
-    outs = [report(x)[1], run("prom", x, "-o", x + ".prom")[0] == 0 and read(x + ".prom"),
-            run("table", os.path.join(x, "guest-tsc-2vcpu.json"))[1], run("summary", x)[1]]
-    out[x] = [str(o).replace(x, "RUN").replace(os.path.basename(x), "RUN") for o in outs]
-diff = [i for i in range(4) if out[a][i] != out[b][i] or not out[a][i]]
-t.ok(not diff, "report, prom, table and summary: the same from either place (untraced: the guest log's stable bit)",
-     ["%s: %s" % (("report", "prom", "table", "summary")[i], [ln for ln in zip(out[a][i].splitlines(),
-                                                                       out[b][i].splitlines()) if ln[0] != ln[1]][:3])
-      for i in diff])
-
+g_kvm = props(os.path.join(BEFORE, "guest-hpet-2vcpu.json"))
+t.ok(g_kvm == {"kernel": "6.1.0-57-amd64", "cpus_online": 2, "clocksource_after": "kvm-clock",
+               "clocksource_before": "kvm-clock", "available_clocksources": ["kvm-clock", "tsc"],
+               "hypervisor": "KVMKVMKVM", "invtsc": True, "kvmclock_advertised": True, "stable_bit_advertised": True},
+     "a KVM guest's facts from bench.context, its CPUID leaf's bits among them", g_kvm)
 # A median below the loop overhead: null in ns_per_call, named in
 # below_overhead.  Shown as such, with the raw figure, in every reader;
 # never 0, never a crash, never a row silently gone.
