@@ -45,7 +45,7 @@ def text(m, path=None):
         out.append("host trace: master clock %s (hostclock %s); stable bit %s%s" % (
             {True: "on", False: "off", None: "-"}[f.master_clock], fmt(f.hostclock),
             {True: "set", False: "clear", None: "-"}[f.stable_bit],
-            " (%d updates with, %d without)" % (f.with_, f.without) if f.counted else " (last update per vCPU)"))
+            " (%d updates with, %d without)" % (f.with_, f.without)))
     pin = la.get("pinning") if isinstance(la.get("pinning"), dict) else {}
     out.append("vCPUs %s: %s" % (pin.get("mode"), ", ".join(
         "%s->%s" % (v.get("vcpu"), "float" if v.get("host_cpu") is None else v.get("host_cpu"))

@@ -121,8 +121,6 @@ def stable_bit_cell(m):
     updates with and without the bit), else from the guest's log."""
     f = trace_facts(m)
     if f.stable_bit is not None:
-        if not f.counted:
-            return "%s (trace, last update per vCPU)" % ("set" if f.stable_bit else "clear")
         counts = "trace: %d with, %d without" % (f.with_, f.without)
         if f.stable_bit:
             return "set (%s)" % counts

@@ -42,8 +42,6 @@ def stable_text(r):
     if r.get("stable_bit") is None:
         return "n/a"
     word = "set" if r["stable_bit"] else "clear"
-    if not r.get("stable_counted"):
-        return "%s (last update per vCPU)" % word
     return "%s (%d with, %d without)" % (word, r["stable_with"], r["stable_without"])
 
 
@@ -153,7 +151,6 @@ def _rows_one(ms):
                          accel=g.accel, emulated=g.emulated, guest_clocksource=g.clocksource_after,
                          guest_path=g.probe_path, master_clock=f.master_clock, hostclock=f.hostclock,
                          stable_bit=f.stable_bit, stable_with=f.with_, stable_without=f.without,
-                         stable_counted=f.counted if f.stable_bit is not None else None,
                          trace_subject=t.subject_text if t is not None and t.available else None,
                          trace_note=_trace_note(g, f))
                 _ends(r, g, "guest_1", "guest_all")

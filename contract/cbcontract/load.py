@@ -838,14 +838,13 @@ class TraceFacts:
     """What a guest's KVM trace says, or why it says nothing (reason).
     master_clock, stable_bit: True, False or None; with_/without: the
     pvclock update counts (None without facts); clear_vcpus: the vCPUs
-    with an update without the bit.  counted: always True (every trace
-    read has its counts), kept for the readers that still ask."""
+    with an update without the bit."""
 
     def __init__(self, reason=None, master_clock=None, hostclock=None, transitions=None,
                  stable_bit=None, with_=None, without=None, clear_vcpus=()):
         self.reason, self.master_clock, self.hostclock, self.transitions = reason, master_clock, hostclock, transitions
         self.stable_bit, self.with_, self.without = stable_bit, with_, without
-        self.clear_vcpus, self.counted = list(clear_vcpus), True
+        self.clear_vcpus = list(clear_vcpus)
 
 
 def trace_facts(m, observer=False):

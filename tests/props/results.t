@@ -131,7 +131,7 @@ def any_bytes(name, data):
 keyed = st.fixed_dictionaries({}, optional={
     "schema": st.sampled_from([runfolder.SCHEMA_HOST, runfolder.SCHEMA_GUEST, runfolder.SCHEMA_KVM_TRACE]) | values,
     "context": values, "results": values, "bench": values, "launcher": values, "guest": values,
-    "kvm_trace": values, "probe": values, "checks": values, "changed_during_run": values, "probe_end": values,
+    "probe": values, "checks": values, "changed_during_run": values, "probe_end": values,
     "workloads": values})
 
 
