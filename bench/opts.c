@@ -401,9 +401,13 @@ static const struct opt opts[] = {
 
 static const char usage_head[] =
 "Usage: clockbench [OPTION]...\n"
+"   or: clockbench VERB [ARG]...\n"
 "Measure what a clock_gettime() call costs, per clock and per path, on 1..N\n"
 "pinned threads; check which path a read really took; check the TSC.\n"
 "The JSON report's schema: /usr/share/doc/clockbench/docs/schema.md.\n"
+"\n"
+"A verb runs the rest of the suite (the main job, the health check, the\n"
+"reports, the watch...): 'clockbench help' lists the verbs.\n"
 "\n"
 "Options:\n";
 

@@ -1,11 +1,11 @@
 # packaging.mk: `make install`, `uninstall`, `man` and `deb`.  Included by
 # the top Makefile (PREFIX, DESTDIR, BINDIR).  The suite keeps the
 # checkout's layout under $(LIBDIR) (the engine, host-scripts/, analysis/,
-# the static guest build), so every command finds its parts from its own
-# real path; $(BINDIR) and $(SBINDIR) hold links to the commands of
-# packaging/commands, the one list.
+# the static guest build, the list of verbs), so every program finds its
+# parts from its own real path; $(BINDIR) holds one link, clockbench, the
+# engine, which runs the verbs of packaging/commands (the one list) from
+# there.
 
-SBINDIR ?= $(PREFIX)/sbin
 LIBDIR ?= $(PREFIX)/lib/clockbench
 DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
@@ -17,63 +17,74 @@ SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # The version, read as the shell commands read it (host-scripts/lib/version.sh).
 CB_VERSION := $(shell bash -c '. host-scripts/lib/version.sh && cb_fact VERSION')
 COMMANDS := packaging/commands
+# The engine's page's one line (each verb's is in packaging/commands).
+ENGINE_WHAT := measure what a clock read costs, per clock and per path
 MAN_BUILD := $(BUILD)/man
 DEB_BUILD := $(BUILD)/deb
 
-# What goes under $(LIBDIR), by its checkout path: programs (every command's
-# source, from packaging/commands, and the helpers they run), then data.
-LIB_PROGRAMS := $(shell sed '/^\#/d' $(COMMANDS) | awk '{print $$4}') host-scripts/runfolder \
+# What goes under $(LIBDIR), by its checkout path: programs (the engine,
+# every verb's, from packaging/commands, and the helpers they run), then
+# data (the list of verbs among them: the engine reads it there).
+LIB_PROGRAMS := bench/clockbench $(shell sed '/^\#/d' $(COMMANDS) | awk '{print $$2}') host-scripts/runfolder \
 	guest-init/mkinitramfs.py $(BUILD)/clockbench-static $(GUEST_BUILD)/init
-LIB_DATA := bench/names.h host-scripts/lib/clocksource.sh host-scripts/lib/version.sh $(wildcard contract/cbcontract/*.py) $(wildcard host-scripts/cbhost/*.py) $(wildcard analysis/cbanalysis/*.py) \
+LIB_DATA := $(COMMANDS) bench/names.h host-scripts/lib/clocksource.sh host-scripts/lib/version.sh $(wildcard contract/cbcontract/*.py) $(wildcard host-scripts/cbhost/*.py) $(wildcard analysis/cbanalysis/*.py) \
 	$(GUEST_BUILD)/initramfs.cpio
 DOCS := README.md $(wildcard docs/*.md)
 EXAMPLES := $(addprefix analysis/fleet/,clockbench.yml clockbench-alerts.yml inventory.example.ini)
 # The playbook's filter of a host's listing (it imports $(LIBDIR)/contract).
 FLEET_PLUGINS := analysis/fleet/filter_plugins/clockbench_fetch.py
 DASHBOARDS := analysis/grafana/clockbench.json
-# systemd units, installed with @SBINDIR@ replaced; never enabled here.
+# systemd units, installed with @BINDIR@ replaced; never enabled here.
 UNITS := packaging/systemd/clockbench-watch.service
 
 .PHONY: install uninstall man deb help-packaging
 
-# help2man reads each command's --help, run under the name it is installed
-# as (links in $(MAN_BUILD)/bin), 80 columns wide, with two headings made
-# sections of their own ("Commands:", "Exit status:"; help2man knows
-# "Options:" and "Environment:"); a command whose Commands have their own
-# --help (clockbench-report) gets each one's options, under "Options of
-# COMMAND:".  Then packaging/man/<name>.h2m (FILES, EXAMPLES, SEE ALSO) and
-# packaging/man.h2m (what every page shares).  The date is
+# help2man reads each page's --help: the engine's (clockbench(1), with a
+# VERBS section made from packaging/commands) and each verb's, as
+# `clockbench VERB --help` prints it (clockbench-VERB(1)), 80 columns wide,
+# with two headings made sections of their own ("Commands:", "Exit
+# status:"; help2man knows "Options:" and "Environment:"); a verb whose
+# Commands have their own --help (report) gets each one's options, under
+# "Options of COMMAND:".  Then packaging/man/<page>.h2m (FILES, EXAMPLES,
+# SEE ALSO) and packaging/man.h2m (what every page shares).  The date is
 # SOURCE_DATE_EPOCH's where set (a package build).
 MAN_SHAPE := sed -E 's/^(Commands|Exit status):$$/*\1*/'
 MAN_COMMANDS := awk '/^Commands:$$/ { on = 1; next } on && /^$$/ { exit } on && /^  [a-z]/ { print $$1 }'
 MAN_SUBOPTS := awk -v c="$$c" 'NR == 1 { print "Options of " c ":" } /^$$/ { body = 1; next } body && /^ / && !/^  -h, --help /'
+# MAN_PAGE: page $$page (description $$what) from the engine's --help with
+# the arguments $$verb (none: the engine's own).
+MAN_PAGE = echo "  MAN     $(MAN_BUILD)/$$page.1"; \
+	h="$(MAN_BUILD)/help/$$page" && \
+	COLUMNS=80 bench/clockbench $$verb --help >"$$h.txt" 2>&1 && \
+	{ $(MAN_SHAPE) "$$h.txt"; \
+	  if grep -qx 'subcommand-help' "packaging/man/$$page.h2m"; then echo; echo "Options:"; \
+	    $(MAN_COMMANDS) "$$h.txt" | while read -r c; do \
+	      COLUMNS=80 bench/clockbench $$verb "$$c" --help 2>&1 | $(MAN_SUBOPTS); echo; done; \
+	  fi; } >"$$h.man" && \
+	printf '\#!/bin/sh\nexec cat "%s"\n' "$(CURDIR)/$$h.man" >"$$h" && chmod +x "$$h" && \
+	help2man --no-info --section=1 --name="$$what" \
+		--version-string="$(CB_VERSION)" --source="clockbench $(CB_VERSION)" --manual=clockbench \
+		--include="packaging/man/$$page.h2m" $$more --include=packaging/man.h2m \
+		--output="$(MAN_BUILD)/$$page.1" "$$h"
 $(MAN_BUILD)/.stamp: $(COMMANDS) packaging/man.h2m $(wildcard packaging/man/*.h2m) \
 		$(filter-out $(BUILD)/%,$(LIB_PROGRAMS)) $(filter %.py,$(LIB_DATA))
 	$(Q)command -v help2man >/dev/null || { echo "clockbench: help2man not found: run 'make deps-dev' (Debian: apt-get install help2man)" >&2; exit 1; }
-	$(Q)rm -rf $(MAN_BUILD) && mkdir -p $(MAN_BUILD)/bin $(MAN_BUILD)/help
-	$(Q)sed '/^#/d' $(COMMANDS) | while read -r name dir sec src what; do \
-		echo "  MAN     $(MAN_BUILD)/$$name.$$sec"; \
-		ln -s "$(CURDIR)/$$src" "$(MAN_BUILD)/bin/$$name" && \
-		h="$(MAN_BUILD)/help/$$name" && \
-		COLUMNS=80 "$(MAN_BUILD)/bin/$$name" --help >"$$h.txt" 2>&1 && \
-		{ $(MAN_SHAPE) "$$h.txt"; \
-		  if grep -qx 'subcommand-help' "packaging/man/$$name.h2m"; then echo; echo "Options:"; \
-		    $(MAN_COMMANDS) "$$h.txt" | while read -r c; do \
-		      COLUMNS=80 "$(MAN_BUILD)/bin/$$name" "$$c" --help 2>&1 | $(MAN_SUBOPTS); echo; done; \
-		  fi; } >"$$h.man" && \
-		printf '#!/bin/sh\nexec cat "%s"\n' "$(CURDIR)/$$h.man" >"$$h" && chmod +x "$$h" && \
-		help2man --no-info --section="$$sec" --name="$$what" \
-			--version-string="$(CB_VERSION)" --source="clockbench $(CB_VERSION)" --manual=clockbench \
-			--include="packaging/man/$$name.h2m" --include=packaging/man.h2m \
-			--output="$(MAN_BUILD)/$$name.$$sec" "$$h" || exit 1; \
+	$(Q)rm -rf $(MAN_BUILD) && mkdir -p $(MAN_BUILD)/help
+	$(Q){ echo "[VERBS]"; sed '/^#/d' $(COMMANDS) | while read -r verb src what; do \
+		printf '.TP\n.B clockbench %s\n%s (\\fBclockbench\\-%s\\fR(1)).\n' "$$verb" "$$what" "$$verb"; done; \
+		printf '.TP\n.B clockbench help \\fR[\\fIVERB\\fR]\nthe verbs, each in one line; with VERB, its \\-\\-help.\n'; \
+	} >$(MAN_BUILD)/verbs.h2m
+	$(Q)page=clockbench verb= what="$(ENGINE_WHAT)" more="--include=$(MAN_BUILD)/verbs.h2m" && $(MAN_PAGE)
+	$(Q)sed '/^#/d' $(COMMANDS) | while read -r verb src what; do \
+		page=clockbench-$$verb more= && $(MAN_PAGE) || exit 1; \
 	done
-	$(Q)rm -rf $(MAN_BUILD)/bin $(MAN_BUILD)/help
+	$(Q)rm -rf $(MAN_BUILD)/help $(MAN_BUILD)/verbs.h2m
 	@touch $@
 
 man: $(MAN_BUILD)/.stamp
 
 install: all guest-initramfs man
-	$(Q)install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(SBINDIR)" "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(MANDIR)/man8" \
+	$(Q)install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1" \
 		"$(DESTDIR)$(DOCDIR)/docs" "$(DESTDIR)$(EXAMPLEDIR)/fleet" "$(DESTDIR)$(EXAMPLEDIR)/grafana"
 	$(Q)for f in $(LIB_PROGRAMS); do \
 		d="$(DESTDIR)$(LIBDIR)/$$(dirname "$$f")" && install -d "$$d" && install -m 0755 "$$f" "$$d/" || exit 1; \
@@ -81,11 +92,8 @@ install: all guest-initramfs man
 	$(Q)for f in $(LIB_DATA); do \
 		d="$(DESTDIR)$(LIBDIR)/$$(dirname "$$f")" && install -d "$$d" && install -m 0644 "$$f" "$$d/" || exit 1; \
 	done
-	$(Q)sed '/^#/d' $(COMMANDS) | while read -r name dir sec src what; do \
-		case "$$dir" in bin) to="$(BINDIR)" ;; *) to="$(SBINDIR)" ;; esac; \
-		ln -sfr "$(DESTDIR)$(LIBDIR)/$$src" "$(DESTDIR)$$to/$$name" && \
-		install -m 0644 "$(MAN_BUILD)/$$name.$$sec" "$(DESTDIR)$(MANDIR)/man$$sec/" || exit 1; \
-	done
+	$(Q)ln -sfr "$(DESTDIR)$(LIBDIR)/bench/clockbench" "$(DESTDIR)$(BINDIR)/clockbench"
+	$(Q)install -m 0644 $(MAN_BUILD)/*.1 "$(DESTDIR)$(MANDIR)/man1/"
 	$(Q)install -m 0644 README.md "$(DESTDIR)$(DOCDIR)/"
 	$(Q)install -m 0644 $(filter docs/%,$(DOCS)) "$(DESTDIR)$(DOCDIR)/docs/"
 	$(Q)install -m 0644 $(EXAMPLES) "$(DESTDIR)$(EXAMPLEDIR)/fleet/"
@@ -94,7 +102,7 @@ install: all guest-initramfs man
 	$(Q)install -m 0644 $(DASHBOARDS) "$(DESTDIR)$(EXAMPLEDIR)/grafana/"
 	$(Q)install -d "$(DESTDIR)$(SYSTEMDUNITDIR)"
 	$(Q)for u in $(UNITS); do \
-		sed 's|@SBINDIR@|$(SBINDIR)|g' "$$u" >"$(DESTDIR)$(SYSTEMDUNITDIR)/$${u##*/}" && \
+		sed 's|@BINDIR@|$(BINDIR)|g' "$$u" >"$(DESTDIR)$(SYSTEMDUNITDIR)/$${u##*/}" && \
 		chmod 0644 "$(DESTDIR)$(SYSTEMDUNITDIR)/$${u##*/}" || exit 1; \
 	done
 	@echo "installed under $(DESTDIR)$(PREFIX); run folders go to /var/lib/clockbench/results as root, else ./results"
@@ -102,10 +110,8 @@ install: all guest-initramfs man
 # Removes what install put there (the shared folders such as bin/ stay);
 # never run folders.
 uninstall:
-	$(Q)sed '/^#/d' $(COMMANDS) | while read -r name dir sec src what; do \
-		case "$$dir" in bin) to="$(BINDIR)" ;; *) to="$(SBINDIR)" ;; esac; \
-		rm -f "$(DESTDIR)$$to/$$name" "$(DESTDIR)$(MANDIR)/man$$sec/$$name.$$sec"; \
-	done
+	$(Q)rm -f "$(DESTDIR)$(BINDIR)/clockbench" "$(DESTDIR)$(MANDIR)/man1/clockbench.1"
+	$(Q)sed '/^#/d' $(COMMANDS) | while read -r verb _; do rm -f "$(DESTDIR)$(MANDIR)/man1/clockbench-$$verb.1"; done
 	$(Q)for u in $(UNITS); do rm -f "$(DESTDIR)$(SYSTEMDUNITDIR)/$${u##*/}"; done
 	$(Q)rm -rf "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(DOCDIR)" "$(DESTDIR)$(EXAMPLEDIR)"
 
@@ -122,7 +128,7 @@ deb:
 	$(Q)ls $(DEB_BUILD)/clockbench_*.deb
 
 help-packaging:
-	@echo "make install      the whole suite under \$$(DESTDIR)\$$(PREFIX) (PREFIX=$(PREFIX)): commands, man pages, docs, the fleet playbook, the Grafana dashboard, clockbench-watch's systemd unit (not enabled)"
+	@echo "make install      the whole suite under \$$(DESTDIR)\$$(PREFIX) (PREFIX=$(PREFIX)): clockbench and its verbs, man pages, docs, the fleet playbook, the Grafana dashboard, the watch's systemd unit (not enabled)"
 	@echo "make uninstall    remove it again (never run folders)"
-	@echo "make man          the man pages, from each command's --help, into $(MAN_BUILD)/"
+	@echo "make man          the man pages, from the engine's and each verb's --help, into $(MAN_BUILD)/"
 	@echo "make deb          the Debian package (dpkg-buildpackage) into $(DEB_BUILD)/"

@@ -36,7 +36,7 @@ cs_state=$CB_STATE_DIR/clocksource.state
 if [ -f "$(dirname "${BASH_SOURCE[0]}")/../../Makefile" ]; then
 	CS_RESTORE="host-scripts/clocksource restore"
 else
-	CS_RESTORE="clockbench-clocksource restore"
+	CS_RESTORE="clockbench clocksource restore"
 fi
 
 # cs_say MSG: one line on stderr.  On a terminal it first clears the line

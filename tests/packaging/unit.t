@@ -19,15 +19,14 @@ unit=packaging/systemd/clockbench-watch.service
 command -v systemd-analyze >/dev/null || skip_all "systemd-analyze not installed (Debian: systemd)" 8
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# The unit as packaging.mk installs it, with the checkout's command in place of the installed one.
-sed -e "s|@SBINDIR@/clockbench-watch|$PWD/host-scripts/watch|" -e "s|@SBINDIR@/clockbench-kvm-trace|$PWD/host-scripts/kvm-trace|" \
-	"$unit" >"$tmp/clockbench-watch.service"
+# The unit as packaging.mk installs it, with the checkout's engine in place of the installed one.
+sed -e "s|@BINDIR@/clockbench |$PWD/bench/clockbench |" "$unit" >"$tmp/clockbench-watch.service"
 systemd-analyze verify --man=no "$tmp/clockbench-watch.service" >"$tmp/out" 2>&1
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ]; echo $?)" "systemd-analyze verify: exit $rc, nothing said"
 sed 's/^/# /' "$tmp/out"
 mkdir "$tmp/broken"
-sed -e 's/^NoNewPrivileges=yes/NoNewPrivilege=yes/' -e "s|$PWD/host-scripts/watch|$tmp/none|" \
+sed -e 's/^NoNewPrivileges=yes/NoNewPrivilege=yes/' -e "s|$PWD/bench/clockbench watch|$tmp/none watch|" \
 	"$tmp/clockbench-watch.service" >"$tmp/broken/clockbench-watch.service"
 systemd-analyze verify --man=no "$tmp/broken/clockbench-watch.service" >"$tmp/out" 2>&1
 ok "$(grep -q 'Unknown key' "$tmp/out" && grep -q "$tmp/none" "$tmp/out"; echo $?)" \
@@ -35,7 +34,7 @@ ok "$(grep -q 'Unknown key' "$tmp/out" && grep -q "$tmp/none" "$tmp/out"; echo $
 key() { sed -n "s/^$1=//p" "$unit"; }
 default=$(python3 -c 'import sys; sys.path[:0] = ["contract", "host-scripts"]; from cbhost import watch; print(watch.DEFAULT_DIR)')
 ok "$([ "$(key ProtectSystem)" = strict ] && [ "$(key ReadWritePaths | head -1)" = "-$default" ] && [ "$(key NoNewPrivileges)" = yes ] &&
-	[[ $(key ExecStart) == "@SBINDIR@/clockbench-watch --textfile-dir $default" ]]; echo $?)" \
+	[[ $(key ExecStart) == "@BINDIR@/clockbench watch --textfile-dir $default" ]]; echo $?)" \
 	"ProtectSystem=strict, ReadWritePaths= and --textfile-dir the watch's default folder ($default), NoNewPrivileges=yes"
 extra=$(key CapabilityBoundingSet | tr ' ' '\n' | grep -vxE 'CAP_SYSLOG|CAP_DAC_OVERRIDE|CAP_SYS_ADMIN|CAP_SYS_RAWIO|CAP_SET(UID|GID|PCAP)|CAP_CHOWN|CAP_FOWNER')
 ok "$([ -n "$(key CapabilityBoundingSet)" ] && [ -z "$extra" ] && [ -z "$(key AmbientCapabilities)" ]; echo $?)" \
@@ -46,7 +45,7 @@ ok "$([ "$(key ProtectKernelTunables)" = yes ] && [ "$(key ProtectKernelModules)
 	[[ $(key ReadWritePaths | tr '\n' ' ') == *-/sys/kernel/tracing* ]] &&
 	[[ $(key SystemCallFilter) == @system-service* ]] && [ -n "$(key MemoryMax)" ]; echo $?)" \
 	"kernel tunables (but its tracefs), modules and the clock protected; devices: $allow; SystemCallFilter=$(key SystemCallFilter); MemoryMax=$(key MemoryMax)"
-ok "$([ "$(key ExecReload)" = '/bin/kill -HUP $MAINPID' ] && [ "$(key ExecStopPost)" = '-@SBINDIR@/clockbench-kvm-trace clean' ] &&
+ok "$([ "$(key ExecReload)" = '/bin/kill -HUP $MAINPID' ] && [ "$(key ExecStopPost)" = '-@BINDIR@/clockbench trace clean' ] &&
 	[ "$(key Restart)" = on-failure ]; echo $?)" \
 	"HUP reloads (ExecReload=), an exit other than TERM's restarts it, its stopped tracing instance removed (ExecStopPost=)"
 if systemd-analyze security --offline=true "$tmp/clockbench-watch.service" >"$tmp/sec" 2>&1; then
