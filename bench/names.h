@@ -16,8 +16,9 @@
  * (bench/opts.c twice and in its --help, names.py), the methods
  * (clockbench.h's enum, bench/opts.c, names.py), the exit statuses
  * (clockbench.h, names.py), the guest's exit codes (guest-init/exit-codes.h,
- * names.py), the version (clockbench.h, read by a sed in each reader), and
- * the kernel's files below (C, Python and shell). */
+ * names.py), the version (clockbench.h, read by a sed in each reader), the
+ * kernel's files below (C, Python and shell) and the debug-exit port
+ * (guest-init/init.c, the launcher's QEMU and libvirt devices). */
 
 /* The one version of every command and of the package. */
 #define CB_VERSION "0.2.0"
@@ -27,6 +28,8 @@
 #define CB_KMSG_DEV "/dev/kmsg"
 /* The KVM device: a process holding it runs a VM. */
 #define CB_KVM_DEV "/dev/kvm"
+/* The guest's isa-debug-exit device's port: /init writes its exit code there. */
+#define CB_DEBUG_EXIT_PORT 0xf4
 
 #ifndef CB_EXIT
 #define CB_EXIT(name, code)

@@ -28,7 +28,6 @@
 #include "params.h"
 #include "settle.h"
 
-#define DEBUG_EXIT_PORT 0xf4
 #define RESULT_PATH "/tmp/r.json"
 #define ENGINE_ERR "/tmp/engine.err"
 #define MAX_OUTPUT (16u << 20)
@@ -61,8 +60,8 @@ static long uptime_ms(void)
 static void __attribute__((noreturn)) finish(int code)
 {
 	sync();
-	if (code && ioperm(DEBUG_EXIT_PORT, 1, 1) == 0)
-		outb((unsigned char)code, DEBUG_EXIT_PORT);
+	if (code && ioperm(CB_DEBUG_EXIT_PORT, 1, 1) == 0)
+		outb((unsigned char)code, CB_DEBUG_EXIT_PORT);
 	/* Without ACPI (microvm,acpi=off) power-off only halts; a reboot ends
 	 * QEMU under -no-reboot (and libvirt's on_reboot=destroy) instead. */
 	if (access("/sys/firmware/acpi", F_OK) == 0)

@@ -12,7 +12,7 @@ import re
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # the checkout or installed copy
 NAMES_H = os.path.join(TOP, "bench", "names.h")
 # One fact a line, in one of names.h's shapes; anything else on a line is no fact.
-_FACT_RE = re.compile(r'^(?:#define CB_(?P<fact>[A-Z][A-Z0-9_]{0,31}) "(?P<value>[^"\\]{1,200})"'
+_FACT_RE = re.compile(r'^(?:#define CB_(?P<fact>[A-Z][A-Z0-9_]{0,31}) (?:"(?P<value>[^"\\]{1,200})"|(?P<num>0x[0-9a-f]{1,8}))'
                       r'|CB_EXIT\((?P<exit>[A-Z]{1,16}), (?P<code>[0-9]{1,3})\)'
                       r'|CB_CLOCK\("(?P<clock>[a-z_]{1,32})", (?P<clock_id>CLOCK_[A-Z_]{1,32})\)'
                       r'|CB_METHOD\([A-Z_]{1,32}, "(?P<method>[a-z-]{1,32})", (?P<clocked>[01])\)'
@@ -23,7 +23,8 @@ def read_names(path=NAMES_H):
     """names.h's facts: {"facts": {NAME: value}, "exits": {NAME: code}, "clocks": [(name, id)],
     "methods": [(name, clocked)], "guest_exits": {NAME: (code, meaning)}}, in the file's order.
     Read linearly, at most 64 KiB.  ValueError, in one line, if the file cannot be read or a
-    line that starts a fact (CB_..., #define CB_... "...") has none of the shapes."""
+    line that starts a fact (CB_..., #define CB_... "...") has none of the shapes.  A number
+    (#define CB_NAME 0x...) is kept as written."""
     out = {"facts": {}, "exits": {}, "clocks": [], "methods": [], "guest_exits": {}}
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -38,7 +39,7 @@ def read_names(path=NAMES_H):
             continue
         g = m.groupdict()
         if g["fact"]:
-            out["facts"][g["fact"]] = g["value"]
+            out["facts"][g["fact"]] = g["value"] or g["num"]  # a number as written
         elif g["exit"]:
             out["exits"][g["exit"]] = int(g["code"])
         elif g["clock"]:
@@ -60,6 +61,7 @@ VERSION = _NAMES["facts"]["VERSION"]
 CS_SYSFS = _NAMES["facts"]["CS_SYSFS"]
 KMSG_DEV = _NAMES["facts"]["KMSG_DEV"]
 KVM_DEV = _NAMES["facts"]["KVM_DEV"]
+DEBUG_EXIT_PORT = _NAMES["facts"]["DEBUG_EXIT_PORT"]  # "0xf4": as written, as QEMU's iobase= takes it
 
 
 def version_line(prog):

@@ -15,6 +15,7 @@ import time
 import uuid
 from xml.sax.saxutils import escape, quoteattr
 
+from . import qemu
 from .boot import read_channel
 from .msg import RunError
 
@@ -152,7 +153,7 @@ def domain_xml(a, accel, name, work, append, pins):
   </devices>
   <qemu:commandline>
     <qemu:arg value='-device'/>
-    <qemu:arg value='isa-debug-exit,iobase=0xf4,iosize=0x01'/>
+    <qemu:arg value='%(debug_exit)s'/>
   </qemu:commandline>
 </domain>
 """ % {
@@ -161,7 +162,7 @@ def domain_xml(a, accel, name, work, append, pins):
         "machine": quoteattr(a.MACHINE), "kernel": escape(os.path.abspath(a.KERNEL)),
         "initrd": escape(os.path.abspath(a.INITRAMFS)), "cmdline": escape(append),
         "cpu": cpu_xml(a.cpu, accel), "hpet": hpet, "emulator": escape(shutil.which(a.QEMU) or a.QEMU),
-        "console": quoteattr(os.path.join(work, "console.log")), "channel": quoteattr(os.path.join(work, "channel.out")),
+        "debug_exit": qemu.DEBUG_EXIT, "console": quoteattr(os.path.join(work, "console.log")), "channel": quoteattr(os.path.join(work, "channel.out")),
     }
 
 

@@ -7,6 +7,11 @@ QEMU's command line itself.
 """
 import os
 
+from cbcontract.names import DEBUG_EXIT_PORT
+
+# The device /init's exit code leaves by (bench/names.h's port); libvirt's domain adds it too.
+DEBUG_EXIT = "isa-debug-exit,iobase=%s,iosize=0x01" % DEBUG_EXIT_PORT
+
 BINARY = "qemu-system-x86_64"  # the default QEMU of the launcher (QEMU=) and the lab
 
 
@@ -19,8 +24,7 @@ def command(kernel, *, qemu=BINARY, accel="tcg", cpu="max", vcpus=1, mem=256,
     is ttyS0 (the console), the second ttyS1 (on microvm, which has one
     serial port, an isa-serial at 0x2f8).  virtfs: (host path, mount tag,
     read-only) triples, exported over 9p.  debug_exit: the isa-debug-exit
-    device at port 0xf4 (the guest's outb(v, 0xf4) ends QEMU with status
-    (v << 1) | 1).  qmp: a unix socket path for QMP; paused: start stopped
+    device (the guest's outb(v, port) ends QEMU with status (v << 1) | 1).  qmp: a unix socket path for QMP; paused: start stopped
     (-S) until QMP's cont; pidfile: QEMU writes its pid there (the KVM
     trace follows that process).  Under TCG the translator runs one thread
     per vCPU."""
@@ -45,7 +49,7 @@ def command(kernel, *, qemu=BINARY, accel="tcg", cpu="max", vcpus=1, mem=256,
         argv += ["-virtfs", "local,path=%s,mount_tag=%s,security_model=none,%smultidevs=remap"
                  % (path, tag, "readonly=on," if ro else "")]
     if debug_exit:
-        argv += ["-device", "isa-debug-exit,iobase=0xf4,iosize=0x01"]
+        argv += ["-device", DEBUG_EXIT]
     if qmp:
         argv += ["-qmp", "unix:%s,server=on,wait=off" % qmp]
     if pidfile:

@@ -24,7 +24,7 @@ from cbcontract import names  # noqa: E402
 t = Tap()
 NAMES_H = os.path.join(ROOT, "bench", "names.h")
 n = names.read_names()
-FACTS = ("VERSION", "CS_SYSFS", "KMSG_DEV", "KVM_DEV")
+FACTS = ("VERSION", "CS_SYSFS", "KMSG_DEV", "KVM_DEV")  # strings; and one number, DEBUG_EXIT_PORT
 
 
 def text(rel):
@@ -38,7 +38,8 @@ def run(argv, **kw):
 
 
 # names.py's reading.
-t.ok(n["clocks"] and n["methods"] and len(n["exits"]) == 4 and n["guest_exits"] and sorted(n["facts"]) == sorted(FACTS),
+t.ok(n["clocks"] and n["methods"] and len(n["exits"]) == 4 and n["guest_exits"]
+     and sorted(n["facts"]) == sorted(FACTS + ("DEBUG_EXIT_PORT",)),
      "names.py reads every kind of line of names.h (%d clocks, %d methods, %d exits, %d guest exits, facts %s)"
      % (len(n["clocks"]), len(n["methods"]), len(n["exits"]), len(n["guest_exits"]), sorted(n["facts"])), n)
 t.ok(names.CLOCKS == tuple(c for c, _ in n["clocks"]) and names.METHODS == tuple(m for m, _ in n["methods"])
@@ -84,6 +85,7 @@ else:
     with open(prog, "w") as f:
         f.write('#include "clockbench.h"\n#include "exit-codes.h"\nint main(void)\n{\n'
                 + "".join('\tprintf("fact %s %%s\\n", CB_%s);\n' % (k, k) for k in FACTS)
+                + '\tprintf("fact DEBUG_EXIT_PORT %#x\\n", CB_DEBUG_EXIT_PORT);\n'
                 + '#define CB_EXIT(name, code) printf("exit %s %d\\n", #name, CB_EXIT_##name);\n'
                 '#define CB_CLOCK(name, id) printf("clock %s %s %d\\n", name, #id, (int)(id));\n'
                 '#define CB_METHOD(member, name, clocked) printf("method %s %d %d\\n", name, CB_##member, clocked);\n'
@@ -93,7 +95,7 @@ else:
     p = run([cc, "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Werror", "-I", os.path.join(ROOT, "bench"),
              "-I", os.path.join(ROOT, "guest-init"), "-o", exe, prog])
     out = run([exe]).stdout if p.returncode == 0 else ""
-    want = "".join("fact %s %s\n" % (k, n["facts"][k]) for k in FACTS) \
+    want = "".join("fact %s %s\n" % (k, n["facts"][k]) for k in FACTS + ("DEBUG_EXIT_PORT",)) \
         + "".join("exit %s %d\n" % kv for kv in n["exits"].items()) \
         + "".join("clock %s %s %d\n" % (c, i, CLOCK_IDS.get(i, -1)) for c, i in n["clocks"]) \
         + "".join("method %s %d %d\n" % (m, i, c) for i, (m, c) in enumerate(n["methods"])) \
@@ -144,6 +146,7 @@ HAND = (
     ("the clock list", re.compile(r"""["']realtime["'],\s*["']monotonic["']|realtime monotonic monotonic_raw""")),
     ("the method list", re.compile(r"""["']vdso["'],\s*["']syscall["']""")),
     ("a device path", re.compile(r"""[(=,]\s*["']/dev/(kvm|kmsg)["']|:-/dev/(kvm|kmsg)\b""")),
+    ("the debug-exit port", re.compile(r"isa-debug-exit,iobase=0x|#define \w*DEBUG_EXIT_PORT\b")),
     ("the guest's exit table", re.compile(r"engine output missing or unreadable|\bGX\(GX_")),
     ("a reader of the version", re.compile(r"define CB_VERSION")),
 )
@@ -193,19 +196,22 @@ for rel, body in (("a.py", 'CS = "/sys/devices/system/clocksource/clocksource0"\
                   ("c.py", 'M = ("vdso", "syscall")\n'), ("d.sh", 'dev=${KVM:-/dev/kvm}\n'),
                   ("e.py", 'X = {"GX_OUTPUT": (5, 11, "engine output missing or unreadable")}\n'),
                   ("f.mk", "V := $(shell sed -n 's/^\\#define CB_VERSION \"\\(.*\\)\"/\\1/p' x.h)\n"),
+                  ("h.c", "#define DEBUG_EXIT_PORT 0xf4\n"),
                   ("notes.md", "/sys/devices/system/clocksource/clocksource0\n"),
                   ("tests/g.t", 'CS = "/sys/devices/system/clocksource/clocksource0"\n')):
     with open(os.path.join(fake, rel), "w") as f:
         f.write(body)
 got = hand_copies(fake)
-t.ok(sorted(rel for _, rel in got) == ["a.py", "b.c", "c.py", "d.sh", "e.py", "f.mk"] and len(got) == 6,
+t.ok(sorted(rel for _, rel in got) == ["a.py", "b.c", "c.py", "d.sh", "e.py", "f.mk", "h.c"] and len(got) == 7,
      "the search finds a copy of each kind, and none in prose or tests", sorted(got))
 
 # Each command's documented exit statuses.
-cmds = [ln.split() for ln in text("packaging/commands").splitlines() if ln.strip() and not ln.startswith("#")]
+# The engine, then each verb's program (packaging/commands: verb, program, description).
+cmds = [("clockbench", "bench/clockbench")] + [ln.split()[:2] for ln in text("packaging/commands").splitlines()
+                                                if ln.strip() and not ln.startswith("#")]
 t.ok(sorted(c[0] for c in cmds) == sorted(names.EXIT_STATUS),
-     "names.EXIT_STATUS has every command of packaging/commands, no other", sorted(c[0] for c in cmds))
-for name, _, _, src, *_ in cmds:
+     "names.EXIT_STATUS has the engine and every verb of packaging/commands, no other", sorted(c[0] for c in cmds))
+for name, src in cmds:
     p = subprocess.run([os.path.join(ROOT, src), "--help"], capture_output=True, text=True, timeout=60,
                        env=dict(os.environ, LC_ALL="C"))
     sec = p.stdout.split("\nExit status:\n", 1)
