@@ -30,7 +30,7 @@ RESULTS := results
 PYTHON := /usr/bin/python3
 RUN_ID ?= $(shell ./host-scripts/runfolder run-id)
 
-.PHONY: all deps deps-lab deps-crosscheck deps-dev deps-integrations check check-fast bench bench-host bench-self bench-watch compare crosscheck host-check lab clean help
+.PHONY: all deps deps-lab deps-crosscheck deps-dev deps-integrations check check-fast bench bench-host bench-self bench-watch compare crosscheck host-check lab clean help help-dev
 all: bench/clockbench $(BUILD)/clockbench-static
 
 bench/clockbench: $(HOST_OBJS) $(BUILD)/host/main.o
@@ -169,29 +169,37 @@ bench-watch:
 clean:
 	rm -rf $(BUILD) bench/clockbench
 
+# make help: one screen, the targets a user needs; make help-dev: the rest.
 help:
-	@echo "make              build bench/clockbench (gcc) and $(BUILD)/clockbench-static (musl)"
-	@echo "make deps         install the Debian packages make bench needs (root), or print the command;"
-	@echo "                  deps-dev (make check, deb, fuzz), deps-lab, deps-crosscheck; deps-integrations"
-	@echo "                  (prometheus, ansible, libvirt: only when asked)"
-	@echo "make check        run the tests (TAP; no root needed), JOBS at once; SANITIZE=1 adds the engine and C tests under ASan+UBSan"
-	@echo "make check-fast   the fast tier of the tests only (no QEMU boot, no package build): the developer's loop"
-	@echo "make bench-host   measure this host on its current clocksource into $(RESULTS)/<run-id>/"
-	@echo "make compare      flip the host clocksource (tsc first, then the others), bench host and guest under"
-	@echo "                  each, trace KVM's master clock and stable bit; always restored (root); each in"
-	@echo "                  ROUNDS rounds (default 4, each kept in round-<N>/: every ratio with its interval); then"
-	@echo "                  the verdict, summary.md and the report (REPORT_OUT=DIR, default"
-	@echo "                  results/_report/<run-id>); QUIET=1 or VERBOSE=1 for less or more progress"
-	@echo "make bench        the main job: make compare"
+	@echo "make bench        the main job (root): each clocksource offered (tsc first), host and guest,"
+	@echo "                  always restored; then the verdict, the tables and the report (settings: help-dev)"
+	@echo "make check        run the tests (TAP; no root needed), JOBS at once; SANITIZE=1 adds ASan+UBSan"
+	@echo "make check-fast   the fast tier of the tests only (no QEMU boot, no package build)"
 	@echo "make host-check   read-only health report of this host's clock (exit 0 healthy, 1 degraded)"
-	@echo "make bench-guest  one QEMU guest run (clockbench as PID 1) on the current clocksource"
-	@echo "make lab          emulated hypervisor (TCG, SVM): each host clock state of lab/states.cfg, asserted (root; 12 min for states 1-4, more with the watchdog states 6-9)"
+	@$(MAKE) --no-print-directory -s help-analysis 2>/dev/null | grep '^make report ' || true
+	@echo "make lab          each host clock state of lab/states.cfg on an emulated hypervisor (TCG, SVM),"
+	@echo "                  asserted (root; 12 min for states 1-4, more with the watchdog states 6-9)"
+	@$(MAKE) --no-print-directory -s help-packaging 2>/dev/null | grep -E '^make (install|deb) ' || true
+	@echo "make deps         install the Debian packages make bench needs (root), or print the command"
+	@echo "make clean        remove build products (never results/)"
+	@echo "make help-dev     the rest: the engine alone, each step of make bench, fuzzing, the developer's deps"
+
+help-dev:
+	@echo "make              build bench/clockbench (gcc) and $(BUILD)/clockbench-static (musl)"
+	@echo "make deps-dev     the Debian packages of make check, deb and fuzz; deps-lab, deps-crosscheck;"
+	@echo "                  deps-integrations (prometheus, ansible, libvirt: only when asked)"
+	@echo "make compare      what make bench runs: flip the host clocksource (tsc first, then the others), bench"
+	@echo "                  host and guest under each, trace KVM's master clock and stable bit; always restored"
+	@echo "                  (root); each in ROUNDS rounds (default 4, each kept in round-<N>/: every ratio with"
+	@echo "                  its interval); then the verdict, summary.md and the report (REPORT_OUT=DIR, default"
+	@echo "                  results/_report/<run-id>); QUIET=1 or VERBOSE=1 for less or more progress"
+	@echo "make bench-host   measure this host on its current clocksource into $(RESULTS)/<run-id>/"
+	@$(MAKE) --no-print-directory -s help-guest 2>/dev/null || true
 	@$(MAKE) --no-print-directory -s help-analysis 2>/dev/null || true
 	@echo "make crosscheck   the engine's workloads beside iperf3, cyclictest and sockperf, side by side on this host"
 	@echo "make bench-self   the engine's own accuracy: loop overhead, run-to-run spread of every figure make bench"
 	@echo "                  divides, musl vs glibc, syscall vs the C library's syscall()"
-	@echo "make bench-watch  clockbench-watch's own cost (CPU an hour, memory, switch line to textfile; WATCH_SECONDS)"
+	@echo "make bench-watch  the watch's own cost (CPU an hour, memory, switch line to textfile; WATCH_SECONDS)"
 	@$(MAKE) --no-print-directory -s help-fuzz 2>/dev/null || true
 	@echo "make torture      interrupt harness steps at random moments, fake and real clocksource; check nothing is left (root, ~15 min)"
 	@$(MAKE) --no-print-directory -s help-packaging 2>/dev/null || true
-	@echo "make clean        remove build products (never results/)"

@@ -26,9 +26,13 @@ static char list[LIST_MAX + 1];
 static struct verb verbs[VERBS_MAX];
 static int nverbs;
 
+/* One line on the list, of line (0: of the whole list); returns -1. */
 static int list_bad(int line, const char *why)
 {
-	fprintf(stderr, "clockbench: %s/%s: line %d: %s\n", top, LIST, line, why);
+	if (line)
+		fprintf(stderr, "clockbench: %s/%s: line %d: %s\n", top, LIST, line, why);
+	else
+		fprintf(stderr, "clockbench: %s/%s: %s\n", top, LIST, why);
 	return -1;
 }
 

@@ -128,7 +128,8 @@ deb:
 	$(Q)ls $(DEB_BUILD)/clockbench_*.deb
 
 help-packaging:
-	@echo "make install      the whole suite under \$$(DESTDIR)\$$(PREFIX) (PREFIX=$(PREFIX)): clockbench and its verbs, man pages, docs, the fleet playbook, the Grafana dashboard, the watch's systemd unit (not enabled)"
+	@echo "make install      clockbench, its man pages, docs and examples under \$$(DESTDIR)\$$(PREFIX) ($(PREFIX))"
+	@echo "                  (the fleet playbook, the Grafana dashboard), the watch's systemd unit (not enabled)"
 	@echo "make uninstall    remove it again (never run folders)"
 	@echo "make man          the man pages, from the engine's and each verb's --help, into $(MAN_BUILD)/"
 	@echo "make deb          the Debian package (dpkg-buildpackage) into $(DEB_BUILD)/"

@@ -16,11 +16,16 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 root=$PWD
 pb=analysis/fleet/clockbench.yml
-plan=21
+plan=22
 
 command -v ansible-playbook >/dev/null || skip_all "ansible-playbook not installed (Debian: ansible-core)" "$plan"
 ansible-playbook --syntax-check -i analysis/fleet/inventory.example.ini "$pb" >/dev/null 2>&1
 ok $? "syntax check of $pb with the example inventory"
+# Package mode runs the installed clockbench's verbs, each one of packaging/commands, and no other command.
+named=$(grep -oE "\['clockbench', '[a-z-]+'\]" "$pb" | sed -E "s/.*'([a-z-]+)'\]/\1/" | sort -u)
+unknown=$(comm -23 <(echo "$named") <(sed '/^#/d' packaging/commands | awk '{print $1}' | sort))
+ok "$([ "$(wc -w <<<"$named")" -ge 5 ] && [ -z "$unknown" ] && ! grep -qE "'clockbench-[a-z-]+'" "$pb"; echo $?)" \
+	"package mode runs clockbench VERB ($(echo $named)), each a verb of packaging/commands${unknown:+; not: $unknown}"
 
 tmp=$(mktemp -d)
 installed=0
@@ -72,7 +77,7 @@ grep -q '^node_clockbench_clock_read_median_seconds{where="host",clocksource="hp
 	"$tmp/textfile/clockbench.prom" 2>/dev/null
 ok $? "node_exporter textfile written on the host"
 grep -qx "node_clockbench_clocksource_info{clocksource=\"$cs_now\"} 1" "$tmp/textfile/clockbench-watch.prom" 2>/dev/null
-ok $? "clockbench-watch's metrics appear in the host's textfile folder (clocksource $cs_now)"
+ok $? "the watch's metrics appear in the host's textfile folder (clocksource $cs_now)"
 checks=("$tmp"/fetch/hvtest/host-check-*.json)
 grep -q '"cause": "watchdog"' "${checks[0]}" 2>/dev/null && grep -q 'hvtest: DEGRADED: watchdog: stand-in' "$tmp/log"
 ok $? "host-check: a degraded host reported and its JSON kept on the controller"
@@ -198,19 +203,19 @@ play "$tmp/inv-pkg.ini" "$tmp/log-pkg"
 rc=$?
 ok $rc "package mode: the playbook installs the .deb here and measures with it"
 [ "$rc" -eq 0 ] || tail -20 "$tmp/log-pkg" | sed 's/^/# /'
-ok "$([ "$(dpkg-query -W -f='${Status}' clockbench 2>/dev/null)" = "install ok installed" ] && [ "$(readlink -f /usr/bin/clockbench-host)" = /usr/lib/clockbench/host-scripts/bench-host ]; echo $?)" \
-	"the package is installed: /usr/bin/clockbench-host"
+ok "$([ "$(dpkg-query -W -f='${Status}' clockbench 2>/dev/null)" = "install ok installed" ] && [ "$(readlink -f /usr/bin/clockbench)" = /usr/lib/clockbench/bench/clockbench ]; echo $?)" \
+	"the package is installed: /usr/bin/clockbench"
 runs=("$tmp"/fetch-pkg/hvtest/*-hvtest)
 files=$(cd "${runs[0]}" 2>/dev/null && echo *)
 ok "$([[ $files == *host-*.json* ]] && [ -d "$tmp/host-results/$(basename "${runs[0]}")" ]; echo $?)" \
-	"the installed clockbench-host's run folder, in clockbench_results, fetched: $files"
+	"the installed clockbench host's run folder, in clockbench_results, fetched: $files"
 grep -q '^node_clockbench_clock_read_median_seconds{where="host",.*method="vdso",threads="1"} ' "$tmp/textfile-pkg/clockbench.prom" 2>/dev/null &&
 	ls "$tmp"/fetch-pkg/report-*/report.md >/dev/null 2>&1
-ok $? "textfile by the installed clockbench-report, fleet report on the controller"
-# No systemd here: the play's one pass of the installed clockbench-watch.
+ok $? "textfile by the installed clockbench report, fleet report on the controller"
+# No systemd here: the play's one pass of the installed clockbench watch.
 ok "$(grep -q '^node_clockbench_clocksource_info{' "$tmp/textfile-pkg/clockbench-watch.prom" 2>/dev/null ||
 	{ [ -d /run/systemd/system ] && systemctl is-enabled clockbench-watch >/dev/null; }; echo $?)" \
-	"the installed clockbench-watch: enabled (systemd) or its one pass written"
+	"the installed clockbench watch: enabled (systemd) or its one pass written"
 dpkg --purge clockbench >/dev/null 2>&1
 installed=0
 ok "$(! dpkg -s clockbench >/dev/null 2>&1 && [ ! -e /usr/bin/clockbench ] && [ ! -e /usr/lib/clockbench ]; echo $?)" "purged again"
