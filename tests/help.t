@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# tier: fast
+# help.t: `make help` is one screen (at most 15 lines) of the targets a user
+# needs, each of them there; `make help-dev` has the rest; every target
+# either names is one of the Makefile's.
+set -u -o pipefail
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=tests/lib/lib.sh
+. tests/lib/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+make -s --no-print-directory help >"$tmp/help" 2>&1
+rc=$?
+n=$(wc -l <"$tmp/help")
+ok "$([ "$rc" -eq 0 ] && [ "$n" -le 15 ]; echo $?)" "make help: $n lines (at most 15), exit $rc"
+named() { grep -oE '^make [a-z][a-z-]*' "$1" | awk '{print $2}' | sort -u; }
+named "$tmp/help" >"$tmp/user"
+missing=()
+for t in bench check check-fast host-check report lab install deb deps clean help-dev; do
+	grep -qx "$t" "$tmp/user" || missing+=("$t")
+done
+ok "${#missing[@]}" "make help names bench, check, check-fast, host-check, report, lab, install, deb, deps, clean and help-dev${missing[*]:+; missing: ${missing[*]}}"
+make -s --no-print-directory help-dev >"$tmp/dev" 2>&1
+rc=$?
+named "$tmp/dev" >"$tmp/devnamed"
+ok "$([ "$rc" -eq 0 ] && grep -qx compare "$tmp/devnamed" && [ -z "$(comm -12 "$tmp/user" "$tmp/devnamed" | grep -vxE 'report|install|deb')" ]; echo $?)" \
+	"make help-dev: the rest ($(wc -l <"$tmp/devnamed") targets), none of make help's but the lines of their own files (report, install, deb)"
+# The Makefile's targets, from make's own database (no recipe runs).
+make -qp 2>/dev/null | grep -E '^[a-z][a-z-]*:' | grep -v ':=' | cut -d: -f1 | sort -u >"$tmp/targets"
+unknown=$(sort -u "$tmp/user" "$tmp/devnamed" | comm -23 - "$tmp/targets" | tr '\n' ' ')
+ok "$([ -s "$tmp/targets" ] && [ -z "$unknown" ]; echo $?)" "every target make help and help-dev name is a target ($(wc -l <"$tmp/targets") in all)${unknown:+; not: $unknown}"
+done_testing
