@@ -11,7 +11,6 @@
 #define SETTLE_QUIET_MS 2000  /* no change for this long ends a wait with nothing pending for sure */
 #define SETTLE_POLL_MS 50
 #define SETTLE_NAME_MAX 32
-#define SETTLE_SYSFS "/sys/devices/system/clocksource/clocksource0"
 
 enum settle_end { SETTLE_WAITING, SETTLE_SETTLED, SETTLE_QUIET, SETTLE_TIMEOUT, SETTLE_UNREADABLE, SETTLE_OFF };
 

@@ -13,7 +13,12 @@ out=$2
 states=$3
 cd "$top"
 say() { echo "lab-l1: $*" >/dev/console; }
-cs_now() { cat /sys/devices/system/clocksource/clocksource0/current_clocksource; }
+# The kernel's clocksource folder, from the one source (bench/names.h).
+# shellcheck source=host-scripts/lib/version.sh
+. host-scripts/lib/version.sh
+cs_dir=
+cb_fact -v cs_dir CS_SYSFS
+cs_now() { cat "$cs_dir/current_clocksource"; }
 
 files=$(python3 lab/labtable.py boot-files "$states")
 IFS=$'\t' read -r progress facts dmesg <<<"$files"
@@ -24,7 +29,7 @@ mapfile -t plan < <(python3 lab/labtable.py plan "$states")
 	echo "cmdline $(cat /proc/cmdline)"
 	echo "cpus $(nproc)"
 	echo "clocksource $(cs_now)"
-	echo "available $(cat /sys/devices/system/clocksource/clocksource0/available_clocksource)"
+	echo "available $(cat "$cs_dir/available_clocksource")"
 	echo "flags $(grep -o -w -e svm -e npt /proc/cpuinfo | sort -u | paste -sd' ' -)"
 	# What decides whether the kernel's watchdog watches the TSC
 	# (docs/watchdog.md): the release and version, the TSC's CPU flags,
@@ -140,7 +145,7 @@ run_state() {
 	if [ "$cs" = default ]; then
 		# A plain make bench: no CLOCKSOURCES, so compare measures every
 		# clocksource L1 offers; the attempt's limit is per clocksource.
-		offered=$(cat /sys/devices/system/clocksource/clocksource0/available_clocksource)
+		offered=$(cat "$cs_dir/available_clocksource")
 		read -r -a k <<<"$offered"
 		limit=$((limit * ${#k[@]}))
 		cs="compare's default (L1 offers: ${offered% })"

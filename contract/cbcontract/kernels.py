@@ -655,9 +655,8 @@ ALWAYS_REGISTERED = ("refined-jiffies", "jiffies")
 
 def watchdog_for(rules, available):
     """The clocksource that watches the TSC under `rules`, of the names in
-    `available` (e.g. /sys/devices/system/clocksource/clocksource0/
-    available_clocksource) and the jiffies clocksources x86 always
-    registers: 6.1-6.19 fall back to refined-jiffies (32 ms margin); 7.1
+    `available` (the kernel's available_clocksource, under names.CS_SYSFS)
+    and the jiffies clocksources x86 always registers: 6.1-6.19 fall back to refined-jiffies (32 ms margin); 7.1
     takes continuous ones only, so None when there is no hpet, acpi_pm or
     kvm-clock."""
     best = None

@@ -151,11 +151,8 @@ HAND = (
     ("a reader of the version", re.compile(r"define CB_VERSION")),
 )
 PENDING = {
-    "contract/cbcontract/kernels.py": "a docstring's example path",
-    "guest-init/settle.h": "SETTLE_SYSFS, unused: init.c passes CB_CS_SYSFS",
     "host-scripts/bench-host": "cs_file's default (lib/version.sh's cb_fact CS_SYSFS)",
     "host-scripts/crosscheck": "CS_FILE (names.CS_SYSFS)",
-    "lab/l1-run.sh": "L1's clocksource files",
 }
 SKIP_DIRS = {".git", "build", "results", "tests", "docs", "__pycache__", ".hypothesis", "corpus"}
 

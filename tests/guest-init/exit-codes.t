@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 # tier: fast
 """exit-codes.t: the launcher explains QEMU's exit statuses with the guest's exit codes
-of cbcontract.names, which are guest-init/exit-codes.h's GX lines: STATUS ==
-(CODE << 1) | 1, and the launcher's words for each status are the header's."""
+of cbcontract.names, which are bench/names.h's CB_GUEST_EXIT lines (the one
+source /init's C builds from): STATUS == (CODE << 1) | 1, and the launcher's
+words for each status are the header's."""
 import os
 import re
 import sys
@@ -15,11 +16,11 @@ from taplib import Tap  # noqa: E402
 from cbhost import run  # noqa: E402
 
 t = Tap()
-with open(os.path.join(ROOT, "guest-init", "exit-codes.h")) as f:
-    gx = {int(m.group(3)): (m.group(1), int(m.group(2)), m.group(4)) for m in
-          (re.match(r'^\s*GX\((\w+),\s*(\d+),\s*(\d+),\s*"([^"]*)"\)', x) for x in f) if m}
+with open(os.path.join(ROOT, "bench", "names.h")) as f:
+    gx = {(int(m.group(2)) << 1) | 1: (m.group(1), int(m.group(2)), m.group(3)) for m in
+          (re.match(r'^CB_GUEST_EXIT\((\w+), (\d+), "([^"]*)"\)$', x) for x in f) if m}
 exits = run.guest_exits()
-t.ok(gx and exits == gx, "the launcher's exit codes are exit-codes.h's GX lines (%d lines, %d statuses)" % (len(gx), len(exits)),
+t.ok(gx and exits == gx, "the launcher's exit codes are names.h's CB_GUEST_EXIT lines (%d lines, %d statuses)" % (len(gx), len(exits)),
      sorted(set(exits.items()) ^ set(gx.items())))
 t.ok(len({code for _, code, _ in exits.values()}) == len(exits), "no guest code appears twice")
 for status, (name, code, meaning) in sorted(exits.items()):
