@@ -1,29 +1,30 @@
 #!/usr/bin/env bash
 # tier: slow
 # serial: man
-# man.t: the man pages (make man, from each command's --help by help2man,
-# plus packaging/man/<name>.h2m and packaging/man.h2m) read like man pages
-# and agree with --help: one page per command of packaging/commands, named
-# and described as there; the sections a user looks for; no groff warning;
-# lexgrog parses it; OPTIONS has each long option --help lists (and, for a
-# command with subcommands, each one's own --help) as its own item, no
-# other; 2-5 examples of the command; installed paths only (no PREFIX
-# placeholder, no path of the checkout).
+# man.t: the man pages (make man, from the engine's and each verb's --help
+# by help2man, plus packaging/man/<page>.h2m and packaging/man.h2m) read
+# like man pages and agree with --help: clockbench(1), whose VERBS section
+# lists every verb, and clockbench-VERB(1) for each verb of
+# packaging/commands, named and described as there; the sections a user
+# looks for; no groff warning; lexgrog parses it; OPTIONS has each long
+# option --help lists (and, for a verb with subcommands, each one's own
+# --help) as its own item, no other; 2-5 examples of the command
+# (clockbench VERB); installed paths only (no PREFIX placeholder, no path
+# of the checkout).
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/lib/lib.sh
 . tests/lib/lib.sh
 n=$(sed '/^#/d' packaging/commands | wc -l)
-per=10
-command -v help2man >/dev/null || skip_all "help2man not installed (Debian: help2man)" $((n * per + 1))
+per=9
+command -v help2man >/dev/null || skip_all "help2man not installed (Debian: help2man)" $(((n + 1) * per + 2))
 make -s man >/dev/null 2>&1
 ok $? "make man"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir "$tmp/bin"
 
-# Commands that take no setting from the environment: no ENVIRONMENT.
-no_env=" clockbench-host-check clockbench-clocksource clockbench-kvm-trace "
+# Pages of commands that take no setting from the environment: no ENVIRONMENT.
+no_env=" clockbench-health clockbench-clocksource clockbench-trace "
 
 # long_opts: the long options (--name) in the text on stdin, one a line, sorted.
 long_opts() { grep -oE -- '--[a-z][a-z0-9-]*[a-z0-9]' | sort -u; }
@@ -34,10 +35,24 @@ section() { awk -v s="$1" '/^\.SH/ { on = ($0 == ".SH " s || $0 == ".SH \"" s "\
 # subcommands: the names of the "Commands:" block of --help on stdin.
 subcommands() { awk '/^Commands:$/ { on = 1; next } on && /^$/ { exit } on && /^  [a-z]/ { print $1 }'; }
 
-while read -r name _ sec src what; do
+# The engine's page lists every verb (its VERBS section, from packaging/commands).
+sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' build/man/clockbench.1 | section VERBS >"$tmp/verbs"
+missing=()
+while read -r verb _; do
+	grep -qx "\.B clockbench $verb" "$tmp/verbs" && grep -q "clockbench-$verb(1)" "$tmp/verbs" || missing+=("$verb")
+done < <(sed '/^#/d' packaging/commands)
+ok "${#missing[@]}" "clockbench(1): VERBS has each verb of packaging/commands, with its page${missing[*]:+; missing: ${missing[*]}}"
+
+# Each page: its name, description and the engine's arguments before
+# --help (none for the engine's own page, VERB for a verb's).
+{
+	echo "clockbench|$(sed -n 's/^ENGINE_WHAT := //p' packaging/packaging.mk)|"
+	sed '/^#/d' packaging/commands | while read -r verb _ what; do echo "clockbench-$verb|$what|$verb"; done
+} >"$tmp/pages"
+sec=1
+while IFS='|' read -r name what verb; do
 	page=build/man/$name.$sec
-	# --help under the installed name, as help2man ran it.
-	ln -sf "$PWD/$src" "$tmp/bin/$name"
+	cmd="clockbench${verb:+ $verb}"
 	ok "$([ -s "$page" ] && grep -q "^\.TH \"\?${name^^}\"\? \"\?$sec\"\?" "$page"; echo $?)" "$name: a page in section $sec"
 	plain "$page" >"$tmp/page"
 	# help2man may break a line anywhere but in a word.
@@ -61,7 +76,8 @@ while read -r name _ sec src what; do
 	grep -q "\"$name - " "$tmp/lex" || sed 's/^/# /' "$tmp/lex"
 
 	# SYNOPSIS: a line per subcommand where there are subcommands.
-	COLUMNS=80 "$tmp/bin/$name" --help >"$tmp/help" 2>&1
+	# shellcheck disable=SC2086 # $verb: no word, or one
+	COLUMNS=80 bench/clockbench $verb --help >"$tmp/help" 2>&1 </dev/null
 	subcommands <"$tmp/help" >"$tmp/subs"
 	section SYNOPSIS <"$tmp/page" | grep -c '^\.B ' >"$tmp/syn"
 	ok "$([ "$(cat "$tmp/syn")" -ge 1 ] && [ "$(cat "$tmp/syn")" -ge "$(wc -l <"$tmp/subs")" ]; echo $?)" \
@@ -73,7 +89,8 @@ while read -r name _ sec src what; do
 	long_opts <"$tmp/help" >"$tmp/helpopts"
 	if grep -qx subcommand-help "packaging/man/$name.h2m"; then
 		while read -r c; do
-			COLUMNS=80 "$tmp/bin/$name" "$c" --help 2>&1 | long_opts >>"$tmp/helpopts"
+			# shellcheck disable=SC2086
+			COLUMNS=80 bench/clockbench $verb "$c" --help 2>&1 </dev/null | long_opts >>"$tmp/helpopts"
 		done <"$tmp/subs"
 	fi
 	sort -u "$tmp/helpopts" -o "$tmp/helpopts"
@@ -88,14 +105,14 @@ while read -r name _ sec src what; do
 	# EXAMPLES: 2-5, each a command line of this command (as root: sudo;
 	# settings from the environment first).
 	section EXAMPLES <"$tmp/page" | awk '/^\.TP/ { getline; print }' >"$tmp/ex"
-	bad=$(grep -cvE "^\.B (sudo )?([A-Z_]+=[^ ]+ )*$name( |$)" "$tmp/ex")
+	bad=$(grep -cvE "^\.B (sudo )?([A-Z_]+=[^ ]+ )*$cmd( |$)" "$tmp/ex")
 	ok "$([ "$(wc -l <"$tmp/ex")" -ge 2 ] && [ "$(wc -l <"$tmp/ex")" -le 5 ] && [ "$bad" -eq 0 ]; echo $?)" \
-		"$name: EXAMPLES has 2-5 command lines of $name ($(wc -l <"$tmp/ex"), $bad not)"
+		"$name: EXAMPLES has 2-5 command lines of $cmd ($(wc -l <"$tmp/ex"), $bad not)"
 
 	# Installed paths only: no PREFIX placeholder, no path of the checkout
 	# (relative, or this checkout's own).
 	grep -nE -e 'PREFIX|(^|[^/[:alnum:]_.-])(host-scripts|analysis|build)/' -e "$PWD" "$tmp/page" >"$tmp/paths"
 	ok "$([ ! -s "$tmp/paths" ]; echo $?)" "$name: no PREFIX and no checkout path (host-scripts/, analysis/, build/, $PWD)"
 	sed 's/^/# /' "$tmp/paths" | head -5
-done < <(sed '/^#/d' packaging/commands)
+done <"$tmp/pages"
 done_testing
