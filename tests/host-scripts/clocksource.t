@@ -126,7 +126,7 @@ rm -f "$CB_STATE_DIR/.state.$$.GhIjKl"
 mkdir -p "$tmp/inst/host-scripts/lib"
 cp host-scripts/lib/clocksource.sh "$tmp/inst/host-scripts/lib/"
 hints="$(bash -c '. host-scripts/lib/clocksource.sh; echo "$CS_RESTORE"')|$(bash -c ". '$tmp/inst/host-scripts/lib/clocksource.sh'; echo \"\$CS_RESTORE\"")"
-ok "$([ "$hints" = "host-scripts/clocksource restore|clockbench-clocksource restore" ]; echo $?)" "the restore hint, checkout and installed: $hints"
+ok "$([ "$hints" = "host-scripts/clocksource restore|clockbench clocksource restore" ]; echo $?)" "the restore hint, checkout and installed: $hints"
 
 # The guard: a process holding the KVM device is a guest we did not start.
 sleep 30 3<"$CB_KVM_DEV" &

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # tier: fast
 # test-timeout: 300
-"""watch-drop.t: what clockbench-watch keeps after its setup and how it lives beside others (TAP).  As root: the
+"""watch-drop.t: what clockbench watch keeps after its setup and how it lives beside others (TAP).  As root: the
 textfile a root-owned symlink into a folder of the watch's own account (clockbench, else nobody), which the watch
 becomes (uid, gid, no other group), with no capability and no new privileges, and from inside the running watch (a thread of the same
 process, after the drop) core_pattern and the clocksource file cannot be opened for writing nor /etc/shadow read.
@@ -110,7 +110,7 @@ def probe():
     os.write(1, ("\n".join(out) + "\n").encode())
     os.kill(os.getpid(), signal.SIGTERM)
 threading.Thread(target=probe, daemon=True).start()
-sys.argv = ["clockbench-watch", "--textfile-dir", folder, "--no-trace", "--no-host-check"]
+sys.argv = ["watch", "--textfile-dir", folder, "--no-trace", "--no-host-check"]
 sys.exit(mod["main"](sys.argv))
 """
 if not ROOT_USER:

@@ -3,7 +3,7 @@
 # serial: host
 # test-timeout: 180
 # watch-flip.t: a real clocksource flip under the project's bracket
-# (host-scripts/clocksource set ... -- COMMAND) shows in clockbench-watch's
+# (host-scripts/clocksource set ... -- COMMAND) shows in clockbench watch's
 # textfile, and so does the restore: the watch follows /dev/kmsg for real
 # (--interval 1h: the kernel's "Switched to clocksource" line, not the slow
 # re-read, is what it reacts to).  Destructive (it flips the host's

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # tier: slow
 # test-timeout: 300
-"""watch-scrape.t: clockbench-watch --once writes a folder that Debian's prometheus-node-exporter reads: node_exporter
+"""watch-scrape.t: clockbench watch --once writes a folder that Debian's prometheus-node-exporter reads: node_exporter
 started on a loopback port of its choosing with --collector.textfile.directory at that folder, /metrics scraped over
 HTTP; clockbench's clocksource metric and node_exporter's own node_time_clocksource_current_info agree, the textfile
 collector took the file without error (TAP)."""
@@ -33,7 +33,7 @@ if not os.access("/dev/kmsg", os.R_OK):
     env["CB_KMSG"] = "/dev/null"  # a user where dmesg_restrict hides the log: the clocksource alone
 p = subprocess.run([WATCH, "--once", "--textfile-dir", d], capture_output=True, text=True, env=env, timeout=60)
 t.ok(p.returncode == 0 and os.path.isfile(os.path.join(d, "clockbench-watch.prom")),
-     "clockbench-watch --once writes its textfile (real clocksource, real kernel log)", p.stderr)
+     "clockbench watch --once writes its textfile (real clocksource, real kernel log)", p.stderr)
 
 log = open(os.path.join(t.tmp, "ne.log"), "w+")
 ne = subprocess.Popen([NE, "--web.listen-address=127.0.0.1:0", "--collector.disable-defaults", "--collector.textfile",

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # tier: fast
 # test-timeout: 600
-"""watch.t: clockbench-watch (host-scripts/watch, cbhost.watch) on recorded inputs: a recorded kernel log
+"""watch.t: clockbench watch (host-scripts/watch, cbhost.watch) on recorded inputs: a recorded kernel log
 (tests/host-scripts/fixtures/kmsg/lines.txt) as a file and line by line through a FIFO standing in for /dev/kmsg
 (each line class changes the textfile: a functional wait, capped, not a timing assertion), a fake clocksource
 folder, the recorded KVM traces (per-VM facts, names as libvirt and -name give them, hostile names), TERM, its
