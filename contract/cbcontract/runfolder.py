@@ -15,6 +15,17 @@ Bash reaches it through its command line (host-scripts/runfolder):
   runfolder round RUN_DIR N                 create round N's folder (round-<N>) in a run folder, print its path
   runfolder check-round N                   exit 0 if N can number a round (1 to rounds.MAX_ROUNDS)
   runfolder results-dir | report-dir        where run folders and reports go by default
+  runfolder defaults ROUNDS                 check-round ROUNDS, then results-dir, report-dir and
+                                            run-id, one a line (what compare asks before a run)
+  runfolder plan RESULTS RUN_ID ROUNDS CS...
+                                            create a new run folder, print its path, then a line
+                                            per round and clocksource: N, CS, the round's folder
+                                            (round-<N>, not made; one round: the run folder) and
+                                            its host-<CS>.json, .csv, .txt and tsc-rate-<CS>.json,
+                                            separated by tabs
+  runfolder host-paths RUN_DIR CS           print host-<CS>.json, .csv, .txt and tsc-rate-<CS>.json
+                                            of a run folder on one line, separated by tabs; fail if
+                                            one exists
 
 Exit status: 0 done, 1 the folder or file exists (or cannot be made), 2 usage.
 """
@@ -307,6 +318,34 @@ def make_run(results, run_id=None):
     return path
 
 
+def host_step_names(cs):
+    """A host step's files (bench-host's): host-<cs>.json, .csv, .txt and
+    tsc-rate-<cs>.json."""
+    return [host_name(cs, e) for e in ("json", "csv", "txt")] + [tsc_rate_name(cs)]
+
+
+def plan(results, run_id, rounds, css):
+    """Creates a new run folder (make_run) for rounds rounds over the
+    clocksources css and returns (its path, [(n, cs, round folder, host
+    paths)...]).  Every argument is judged before the folder is made; the
+    round folders (round_name) are named, not made: each is made when its
+    round begins, in the new folder no other user can write in."""
+    round_name(rounds)
+    if not css:
+        raise ValueError("no clocksource to plan for")
+    for cs in css:
+        check_cs(cs)
+    twice = sorted({cs for cs in css if css.count(cs) > 1})
+    if twice:
+        raise ValueError("clocksource %s given twice: its files would have one name" % show(twice[0]))
+    run_dir = make_run(results, check_run_id(run_id))
+    steps = []
+    for n in range(1, rounds + 1):
+        where = run_dir if rounds == 1 else os.path.join(run_dir, round_name(n))
+        steps.extend((n, cs, where, [os.path.join(where, f) for f in host_step_names(cs)]) for cs in css)
+    return run_dir, steps
+
+
 def free_path(run_dir, name):
     """run_dir/name, after checking the folder exists, is safe to write in
     (check_folder: also for the engine, which writes by name) and the file
@@ -549,6 +588,14 @@ def write_once(path, data, mode=0o644):
     write_file(path, data, mode)
 
 
+def _round_arg(n):
+    """A round count or number as the command line gives it: digits only,
+    1 to MAX_ROUNDS; ValueError (usage) otherwise."""
+    if not re.fullmatch(r"[1-9][0-9]*", n) or int(n) > MAX_ROUNDS:
+        raise ValueError("round %s: expected a whole number from 1 to %d" % (show(n), MAX_ROUNDS))
+    return int(n)
+
+
 def main(argv):
     prog = "runfolder"
 
@@ -589,14 +636,30 @@ def main(argv):
             check_cs(args[0])
             return 0
         if cmd in ("round", "check-round") and len(args) == (2 if cmd == "round" else 1):
-            n = args[-1]
-            if not re.fullmatch(r"[1-9][0-9]*", n) or int(n) > MAX_ROUNDS:
-                return usage("round %s: expected a whole number from 1 to %d" % (show(n), MAX_ROUNDS))
+            n = _round_arg(args[-1])
             if cmd == "round":
-                print(round_dir(check_text(args[0], "run folder"), int(n)))
+                print(round_dir(check_text(args[0], "run folder"), n))
             return 0
         if cmd in ("results-dir", "report-dir") and not args:
             print(default_dirs()[cmd == "report-dir"])
+            return 0
+        if cmd == "defaults" and len(args) == 1:
+            _round_arg(args[0])
+            print("\n".join(default_dirs() + (new_run_id(),)))
+            return 0
+        if cmd == "plan" and len(args) >= 4:
+            # Checked as given, as new's: no control character in a path
+            # (check_run_id, check_cs the others), and the caller splits
+            # the lines at tabs.
+            check_text(args[0], "results folder")
+            run_dir, steps = plan(args[0], args[1], _round_arg(args[2]), args[3:])
+            print(run_dir)
+            for n, cs, where, paths in steps:
+                print("\t".join([str(n), cs, where] + paths))
+            return 0
+        if cmd == "host-paths" and len(args) == 2:
+            run_dir = check_text(args[0], "run folder")
+            print("\t".join(free_path(run_dir, f) for f in host_step_names(args[1])))
             return 0
     except ValueError as e:
         return usage(str(e))

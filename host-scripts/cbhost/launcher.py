@@ -8,9 +8,16 @@ guest-<cs>-<N>vcpu.json written with its console log (and, with --trace,
 the KVM trace files) into a run folder, each once (run.py, result.py,
 tracing.py).  The table of the result is the report tool's
 (`clockbench-report table`), run as a process: the harness writes result
-files and never imports the modules that read them for a report.  The last
-line on stdout is the result's path.  Exit status: 0 written, 1 failure
-(one line naming the console log), 2 usage.
+files and never imports the modules that read them for a report (compare
+asks for none: --quiet).  In a step of a run folder under a label its
+caller gave (--run-dir and --clocksource, as compare runs it), the step's
+files are checked to have measured that clocksource all along, in this
+process with the contract's check (cbcontract.load.label_problem, as
+`clockbench-report check-label`): the host result of that label, when the
+folder has one, before the guest boots, and the guest's own once written;
+one that did not fails the run in compare's words.  The last line on stdout
+is the result's path.  Exit status: 0 written, 1 failure (one line naming
+the console log, or the file that does not measure its label), 2 usage.
 """
 import os
 import signal
@@ -18,7 +25,8 @@ import subprocess
 import sys
 
 import cbhost
-from cbcontract import runfolder
+from cbcontract import load, runfolder
+from cbcontract.util import InputError, bounded
 from . import accel, kvmtrace, msg, preflight, run, settings
 from .msg import RunError, Usage
 
@@ -44,11 +52,17 @@ def _main(argv):
         preflight.check(a)
         if a.check_only:
             return 0
+        step = a.run_dir is not None and a.clocksource is not None and not a.probe_only
+        host = os.path.join(a.run_dir, runfolder.host_name(a.clocksource, "json")) if step else None
+        if host and os.path.lexists(host) and mislabelled(host, a.clocksource):
+            return 1  # no guest booted for a step whose host result is wrong
         accel.choose(a)
         if a.probe_only:
             print(a.accel)
             return 0
         path = run.run(a)
+        if step and mislabelled(path, a.clocksource):
+            return 1
     except Usage as e:
         msg.note(str(e))
         return 2
@@ -65,6 +79,20 @@ def _main(argv):
         show_table(path)
     print(path)
     return 0
+
+
+def mislabelled(path, cs):
+    """False when the result file at path measured clocksource cs all
+    along; else True, said in compare's words for a step whose file does
+    not measure its label (its check_label: the same line, from this
+    process)."""
+    try:
+        why = load.label_problem(load.load_file(path), cs)
+    except InputError as e:
+        why = bounded(e)
+    if why:
+        msg.note("[%s] %s does not measure what its name says: %s" % (cs, os.path.basename(path), why))
+    return bool(why)
 
 
 def _console(a):

@@ -2,7 +2,8 @@
 # tier: fast
 """reportcli.t: clockbench-report's command line: every option and argument described in --help (the
 argparse list against the help text), RUN as a path or a run id under --results for every command taking
-one, each command's --help with its own usage line, capacity --ns without a tsc figure planned against a measured one (named) or told it needs one, and
+one, each command's --help with its own usage line, capacity --ns without a tsc figure planned against a measured one (named) or told it needs one,
+summary --report-out (the summary and the report in one process, a failed part said and not stopping the other), and
 a 4000-character value cut in every error (one line, no 80-character run of it)."""
 import importlib.machinery
 import importlib.util
@@ -124,6 +125,38 @@ t.ok(rc == 0 and len(se.splitlines()) == 1 and "no tsc baseline" in se and "--ns
      and "- baseline: no tsc baseline" in so and " vs " not in so,
      "capacity --ns hpet=1500 with no run measured on tsc: says plainly a tsc figure is needed (--ns tsc=NS)",
      (rc, se, so[-600:]))
+
+# ---- summary --report-out: compare's end, the summary then the report, in one process ----
+def fresh(name):
+    d = os.path.join(t.tmp, "ro-" + name, b)
+    shutil.copytree(BEFORE, d)
+    return d
+
+
+d, out = fresh("good"), os.path.join(t.tmp, "ro-good", "report")
+rc, so, se = tool("summary", d, "--screen", "--host-clocksource", "tsc", "--report-out", out)
+t.ok(rc == 0 and se == "" and so.rstrip("\n").splitlines()[-1] == "report: %s" % os.path.join(out, "report.md")
+     and os.path.isfile(os.path.join(d, "summary.md")) and os.path.isfile(os.path.join(out, "report.md"))
+     and "The full table: " in so,
+     "summary --screen --report-out DIR: the screen, then 'report: DIR/report.md' last; both written (exit %d)" % rc,
+     (se, so[-300:]))
+d, out = fresh("nosummary"), os.path.join(t.tmp, "ro-nosummary", "report")
+with open(os.path.join(d, "summary.md"), "w") as f:
+    f.write("a summary of before\n")
+rc, so, se = tool("summary", d, "--report-out", out)
+t.ok(rc == 1 and len(se.splitlines()) == 1 and se.startswith("clockbench-report: summary of %s failed: " % d)
+     and "exists" in se and so.strip() == "report: %s" % os.path.join(out, "report.md")
+     and os.path.isfile(os.path.join(out, "report.md")),
+     "a summary that fails (summary.md exists): said in one line, the report written all the same (exit %d)" % rc,
+     (se, so[-300:]))
+d, out = fresh("noreport"), os.path.join(t.tmp, "ro-noreport", "afile")
+open(out, "w").close()
+rc, so, se = tool("summary", d, "--report-out", out)
+t.ok(rc == 1 and len(se.splitlines()) == 1 and se.startswith("clockbench-report: report of %s failed: " % d)
+     and "report: " not in so and os.path.isfile(os.path.join(d, "summary.md")),
+     "a report that fails (its folder is a file): said in one line, the summary written (exit %d)" % rc, (se, so[-300:]))
+rc, so, se = tool("summary", fresh("empty"), "--report-out", "")
+t.ok(rc == 2 and len(se.splitlines()) == 1 and "--report-out" in se, "summary --report-out '': usage (exit %d)" % rc, se)
 
 # ---- a long value in any error: cut, one line ----
 X = "x" * 4000

@@ -7,7 +7,8 @@
 # input errors; a step whose file does not measure its label fails; one
 # SIGINT stops the whole run.  Rounds: ROUNDS=3 keeps round-1..3, each
 # whole, the clocksources in order, reversed in round 2, the original put
-# back before each switch, and no process re-running compare (`_step`).
+# back before each switch, and no process re-running compare (`_step`);
+# Python started once a step (its label check), not once a file name.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
@@ -231,6 +232,23 @@ for v in 0 x 1001 01; do
 	fi
 done
 ok "$bad" "ROUNDS=0, x, 1001, 01: one line each, exit 2, nothing made"
+# Python interpreters (tests/lib/pystarts.py counts them in an strace of
+# execve): compare asks the run-folder contract once before the run and
+# once for the run's plan, host-check once, the report tool once a step
+# (host only: its label check) and once at the end (summary and report),
+# not once per file name or round.
+if command -v strace >/dev/null && strace -f -qq -e trace=execve -o /dev/null true 2>/dev/null; then
+	CLOCKBENCH=$PWD/bench/clockbench GUEST=0 DURATION=0.02 THREADS=1 CLOCKS=monotonic METHODS=vdso TSC_RATE_SECONDS=0 \
+		CLOCKSOURCES=tsc,acpi_pm ROUNDS=2 REPORT_OUT=$tmp/report-r14 \
+		strace -f -qq -s 256 -e trace=execve -o "$tmp/trace" host-scripts/compare "$tmp/results" r14 >/dev/null 2>"$tmp/err"
+	rc=$?
+	starts=$(/usr/bin/python3 tests/lib/pystarts.py "$tmp/trace" "$PWD")
+	n=${starts%%$'\n'*}
+	ok "$([ "$rc" -eq 0 ] && [ "$n" -le 8 ]; echo $?)" \
+		"2 rounds over tsc and acpi_pm, host only: $n Python interpreters (at most 4, and 1 a step: 8; exit $rc):$(sed 1d <<<"$starts" | tr -s ' ' | paste -sd, -)"
+else
+	skip "strace is not installed or cannot trace here"
+fi
 # The run-folder command makes a round's folder: printed, never reused.
 mkdir -p "$tmp/results/r13"
 p=$(host-scripts/runfolder round "$tmp/results/r13" 2)
