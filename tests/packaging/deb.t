@@ -7,8 +7,9 @@
 # installed); then it is installed into a fresh dpkg root (dpkg --root: the
 # package's files alone; python3, QEMU and the C library are the machine's)
 # and, from another folder with the checkout off PATH, the installed
-# clockbench --probe, clockbench-host-check and a TCG guest run; purged, it
-# leaves nothing but the watch's account.  clockbench-watch's lifecycle:
+# clockbench --probe, clockbench help and each verb's --help and man page,
+# clockbench health and a TCG guest run (clockbench guest); purged, it
+# leaves nothing but the watch's account.  clockbench-watch.service's lifecycle:
 # its maintainer scripts run against stand-ins for systemd's helpers (never
 # enabled unasked, restarted on upgrade, stopped on removal); for real with
 # DESTRUCTIVE=1 where systemd runs the host.
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 . tests/guest-init/guest-lib.sh
 top=$PWD
-plan=19
+plan=20
 
 for t in dpkg-buildpackage dh help2man musl-gcc; do
 	command -v "$t" >/dev/null || skip_all "$t not installed (Debian: dpkg-dev debhelper help2man musl-tools)" "$plan"
@@ -40,7 +41,7 @@ beside >"$tmp/parent-after"
 ok "$(diff -q "$tmp/parent-before" "$tmp/parent-after" >/dev/null; echo $?)" "nothing of the package build written beside the checkout: $(comm -13 "$tmp/parent-before" "$tmp/parent-after" | paste -sd' ' -)"
 
 field() { dpkg-deb -f "$deb" "$1"; }
-version=$(sed -n 's/^#define CB_VERSION "\(.*\)"/\1/p' bench/clockbench.h)
+version=$(sed -n 's/^#define CB_VERSION "\(.*\)"/\1/p' bench/names.h)
 ok "$([ "$(field Version)" = "$version" ] && [ "$(dpkg-parsechangelog -S Version)" = "$version" ]; echo $?)" \
 	"package and changelog version $(field Version) = the engine's $version"
 deps=$(field Depends)
@@ -50,16 +51,18 @@ ok "$([[ $deps == *python3* && $deps == *qemu-system-x86* ]] && [[ $(field Recom
 
 dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' >"$tmp/contents"
 missing=()
-while read -r name dir sec _; do
-	grep -qx "/usr/$dir/$name" "$tmp/contents" || missing+=("/usr/$dir/$name")
-	grep -qx "/usr/share/man/man$sec/$name.$sec.gz" "$tmp/contents" || missing+=("$name.$sec.gz")
-done < <(sed '/^#/d' packaging/commands)
-for f in /usr/lib/clockbench/build/clockbench-static /usr/lib/clockbench/build/guest/initramfs.cpio \
+# One command: /usr/bin/clockbench, nothing else of the suite in /usr/bin or /usr/sbin.
+bins=$(grep -E '^/usr/s?bin/.' "$tmp/contents" | tr '\n' ' ')
+[ "$bins" = "/usr/bin/clockbench " ] || missing+=("/usr/bin/clockbench alone (there: ${bins:-nothing})")
+for page in clockbench $(sed '/^#/d' packaging/commands | awk '{print "clockbench-" $1}'); do
+	grep -qx "/usr/share/man/man1/$page.1.gz" "$tmp/contents" || missing+=("$page.1.gz")
+done
+for f in /usr/lib/clockbench/packaging/commands /usr/lib/clockbench/build/clockbench-static /usr/lib/clockbench/build/guest/initramfs.cpio \
 	/usr/lib/clockbench/guest-init/mkinitramfs.py /usr/share/clockbench/fleet/clockbench.yml /usr/share/doc/clockbench/copyright \
 	/lib/systemd/system/clockbench-watch.service /usr/lib/sysusers.d/clockbench.conf /var/lib/clockbench/; do
 	grep -qx "$f" "$tmp/contents" || missing+=("$f")
 done
-ok "${#missing[@]}" "the package holds every command, its man page, the static engine, the initramfs, the playbook, the watch's unit and account"
+ok "${#missing[@]}" "the package holds /usr/bin/clockbench alone, its list of verbs, each man page, the static engine, the initramfs, the playbook, the watch's unit and account"
 for m in "${missing[@]+"${missing[@]}"}"; do diag "missing: $m"; done
 varlib=$(dpkg-deb -c "$deb" | awk '$6 == "./var/lib/clockbench/" {print $1, $2}')
 ok "$([ "$varlib" = "drwxr-xr-x root/root" ]; echo $?)" "/var/lib/clockbench (run folders) shipped root's, mode 0755: ${varlib:-absent}"
@@ -148,25 +151,37 @@ mkdir "$tmp/work"
 kernel=$(guest_kernel)
 cd "$tmp/work" || exit 1
 # inst CMD...: CMD with the fresh root's commands first on PATH and no checkout on it.
-inst() { env -u PYTHONPATH PATH="$root/usr/bin:$root/usr/sbin:/usr/bin:/bin" "$@"; }
+inst() { env -u PYTHONPATH PATH="$root/usr/bin:/usr/bin:/bin" "$@"; }
 out=$(inst clockbench --probe 2>&1)
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ "$(inst sh -c 'command -v clockbench')" = "$root/usr/bin/clockbench" ] && grep -q 'monotonic.*vdso ->' <<<"$out"; echo $?)" \
 	"the installed clockbench --probe"
-inst clockbench-host-check --format json >"$tmp/check.json" 2>"$tmp/err"
+# clockbench help lists every verb; each verb's --help names it, and its page renders.
+help=$(inst clockbench help 2>&1)
+bad=()
+while read -r verb _; do
+	grep -qE "^  $verb " <<<"$help" || bad+=("clockbench help does not list $verb")
+	first=$(inst clockbench "$verb" --help 2>&1 </dev/null | head -1)
+	[[ $first == "Usage: clockbench $verb "* ]] || bad+=("clockbench $verb --help: ${first:0:60}")
+	MANWIDTH=80 man --warnings -l "$root/usr/share/man/man1/clockbench-$verb.1.gz" >"$tmp/page" 2>"$tmp/warn" </dev/null
+	{ [ ! -s "$tmp/warn" ] && grep -q "clockbench-$verb - " "$tmp/page"; } || bad+=("clockbench-$verb.1.gz: $(head -c 100 "$tmp/warn")")
+done < <(sed '/^#/d' packaging/commands)
+ok "${#bad[@]}" "the installed clockbench help lists every verb; each verb's --help begins 'Usage: clockbench VERB'; each clockbench-VERB(1) renders"
+for b in "${bad[@]+"${bad[@]}"}"; do diag "$b"; done
+inst clockbench health --format json >"$tmp/check.json" 2>"$tmp/err"
 rc=$?
 ok "$([ "$rc" -le 1 ] && grep -q '"schema": "clockbench-host-check/1"' "$tmp/check.json"; echo $?)" \
-	"the installed clockbench-host-check (exit $rc: $([ "$rc" -eq 0 ] && echo healthy || echo degraded))"
+	"the installed clockbench health (exit $rc: $([ "$rc" -eq 0 ] && echo healthy || echo degraded))"
 [ "$rc" -le 1 ] || sed 's/^/# /' "$tmp/err"
 if ! command -v qemu-system-x86_64 >/dev/null || [ -z "$kernel" ]; then
 	skip "no qemu-system-x86_64 or no readable kernel image for the guest"
 	skip "no guest run"
 else
 	out=$(inst env KERNEL="$kernel" ACCEL=tcg VCPUS=1 TIMEOUT=150 DURATION=0.1 CLOCKS=monotonic METHODS=vdso CHECK=none \
-		clockbench-guest --results "$tmp/work/results" --run-id pkg 2>"$tmp/err")
+		clockbench guest --results "$tmp/work/results" --run-id pkg 2>"$tmp/err")
 	rc=$?
 	res=${out##*$'\n'}
-	ok "$([ "$rc" -eq 0 ] && [ -s "$res" ]; echo $?)" "a TCG guest run of the installed clockbench-guest (exit $rc)"
+	ok "$([ "$rc" -eq 0 ] && [ -s "$res" ]; echo $?)" "a TCG guest run of the installed clockbench guest (exit $rc)"
 	[ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/err" | tail -5
 	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(d["launcher"]["initramfs"] != sys.argv[2] or d["launcher"]["accel"] != "tcg")' \
 		"$res" "$root/usr/lib/clockbench/build/guest/initramfs.cpio" 2>/dev/null
