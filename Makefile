@@ -161,7 +161,7 @@ bench-self: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./tests/bench/bench-self.sh "$(RESULTS)" "$(RUN_ID)"
 
-# clockbench-watch's own cost: CPU an hour and memory while idle, and the
+# clockbench watch's own cost: CPU an hour and memory while idle, and the
 # delay from a clocksource switch line to the textfile (a benchmark).
 bench-watch:
 	$(Q)PYTHONPATH=contract:host-scripts $(PYTHON) -m cbhost.watchbench $(WATCH_SECONDS)

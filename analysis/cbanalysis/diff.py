@@ -1,4 +1,4 @@
-"""diff.py: `clockbench-report diff`: per-cell deltas between two runs, with a noise band from each run's own spread.
+"""diff.py: `clockbench report diff`: per-cell deltas between two runs, with a noise band from each run's own spread.
 
 The band of a cell (clock, method, threads in one measured state) is the
 spread of the medians of its *sibling clocks* in the same run: the

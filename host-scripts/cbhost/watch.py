@@ -66,16 +66,16 @@ HELP = {
     "node_clockbench_vm_pvclock_updates_total": "kvm_pvclock_update events of the VM since the watch started, by whether they carried the stable bit.",
     "node_clockbench_vm_tsc_offset_writes_total": "kvm_write_tsc_offset events of the VM since the watch started.",
     "node_clockbench_watch_kernel_log_available": "1 if the watch follows the kernel log, else 0 (reason: why, e.g. kernel.dmesg_restrict for a user).",
-    "node_clockbench_watchdog_watched": "1 if the kernel's clocksource watchdog watches the TSC, 0 if not (clockbench-host-check at the watch's start; absent when unknown).",
-    "node_clockbench_watchdog_risk_info": "clockbench-host-check's verdict on a false watchdog alarm (risk.verdict) at the watch's start.",
+    "node_clockbench_watchdog_watched": "1 if the kernel's clocksource watchdog watches the TSC, 0 if not (clockbench health at the watch's start; absent when unknown).",
+    "node_clockbench_watchdog_risk_info": "clockbench health's verdict on a false watchdog alarm (risk.verdict) at the watch's start.",
     "node_clockbench_watchdog_readout_limit_seconds": "The kernel's limit on one watchdog readout in this kernel era (limits.readout_limit_ns).",
     "node_clockbench_watchdog_margin": "The readout limit over the measured readout's 99.99th percentile (risk.margin): below 1, near misses are expected.",
     "node_clockbench_watchdog_false_alarms_per_host_year": "False watchdog verdicts a host-year expected from the measured readouts (model: measured or independent ticks).",
-    "node_clockbench_watchdog_check_available": "1 if clockbench-host-check's watchdog section was read at the watch's start, else 0 (reason: why).",
+    "node_clockbench_watchdog_check_available": "1 if clockbench health's watchdog section was read at the watch's start, else 0 (reason: why).",
     "node_clockbench_watch_trace_available": "1 if the watch follows KVM's clock events (its tracefs instance), else 0 (reason: why).",
     "node_clockbench_watch_start_timestamp_seconds": "When this clockbench-watch started, Unix time.",
-    "node_clockbench_machine_info": "1, labelled with whether this machine is a guest (true, false, unknown) and of which hypervisor (clockbench-host-check at the watch's start, else the CPUID hypervisor flag).",
-    "node_clockbench_clock_health_info": "1, labelled with the clock's state by clockbench's one rule (cbcontract.health): healthy, degraded or unknown, on the current clocksource; the read path is clockbench-host-check's at the watch's start.",
+    "node_clockbench_machine_info": "1, labelled with whether this machine is a guest (true, false, unknown) and of which hypervisor (clockbench health at the watch's start, else the CPUID hypervisor flag).",
+    "node_clockbench_clock_health_info": "1, labelled with the clock's state by clockbench's one rule (cbcontract.health): healthy, degraded or unknown, on the current clocksource; the read path is clockbench health's at the watch's start.",
     "node_clockbench_clock_healthy": "1 if the clock is healthy by clockbench's one rule (a host on tsc; a guest on a paravirtual clock read in user space, or on an invariant tsc), 0 if degraded; absent when not known.",
 }
 TYPES = {n: "counter" for n in HELP if n.endswith("_total")}
@@ -316,21 +316,21 @@ def read_host_check(argv, timeout=180):
             p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                timeout=timeout)
             if p.returncode not in (0, 1):
-                return (None, "clockbench-host-check: exit %d" % p.returncode), {}
+                return (None, "clockbench health: exit %d" % p.returncode), {}
             raw = p.stdout
     except subprocess.TimeoutExpired:
-        return (None, "clockbench-host-check: no answer in %d s" % timeout), {}
+        return (None, "clockbench health: no answer in %d s" % timeout), {}
     except OSError as e:
-        return (None, "clockbench-host-check: %s" % e.strerror), {}
+        return (None, "clockbench health: %s" % e.strerror), {}
     if len(raw) > MAX_JSON:
-        return (None, "clockbench-host-check: over %d MiB of JSON" % (MAX_JSON >> 20)), {}
+        return (None, "clockbench health: over %d MiB of JSON" % (MAX_JSON >> 20)), {}
     try:
         doc = json.loads(raw.decode("utf-8", "replace"))
     except ValueError:
-        return (None, "clockbench-host-check: not JSON"), {}
+        return (None, "clockbench health: not JSON"), {}
     wd = doc.get("watchdog") if isinstance(doc, dict) else None
     if not isinstance(wd, dict):
-        return (None, "clockbench-host-check: no watchdog section (an older host-check)"), machine_of(doc)
+        return (None, "clockbench health: no watchdog section (an older host-check)"), machine_of(doc)
     return (wd, None), machine_of(doc)
 
 
@@ -475,7 +475,7 @@ class Watch:
             if not kvmtrace.discard(os.getpid()):
                 # Dropped: the instance cannot be removed, only stopped and
                 # its ring shrunk to the least; the next start (or
-                # clockbench-kvm-trace clean, the unit's ExecStopPost=)
+                # clockbench trace clean, the unit's ExecStopPost=)
                 # removes it.
                 for fd, value in zip(self.controls, (b"0", b"1")):
                     try:

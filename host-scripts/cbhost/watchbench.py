@@ -1,4 +1,4 @@
-"""watchbench.py: what clockbench-watch costs, a benchmark (figures printed, nothing asserted).
+"""watchbench.py: what clockbench watch costs, a benchmark (figures printed, nothing asserted).
 
   PYTHONPATH=contract:host-scripts python3 -m cbhost.watchbench [IDLE_SECONDS]
 
