@@ -52,9 +52,9 @@ out=$(TEST_TIMEOUT=soon tests/run "$tmp/pass.t" 2>&1)
 rc=$?
 ok "$([ "$rc" -eq 2 ] && grep -q 'TEST_TIMEOUT=soon' <<<"$out"; echo $?)" "a bad TEST_TIMEOUT is refused: exit $rc"
 
-# Several at once.  hold MARK: a test that holds $tmp/MARK for a second
+# Several at once.  hold MARK: a test that holds $tmp/MARK for half a second
 # and fails if another file holds it (mkdir is atomic).
-hold='if mkdir "$T/$M" 2>/dev/null; then sleep 1; rmdir "$T/$M"; echo "ok 1 - alone on $M"; else echo "not ok 1 - $M was held"; fi; echo "1..1"'
+hold='if mkdir "$T/$M" 2>/dev/null; then sleep 0.5; rmdir "$T/$M"; echo "ok 1 - alone on $M"; else echo "not ok 1 - $M was held"; fi; echo "1..1"'
 fixture_h() { printf '#!/usr/bin/env bash\n%s\nT=%q M=%q\n%s\n' "$2" "$tmp" "$3" "$hold" >"$tmp/$1.t"; chmod +x "$tmp/$1.t"; }
 fixture_h sa '# serial: pkg' pkg
 fixture_h sb '# tier: slow
@@ -102,6 +102,12 @@ ok "$([ "$rc" -eq 2 ] && grep -q "tier 'quick': expected fast, slow or destructi
 out=$(tests/run --tier quick "$tmp/pass.t" 2>&1)
 rc=$?
 ok "$([ "$rc" -eq 2 ]; echo $?)" "--tier quick is refused: exit $rc"
+# A fast file's slow part runs in a whole run, not in the fast tier's.
+fixture slowpart '. '"$PWD"'/tests/lib/lib.sh; if slow_tier; then ok 0 "slow part ran"; else skip "slow part"; fi; done_testing'
+out=$(timeout -k 5 60 tests/run --tier fast "$tmp/slowpart.t" 2>&1 | tail -n 1)
+out2=$(timeout -k 5 60 tests/run "$tmp/slowpart.t" 2>&1 | tail -n 1)
+ok "$([ "$out" = "0 passed, 0 failed, 1 skipped" ] && [ "$out2" = "1 passed, 0 failed, 0 skipped" ]; echo $?)" \
+	"slow_tier: a fast file's slow part skips under --tier fast ($out) and runs in a whole run ($out2)"
 # Several at once, a failed file's whole output follows the totals.
 fixture why 'echo "1..1"; echo "# the reason it broke"; echo "not ok 1 - broken"'
 out=$(timeout -k 5 60 tests/run -j 2 "$tmp/why.t" "$tmp/pass.t" 2>&1)

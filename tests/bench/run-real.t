@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tier: fast
+# tier: slow
 # run-real.t: short real runs of both builds; the reports parse, JSON and
 # CSV agree, and the path check sees what this machine really does.
 set -u -o pipefail

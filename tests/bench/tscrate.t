@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tier: fast
+# tier: slow
 # test-timeout: 120
 # tscrate.t: --check tsc-rate: its duration floor, "all" leaving it out,
 # a real run's JSON (units, not timing: every rate within a generous bound

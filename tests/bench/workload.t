@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tier: fast
+# tier: slow
 # test-timeout: 120
 # workload.t: the engine's workloads (--workload): the rows' shape and
 # sanity in both builds (no timing assertions), the text table, CSV

@@ -4,8 +4,8 @@
 # (exit 2, one line, no folder), its refusal without iperf3, cyclictest or sockperf
 # (exit 1, naming make deps), peers' outputs it cannot read (stand-ins: one
 # line, exit 1, no run folder left), and one very short real run (one round of one
-# second) whose files hold both tools' figures beside the engine's and the
-# ratios.  No timing is asserted: the figures are this machine's.
+# second, the slow tier's part) whose files hold both tools' figures beside
+# the engine's and the ratios.  No timing is asserted: the figures are this machine's.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
@@ -141,7 +141,10 @@ bad "cyclictest's max NaN" cyclictest.json "$(cyc 5 10 NaN 5.0)"
 bad "cyclictest's histogram bucket of 5000 digits" cyclictest.json "$(cyc "$(digits 5000)" 10 5 5.0)"
 bad "cyclictest's cycles of 400 digits" cyclictest.json "$(cyc 5 "$(digits 400)" 5 5.0)"
 
-if [ "$(id -u)" -ne 0 ]; then
+if ! slow_tier; then
+	skip "a short real run: the slow tier's (make check runs it, make check-fast does not)"
+	skip "a short real run: its text"
+elif [ "$(id -u)" -ne 0 ]; then
 	skip "a short real run: needs root (cyclictest's SCHED_FIFO run)"
 	skip "a short real run: its text"
 elif ! command -v iperf3 >/dev/null || ! command -v cyclictest >/dev/null || ! command -v sockperf >/dev/null; then

@@ -58,3 +58,7 @@ tap_pass() {
 # root (CI sets it).  Without it make check changes nothing here: no real
 # clocksource flip, no package installed, no daemon started.
 destructive() { [ "${DESTRUCTIVE:-0}" = 1 ] && [ "$(id -u)" -eq 0 ]; }
+
+# slow_tier: true when this run takes the slow tier (tests/run's CB_TIERS;
+# a file run alone takes every tier): a fast file's real run is its slow part.
+slow_tier() { case ",${CB_TIERS:-slow}," in *,slow,*) return 0 ;; esac; return 1; }
