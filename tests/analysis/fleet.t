@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tier: slow
-# serial: deb host
+# serial: host
 # test-timeout: 600
 # fleet.t: the Ansible playbook: syntax; a run against this machine in
 # checkout mode with a stand-in checkout whose bench-host copies fixture
