@@ -31,7 +31,8 @@ import subprocess
 import zlib
 
 from cbcontract.load import WORKLOADS
-from cbcontract.util import InputError, write_atomic
+from cbcontract.runfolder import write_atomic
+from cbcontract.util import InputError
 from . import interval
 
 GNUPLOT = os.environ.get("GNUPLOT", "gnuplot")

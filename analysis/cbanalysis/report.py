@@ -11,7 +11,8 @@ import os
 
 from . import capacity, interval, plots
 from cbcontract.load import QUANTS, WORKLOADS, trace_facts
-from cbcontract.util import obj, printable, write_atomic
+from cbcontract.runfolder import write_atomic
+from cbcontract.util import obj, printable
 from .fmt import fquant, md_table
 
 EMU_MARK = "†"

@@ -36,6 +36,7 @@ import socket
 import sys
 import tempfile
 
+from .util import SURROGATE, InputError
 from .util import cut as show  # a value quoted in a message: escaped, cut
 
 # Schemas of the files in a run folder, one string each.
@@ -581,6 +582,19 @@ def write_file(path, data, mode=0o644, replace=False):
         tmp = "f.tmp"
         p.create(tmp, data, mode)
         p.place(tmp, os.path.basename(path), replace)
+
+def write_atomic(path, data, mode=0o644):
+    """Writes data (str or bytes) to path, replacing it whole: a reader sees
+    the old file or the new one, never half of one (write_file); a failure
+    is util.InputError, the readers' one-line error."""
+    if isinstance(data, str):
+        # A name of invalid UTF-8 (a folder's, read as \udc80-\udcff) written as U+FFFD.
+        data = SURROGATE.sub("\ufffd", data).encode("utf-8")
+    try:
+        write_file(path, data, mode, replace=True)
+    except RunFolderError as e:
+        raise InputError(None, str(e))
+
 
 
 def write_once(path, data, mode=0o644):

@@ -3,7 +3,7 @@ import math
 import os
 import re
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate (a name of invalid UTF-8)
 
 
 CUT = 80  # a value quoted in a message: at most this many characters
@@ -57,19 +57,6 @@ class InputError(Exception):
 
 class UsageError(Exception):
     """A bad option value: exit 2."""
-
-
-def write_atomic(path, data, mode=0o644):
-    """Writes data (str or bytes) to path, replacing it whole: a reader sees
-    the old file or the new one, never half of one (runfolder.write_file)."""
-    from .runfolder import RunFolderError, write_file
-    if isinstance(data, str):
-        # A name of invalid UTF-8 (a folder's, read as \udc80-\udcff) written as U+FFFD.
-        data = _SURROGATE.sub("\ufffd", data).encode("utf-8")
-    try:
-        write_file(path, data, mode, replace=True)
-    except RunFolderError as e:
-        raise InputError(None, str(e))
 
 
 def make_dir(path):
