@@ -103,16 +103,23 @@ def round_dir(run_dir, n):
     name = round_name(n)
     if not os.path.isdir(run_dir):
         raise RunFolderError("%s: no such run folder" % show(run_dir))
-    path = os.path.join(run_dir, name)
+    return _mkdir_in(run_dir, name, "a round folder is never reused")
+
+
+def _mkdir_in(parent, name, reused):
+    """parent/name made, mode 0755, through one descriptor of parent, which
+    check_folder judges first; RunFolderError ("... exists: REUSED") when
+    it exists."""
+    path = os.path.join(parent, name)
     try:
-        fd = os.open(run_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as e:
-        raise RunFolderError("%s: open: %s" % (show(run_dir), e.strerror))
+        raise RunFolderError("%s: open: %s" % (show(parent), e.strerror))
     try:
-        check_folder(run_dir, fd)  # judged and written in through one descriptor, as make_run
+        check_folder(parent, fd)  # judged and written in through one descriptor
         os.mkdir(name, 0o755, dir_fd=fd)  # never wider, whatever the umask: check_folder must pass it
     except FileExistsError:
-        raise RunFolderError("%s exists: a round folder is never reused" % show(path))
+        raise RunFolderError("%s exists: %s" % (show(path), reused))
     except OSError as e:
         raise RunFolderError("%s: mkdir: %s" % (show(path), e.strerror))
     finally:
@@ -302,21 +309,7 @@ def make_run(results, run_id=None):
         os.makedirs(results, 0o755, exist_ok=True)
     except OSError as e:
         raise RunFolderError("%s: mkdir: %s" % (show(results), e.strerror))
-    path = os.path.join(results, run_id)
-    try:
-        dfd = os.open(results, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError as e:
-        raise RunFolderError("%s: open: %s" % (show(results), e.strerror))
-    try:
-        check_folder(results, dfd)
-        os.mkdir(run_id, 0o755, dir_fd=dfd)  # never wider, whatever the umask: check_folder must pass it
-    except FileExistsError:
-        raise RunFolderError("%s exists: a run folder is never reused; choose another RUN_ID" % show(path))
-    except OSError as e:
-        raise RunFolderError("%s: mkdir: %s" % (show(path), e.strerror))
-    finally:
-        os.close(dfd)
-    return path
+    return _mkdir_in(results, run_id, "a run folder is never reused; choose another RUN_ID")
 
 
 def host_step_names(cs):
