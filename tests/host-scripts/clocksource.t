@@ -123,10 +123,13 @@ rm -f "$CB_STATE_DIR/.state.$$.GhIjKl"
 
 # The restore hint names the command the user has: the checkout's script, or
 # the installed one (a copy of the library outside any checkout).
-mkdir -p "$tmp/inst/host-scripts/lib"
-cp host-scripts/lib/clocksource.sh "$tmp/inst/host-scripts/lib/"
-hints="$(bash -c '. host-scripts/lib/clocksource.sh; echo "$CS_RESTORE"')|$(bash -c ". '$tmp/inst/host-scripts/lib/clocksource.sh'; echo \"\$CS_RESTORE\"")"
-ok "$([ "$hints" = "host-scripts/clocksource restore|clockbench clocksource restore" ]; echo $?)" "the restore hint, checkout and installed: $hints"
+# (the library with what it reads: lib/version.sh and bench/names.h, as
+# make install lays them out).
+mkdir -p "$tmp/inst/host-scripts/lib" "$tmp/inst/bench"
+cp host-scripts/lib/clocksource.sh host-scripts/lib/version.sh "$tmp/inst/host-scripts/lib/"
+cp bench/names.h "$tmp/inst/bench/"
+hints="$(bash -c '. host-scripts/lib/clocksource.sh; echo "$CS_RESTORE"' 2>&1)|$(bash -c ". '$tmp/inst/host-scripts/lib/clocksource.sh'; echo \"\$CS_RESTORE\"" 2>&1)"
+ok "$([ "$hints" = "host-scripts/clocksource restore|clockbench clocksource restore" ]; echo $?)" "the restore hint, checkout and installed (nothing on stderr): $hints"
 
 # The guard: a process holding the KVM device is a guest we did not start.
 sleep 30 3<"$CB_KVM_DEV" &
