@@ -159,14 +159,17 @@ ok "$([ "$rc" -eq 0 ] && [ "$(inst sh -c 'command -v clockbench')" = "$root/usr/
 # clockbench help lists every verb; each verb's --help names it, and its page renders.
 help=$(inst clockbench help 2>&1)
 bad=()
+n=0
 while read -r verb _; do
+	n=$((n + 1))
 	grep -qE "^  $verb " <<<"$help" || bad+=("clockbench help does not list $verb")
 	first=$(inst clockbench "$verb" --help 2>&1 </dev/null | head -1)
 	[[ $first == "Usage: clockbench $verb "* ]] || bad+=("clockbench $verb --help: ${first:0:60}")
 	MANWIDTH=80 man --warnings -l "$root/usr/share/man/man1/clockbench-$verb.1.gz" >"$tmp/page" 2>"$tmp/warn" </dev/null
-	{ [ ! -s "$tmp/warn" ] && grep -q "clockbench-$verb - " "$tmp/page"; } || bad+=("clockbench-$verb.1.gz: $(head -c 100 "$tmp/warn")")
-done < <(sed '/^#/d' packaging/commands)
-ok "${#bad[@]}" "the installed clockbench help lists every verb; each verb's --help begins 'Usage: clockbench VERB'; each clockbench-VERB(1) renders"
+	{ [ ! -s "$tmp/warn" ] && grep -qE "clockbench-$verb +- " "$tmp/page"; } || bad+=("clockbench-$verb.1.gz: $(head -c 100 "$tmp/warn")")
+done < <(sed '/^#/d' "$top/packaging/commands")
+[ "$n" -ge 9 ] || bad+=("only $n verbs read from $top/packaging/commands")
+ok "${#bad[@]}" "the installed clockbench help lists every verb ($n); each verb's --help begins 'Usage: clockbench VERB'; each clockbench-VERB(1) renders"
 for b in "${bad[@]+"${bad[@]}"}"; do diag "$b"; done
 inst clockbench health --format json >"$tmp/check.json" 2>"$tmp/err"
 rc=$?
