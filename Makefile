@@ -30,6 +30,23 @@ RESULTS := results
 PYTHON := /usr/bin/python3
 RUN_ID ?= $(shell ./host-scripts/runfolder run-id)
 
+# Settings: each is an option of its command; make passes a variable given
+# on its command line as the option of its name (make bench ROUNDS=6:
+# --rounds=6), quoted for the shell.  The lists are checked against each
+# command's --help (tests/settings.t).
+lower = $(subst _,-,$(subst A,a,$(subst B,b,$(subst C,c,$(subst D,d,$(subst E,e,$(subst F,f,$(subst G,g,$(subst H,h,$(subst I,i,$(subst K,k,$(subst L,l,$(subst M,m,$(subst N,n,$(subst O,o,$(subst P,p,$(subst Q,q,$(subst R,r,$(subst S,s,$(subst T,t,$(subst U,u,$(subst V,v,$(subst W,w,$(subst Z,z,$(1)))))))))))))))))))))))))
+options = $(strip $(foreach v,$(1),$(if $(filter command line,$(origin $(v))),'--$(call lower,$(v))=$(subst ','\'',$($(v)))')))
+# $(call flag,NAME,VALUE,OPTION,OTHER): OPTION when NAME=VALUE was given, nothing when NAME=OTHER, else an error.
+flag = $(if $(filter command line,$(origin $(1))),$(if $(filter $(2),$($(1))),$(3),$(if $(filter $(4),$($(1))),,$(error $(1)=$($(1)): expected 0 or 1))))
+HOST_SETTINGS := DURATION THREADS CLOCKS METHODS WORKLOADS TSC_RATE_SECONDS
+GUEST_SETTINGS := KERNEL INITRAMFS QEMU BACKEND ACCEL PROBE_TIMEOUT VCPUS MEM MACHINE CPU HPET PIN TIMEOUT APPEND \
+	THREADS DURATION CLOCKS METHODS WORKLOADS CHECK CPUS COST OBSERVE OBSERVE_SECONDS
+COMPARE_SETTINGS := ROUNDS CLOCKSOURCES REPORT_OUT TSC_RATE_SECONDS $(GUEST_SETTINGS)
+COMPARE_FLAGS = $(strip $(call flag,QUIET,1,-q,0) $(call flag,VERBOSE,1,-v,0) $(call flag,GUEST,0,--no-guest,1) \
+	$(call flag,FORCE,1,--force,0))
+CROSSCHECK_SETTINGS := DURATION ROUNDS CPUS MSG_SIZE
+LAB_SETTINGS := STATES L1_TIMEOUT KERNEL L1_APPEND
+
 .PHONY: all deps deps-lab deps-crosscheck deps-dev deps-integrations check check-fast bench bench-host bench-self bench-watch compare crosscheck host-check lab clean help help-dev
 all: bench/clockbench $(BUILD)/clockbench-static
 
@@ -128,16 +145,17 @@ check-fast: deps-dev
 # The default host measurement on the current clocksource.
 bench-host: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)./host-scripts/bench-host "$(RESULTS)" "$(RUN_ID)"
+	$(Q)./host-scripts/bench-host $(call options,$(HOST_SETTINGS)) "$(RESULTS)" "$(RUN_ID)"
 
 # TSC against every other clocksource, host and guest, always restored, in
 # ROUNDS rounds (default 4, 50 ms a cell; each kept in round-<N>/, every
 # ratio to tsc then with its interval over the rounds); then the summary
 # table and the report (REPORT_OUT=DIR, default
 # results/_report/<run-id>; QUIET=1 or VERBOSE=1 for less or more progress).
+# Its settings: host-scripts/compare --help.
 compare: deps
 	$(Q)$(MAKE) --no-print-directory all guest-initramfs
-	$(Q)./host-scripts/compare "$(RESULTS)" "$(RUN_ID)"
+	$(Q)./host-scripts/compare $(COMPARE_FLAGS) $(call options,$(COMPARE_SETTINGS)) "$(RESULTS)" "$(RUN_ID)"
 
 # The main job.
 bench: compare
@@ -145,13 +163,13 @@ bench: compare
 # The emulated hypervisor: every host clock state, end to end (root).
 lab: deps-lab
 	$(Q)$(MAKE) --no-print-directory all guest-initramfs
-	$(Q)./lab/run-lab "$(RESULTS)" "$(RUN_ID)-lab"
+	$(Q)./lab/run-lab $(call options,$(LAB_SETTINGS)) "$(RESULTS)" "$(RUN_ID)-lab"
 
 # The engine's workloads beside iperf3 and cyclictest on this host, side by
 # side in one run (a benchmark that prints figures, not a test).
 crosscheck: deps-crosscheck
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)./host-scripts/crosscheck "$(RESULTS)" "$(RUN_ID)-crosscheck"
+	$(Q)./host-scripts/crosscheck $(call options,$(CROSSCHECK_SETTINGS)) "$(RESULTS)" "$(RUN_ID)-crosscheck"
 
 # A read-only health report of this host's clock.
 host-check: all

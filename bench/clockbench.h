@@ -93,6 +93,7 @@ struct cb_opts {
 	int force;                /* --force: replace existing output files */
 	int dry_run;              /* --dry-run: check everything, measure nothing */
 	int quiet;
+	int progress; /* --progress: 0 auto, else util.c's mode + 1 */
 	int argc;
 	char **argv;
 };
@@ -556,6 +557,7 @@ void cb_json_escape(FILE *f, const char *s);
 
 void cb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern int cb_quiet;
+extern int cb_progress_mode; /* --progress (struct cb_opts.progress) */
 void cb_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -246,6 +246,8 @@ static const char *const check_names[] = { "warps", "tsc", "none", "tsc-rate", "
 static const char *const workload_names[] = { "tcp-stream", "tcp-rr", "timer", "none" };
 static const char *const format_names[] = { "text", "json", "csv" };
 static const char *const require_names[] = { "user" };
+/* util.c's modes, in its order after "auto" (progress.h) */
+static const char *const progress_names[] = { "auto", "none", "steps", "tty", "cells" };
 
 static int set_clock(struct cb_opts *o, struct parse *p, const char *arg, union val v) { o->clocks = v.mask; return 0; }
 static int set_method(struct cb_opts *o, struct parse *p, const char *arg, union val v) { o->methods = v.mask; return 0; }
@@ -258,6 +260,7 @@ static int set_load(struct cb_opts *o, struct parse *p, const char *arg, union v
 static int set_nocost(struct cb_opts *o, struct parse *p, const char *arg, union val v) { o->cost = 0; return 0; }
 static int set_require(struct cb_opts *o, struct parse *p, const char *arg, union val v) { o->require_user = 1; return 0; }
 static int set_format(struct cb_opts *o, struct parse *p, const char *arg, union val v) { o->format = (enum cb_format)v.choice; return 0; }
+static int set_progress(struct cb_opts *o, struct parse *p, const char *arg, union val v) { o->progress = (int)v.choice; return 0; }
 static int set_output(struct cb_opts *o, struct parse *p, const char *arg, union val v) { o->output = arg; return 0; }
 static int set_json(struct cb_opts *o, struct parse *p, const char *arg, union val v) { o->json_out = arg; return 0; }
 static int set_csv(struct cb_opts *o, struct parse *p, const char *arg, union val v) { o->csv_out = arg; return 0; }
@@ -392,8 +395,10 @@ static const struct opt opts[] = {
 	{ "dry-run-cpus", 0, "N", K_UINT, 1, CB_MAX_CPUS, NULL, 0, NULL,
 	  "with --dry-run: judge --threads and --cpus against CPUs 0..N-1 (a guest's N vCPUs) instead of the CPUs "
 	  "this process may use", set_dry_cpus },
-	{ "quiet", 'q', NULL, K_FLAG, 0, 0, NULL, 0, NULL, "no progress on stderr (else as CLOCKBENCH_PROGRESS says)",
-	  set_quiet },
+	{ "quiet", 'q', NULL, K_FLAG, 0, 0, NULL, 0, NULL, "no progress on stderr (as --progress none)", set_quiet },
+	{ "progress", 0, "MODE", K_CHOICE, 0, 0, NAMES(progress_names), "auto",
+	  "progress on stderr: auto (redrawn in place on a terminal, a line a step otherwise), none, steps, tty, "
+	  "cells (a line a cell)", set_progress },
 	{ "help", 'h', NULL, K_FLAG, 0, 0, NULL, 0, NULL, "this text", set_help },
 	{ "version", 'V', NULL, K_FLAG, 0, 0, NULL, 0, NULL, "the version", set_version },
 };
@@ -412,12 +417,6 @@ static const char usage_head[] =
 "Options:\n";
 
 static const char usage_tail[] =
-"\n"
-"Environment:\n"
-"  CLOCKBENCH_PROGRESS  progress on stderr, without --quiet: auto (the\n"
-"                       default: redrawn in place on a terminal, a line a\n"
-"                       step otherwise), tty, steps, cells (a line a cell),\n"
-"                       none\n"
 "\n"
 "Exit status:\n"
 "  0  done\n"
@@ -768,6 +767,7 @@ enum cb_parsed cb_parse_opts(struct cb_opts *o, int argc, char **argv)
 				  "the tsc-rate check needs at least 5 seconds"));
 	}
 	cb_quiet = o->quiet;
+	cb_progress_mode = o->progress;
 	return CB_PARSED_RUN;
 }
 

@@ -3,9 +3,9 @@
 #define CB_PROGRESS_H
 
 /* Chooses the mode once, after the options: none with --quiet; else
- * CLOCKBENCH_PROGRESS (auto, steps, tty, cells, none); auto is tty when
- * stderr is a terminal, else steps.  Returns -1, said in one line, for a
- * value it does not know. */
+ * --progress (auto, none, steps, tty, cells: cb_progress_mode); auto is tty
+ * when stderr is a terminal, else steps.  Returns 0 (the option parser has
+ * judged the mode). */
 int cb_progress_setup(void);
 /* A step within a step (a cell of the cost sweep, one clock's warp check):
  * one line each in mode cells; redrawn in place in mode tty; in mode steps

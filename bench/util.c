@@ -11,11 +11,11 @@
 #include <unistd.h>
 
 int cb_quiet;
+int cb_progress_mode;
 
 /* none: nothing; steps: a line a step (pipes, logs); tty: one line redrawn
  * in place and cleared when done; cells: a line a cell. */
-enum mode { M_NONE, M_STEPS, M_TTY, M_CELLS };
-static const char *const mode_names[] = { "none", "steps", "tty", "cells" };
+enum mode { M_NONE, M_STEPS, M_TTY, M_CELLS }; /* --progress names them (opts.c, progress_names) */
 static enum mode mode = M_STEPS;
 static int shown;         /* mode tty: a line is on the screen */
 static double last_line;  /* mode steps: CLOCK_MONOTONIC seconds of the last line */
@@ -30,20 +30,7 @@ static double now_s(void)
 
 int cb_progress_setup(void)
 {
-	const char *v = getenv("CLOCKBENCH_PROGRESS");
-	int i;
-
-	mode = isatty(STDERR_FILENO) ? M_TTY : M_STEPS;
-	if (v && *v && strcmp(v, "auto")) {
-		for (i = 0; i < 4 && strcmp(v, mode_names[i]); i++)
-			;
-		if (i == 4) {
-			fprintf(stderr, "clockbench: CLOCKBENCH_PROGRESS '%.80s': expected auto, steps, tty, "
-				"cells or none\n", v);
-			return -1;
-		}
-		mode = (enum mode)i;
-	}
+	mode = cb_progress_mode ? (enum mode)(cb_progress_mode - 1) : isatty(STDERR_FILENO) ? M_TTY : M_STEPS;
 	if (cb_quiet)
 		mode = M_NONE;
 	return 0;

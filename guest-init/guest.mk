@@ -48,10 +48,13 @@ $(GUEST_INITRAMFS): $(GUEST_INIT) guest-init/mkinitramfs.py
 	$(Q)$(PYTHON) guest-init/mkinitramfs.py -o $@ --init $(GUEST_INIT) $(GUEST_CPIO_FLAGS)
 
 # One guest run on the host's current clocksource, ending in a table.
-# Settings (KERNEL, ACCEL, VCPUS, MACHINE, CPU, PIN, ...) come from the
-# environment or the make command line; `host-scripts/bench-guest --help`.
+# Settings (KERNEL, ACCEL, VCPUS, MACHINE, CPU, PIN, ...) from the make
+# command line, each as its option (GUEST_SETTINGS in the Makefile);
+# `host-scripts/bench-guest --help`.
 bench-guest: $(GUEST_INITRAMFS)
-	$(Q)INITRAMFS="$(GUEST_INITRAMFS)" ./host-scripts/bench-guest --results "$(RESULTS)" --run-id "$(RUN_ID)"
+	$(Q)./host-scripts/bench-guest $(if $(filter command line,$(origin INITRAMFS)),,--initramfs="$(GUEST_INITRAMFS)") \
+		$(call options,$(GUEST_SETTINGS)) \
+		--results "$(RESULTS)" --run-id "$(RUN_ID)"
 
 help-guest:
 	@echo "make bench-guest  boot a QEMU guest with clockbench as PID 1; result in $(RESULTS)/<run-id>/guest-*.json"

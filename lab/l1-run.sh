@@ -58,17 +58,17 @@ kernel=$(find /boot -maxdepth 1 -name "vmlinuz-$(uname -r)" | head -n1)
 
 # The inner guest (L2): small and quick; what is asserted is the mechanism,
 # so the engine runs the monotonic clock only, briefly, on L1 (the host
-# bench) and in the guest alike (CLOCKS, METHODS, DURATION, WORKLOADS serve
-# both): null beside syscall gives the kernel's own clock read, and each
-# workload runs for DURATION (0.2 s, not the 0.05 s the cost cells need:
-# state 2 compares tcp-stream's rate with state 1's, and a longer run
-# steadies it).  TSC_RATE_SECONDS: the host bench's TSC-rate check against
-# L1's RTC (L1 only; 5 s, its minimum, per state).  ROUNDS=1: one round,
+# bench) and in the guest alike (--clocks, --methods, --duration, --workloads
+# serve both): null beside syscall gives the kernel's own clock read, and
+# each workload runs for --duration (0.2 s, not the 0.05 s the cost cells
+# need: state 2 compares tcp-stream's rate with state 1's, and a longer run
+# steadies it).  --tsc-rate-seconds: the host bench's TSC-rate check against
+# L1's RTC (L1 only; 5 s, its minimum, per state).  --rounds=1: one round,
 # kept flat in the state's run folder (what lab/assert.py reads).
 # A guest run takes 36-40 s here (boot included); 120 s ends a stalled boot
 # soon enough to try again within L1's own limit.
-export KERNEL=$kernel ACCEL=kvm MACHINE=q35 MEM=256 TIMEOUT=${LAB_L2_TIMEOUT:-120}
-export CLOCKS=monotonic METHODS=vdso,syscall,null DURATION=0.2 WORKLOADS=all TSC_RATE_SECONDS=5 GUEST=1 ROUNDS=1
+compare_opts=(--kernel="$kernel" --accel=kvm --machine=q35 --mem=256 --timeout=120
+	--clocks=monotonic --methods="vdso,syscall,null" --duration=0.2 --workloads=all --tsc-rate-seconds=5 --rounds=1)
 
 # keep_guest_work DIR: a failed guest run leaves its console and QEMU log in
 # L1's scratch space (the launcher's work folder); copies them to DIR, where
@@ -131,33 +131,33 @@ watchdog_readout() {
 }
 
 # run_state N CLOCKSOURCE VCPUS PIN CPU APPEND ATTEMPTS: one compare run
-# (CLOCKSOURCE default: without CLOCKSOURCES, as a plain make bench),
+# (CLOCKSOURCE default: without --clocksources, as a plain make bench),
 # ATTEMPTS times at most (the table says how many): an emulator inside an
 # emulator can fail for reasons of its own (a slow or stalled inner boot).
 # Each failed attempt is kept under its own names.  Returns 1 when every
 # attempt failed.
 run_state() {
 	local n=$1 cs=$2 attempts=$7 try rc run log after work ps pspid k wd hc dm wl wsec wload harness offered
-	local env=(VCPUS="$3" PIN="$4") limit=${LAB_STATE_TIMEOUT:-420}
-	[ "$5" = - ] || env+=(CPU="$5")
-	[ "$6" = - ] || env+=(APPEND="$6")
+	local opts=(--vcpus="$3" --pin="$4") limit=420
+	[ "$5" = - ] || opts+=(--cpu="$5")
+	[ "$6" = - ] || opts+=(--append="$6")
 	[ "$cs" != current ] || cs=$(cs_now)
 	if [ "$cs" = default ]; then
-		# A plain make bench: no CLOCKSOURCES, so compare measures every
+		# A plain make bench: no --clocksources, so compare measures every
 		# clocksource L1 offers; the attempt's limit is per clocksource.
 		offered=$(cat "$cs_dir/available_clocksource")
 		read -r -a k <<<"$offered"
 		limit=$((limit * ${#k[@]}))
 		cs="compare's default (L1 offers: ${offered% })"
 	else
-		env+=(CLOCKSOURCES="$cs")
+		opts+=(--clocksources="$cs")
 	fi
 	files=$(python3 lab/labtable.py files "$n") || return 1
 	IFS=$'\t' read -r run log after work ps wd hc dm wl <<<"$files"
 	files=$(python3 lab/labtable.py watchdog "$n") || return 1
 	IFS=$'\t' read -r wsec wload harness <<<"$files"
 	for try in $(seq "$attempts"); do
-		say "state $n: host clocksource $cs; ${env[*]} (attempt $try of $attempts)"
+		say "state $n: host clocksource $cs; ${opts[*]} (attempt $try of $attempts)"
 		echo "$(date -u +%s) start state $n" >>"$out/$progress"
 		rc=0
 		[ "$wsec" = 0 ] || watchdog_readout "$n" "$wd" "$hc" "$wsec" "$wload" "$wl"
@@ -165,8 +165,8 @@ run_state() {
 		pspid=$!
 		# A limit per attempt: one stuck step must not use up L1's own.
 		if [ "$harness" = 1 ]; then
-			timeout -k 30 "$limit" env -u CLOCKSOURCES "${env[@]}" REPORT_OUT="$out/$run.report" \
-				host-scripts/compare "$out" "$run" </dev/null >"$out/$log" 2>&1 || rc=$?
+			timeout -k 30 "$limit" host-scripts/compare "${compare_opts[@]}" "${opts[@]}" \
+				--report-out="$out/$run.report" "$out" "$run" </dev/null >"$out/$log" 2>&1 || rc=$?
 		else
 			echo "no harness run: the state is L1's alone" >"$out/$log"
 		fi

@@ -35,7 +35,7 @@ from cbcontract.runfolder import write_atomic
 from cbcontract.util import InputError
 from . import interval
 
-GNUPLOT = os.environ.get("GNUPLOT", "gnuplot")
+GNUPLOT = os.environ.get("CB_GNUPLOT", "gnuplot")
 
 # One colour per clocksource in every picture (Okabe-Ito, colour-blind safe);
 # any other clocksource takes one of FALLBACK chosen by its name's CRC-32,

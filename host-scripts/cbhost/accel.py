@@ -16,7 +16,7 @@ from .msg import RunError, Usage
 
 
 def kvm_dev():
-    return os.environ.get("KVM_DEV", KVM_DEV)  # the tests point this elsewhere; QEMU opens the real one
+    return os.environ.get("CB_KVM_DEV", KVM_DEV)  # a test hook (as the bracket's); QEMU opens the real one
 
 
 def kvm_usable():
@@ -29,11 +29,11 @@ def check(a):
     CPU model needs KVM.  Usage."""
     kvm = kvm_dev()
     if a.ACCEL == "kvm" and not os.path.exists(kvm):
-        raise Usage("ACCEL=kvm: %s: no such device (load kvm_intel or kvm_amd, or use ACCEL=tcg)" % kvm)
+        raise Usage("--accel=kvm: %s: no such device (load kvm_intel or kvm_amd, or use --accel=tcg)" % kvm)
     if a.ACCEL == "kvm" and not os.access(kvm, os.R_OK | os.W_OK):
-        raise Usage("ACCEL=kvm: %s: permission denied (join group kvm, or use ACCEL=tcg)" % kvm)
+        raise Usage("--accel=kvm: %s: permission denied (join group kvm, or use --accel=tcg)" % kvm)
     if a.ACCEL == "tcg" and a.CPU and re.match(r"host(,|$)", a.CPU):
-        raise Usage("CPU=%s: the host model needs KVM; under TCG use max" % a.CPU)
+        raise Usage("--cpu=%s: the host model needs KVM; under TCG use max" % a.CPU)
 
 
 def probe(a):
@@ -81,6 +81,6 @@ def choose(a):
             why = a.accel_note if len(a.accel_note) <= room else a.accel_note[:room - 3] + "..."
             msg.warn(why + tail)
     if a.accel == "tcg" and a.CPU and re.match(r"host(,|$)", a.CPU):
-        raise RunError("CPU=%s: the host model needs KVM, and ACCEL=auto fell back to TCG: use CPU=max, or fix KVM"
+        raise RunError("--cpu=%s: the host model needs KVM, and --accel=auto fell back to TCG: use --cpu=max, or fix KVM"
                        % a.CPU)
     a.cpu = a.CPU or ("host" if a.accel == "kvm" else "max")

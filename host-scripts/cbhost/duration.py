@@ -33,7 +33,7 @@ def seconds(label, value, lo, hi, whole=False, above=False, why_whole=None):
     """The seconds of value, checked after the unit's conversion: from lo
     (more than lo with above) to hi; whole: a whole number of seconds,
     returned as an int (why_whole says why, in the error).  label names the
-    setting in the error (e.g. "TIMEOUT" gives "TIMEOUT=5x: ...").  Raises
+    setting in the error (e.g. "--timeout" gives "--timeout=5x: ...").  Raises
     DurationError, one line."""
     head = "%s=%s" % (label, _cut(str(value)))
     s = parse(value)

@@ -19,7 +19,7 @@ from . import qemu
 from .boot import read_channel
 from .msg import RunError
 
-URI = os.environ.get("LIBVIRT_URI", "qemu:///system")
+URI = os.environ.get("LIBVIRT_DEFAULT_URI", "qemu:///system")
 RUN_DIR = "/run/libvirt/qemu"  # libvirtd's NAME.pid for each running domain
 MAX_DOMAINS = 4096
 
@@ -109,10 +109,10 @@ def cpu_xml(cpu, accel):
     fx = "".join("<feature policy=%s name=%s/>" % (quoteattr("require" if f[0] == "+" else "disable"), quoteattr(f[1:]))
                  for f in feats if f[:1] in "+-" and len(f) > 1)
     if any(f[:1] not in "+-" for f in feats):
-        raise RunError("CPU=%s: under libvirt only +feature and -feature options are understood" % cpu)
+        raise RunError("--cpu=%s: under libvirt only +feature and -feature options are understood" % cpu)
     if model == "host":
         if accel != "kvm":
-            raise RunError("CPU=host needs KVM; under TCG use max")
+            raise RunError("--cpu=host needs KVM; under TCG use max")
         return "<cpu mode='host-passthrough' check='none'>%s</cpu>" % fx
     if model == "max":
         return "<cpu mode='maximum' check='none'>%s</cpu>" % fx

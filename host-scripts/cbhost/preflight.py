@@ -34,18 +34,18 @@ def check_tools(a):
     the fix); a missing timeout or virsh a RunError."""
     if not os.path.exists(a.KERNEL):
         found = " ".join(sorted(os.path.join("/boot", n) for n in _listdir("/boot") if n.startswith("vmlinuz-")))
-        raise Usage("KERNEL=%s: no such file: name one with KERNEL=%s, e.g. the Debian kernel (apt-get install "
+        raise Usage("--kernel=%s: no such file: name one with --kernel%s, e.g. the Debian kernel (apt-get install "
                     "linux-image-amd64 gives /boot/vmlinuz-<version>-amd64)"
                     % (cut(a.KERNEL), " (found: %s)" % found if found else ""))
     if not os.path.isfile(a.KERNEL) or not os.access(a.KERNEL, os.R_OK):
-        raise Usage("KERNEL=%s: not a readable file: run as root, or copy it somewhere readable and name it "
-                    "with KERNEL=" % cut(a.KERNEL))
+        raise Usage("--kernel=%s: not a readable file: run as root, or copy it somewhere readable and name it "
+                    "with --kernel" % cut(a.KERNEL))
     if not os.path.isfile(a.INITRAMFS) or not os.access(a.INITRAMFS, os.R_OK):
-        raise Usage("INITRAMFS=%s: missing or unreadable: run 'make guest-initramfs'" % cut(a.INITRAMFS))
+        raise Usage("--initramfs=%s: missing or unreadable: run 'make guest-initramfs'" % cut(a.INITRAMFS))
     if not shutil.which("timeout"):
         raise RunError("timeout not found (Debian: coreutils)")
     if not shutil.which(a.QEMU):
-        raise Usage("QEMU=%s: not found: name one with QEMU=, or install it (Debian: apt-get install "
+        raise Usage("--qemu=%s: not found: name one with --qemu, or install it (Debian: apt-get install "
                     "qemu-system-x86)" % cut(a.QEMU))
     if a.BACKEND == "libvirt" and not shutil.which("virsh"):
         raise RunError("virsh not found (Debian: apt-get install libvirt-daemon-system libvirt-clients)")

@@ -99,7 +99,7 @@ def document(a, doc, b, host, cs, names, append, started):
         "command": b["argv"],
     }
     if "domain_xml" in b:
-        launcher["libvirt_uri"] = os.environ.get("LIBVIRT_URI", "qemu:///system")
+        launcher["libvirt_uri"] = os.environ.get("LIBVIRT_DEFAULT_URI", "qemu:///system")
         launcher["libvirt_domain_xml"] = b["domain_xml"]
     return {"schema": doc["schema"], "launcher": launcher, "guest": doc.get("guest"), "bench": bench}
 

@@ -1,4 +1,4 @@
-"""settings.py: the guest launcher's settings: its options, each defaulting to the environment variable of its name, checked once.
+"""settings.py: the guest launcher's settings: its options, checked once.
 
 read(argv) parses and checks every value on its own (no file is looked at:
 that is preflight.check's); it raises msg.Usage, one line naming the value.
@@ -15,9 +15,10 @@ from cbcontract import names, runfolder
 from . import duration, msg, qemu
 from .msg import Usage, cut
 
-def _env(name, default=None):
-    v = os.environ.get(name)
-    return default if v is None or v == "" else v
+def flag(name):
+    """A setting's option, as messages name it: VCPUS -> --vcpus (make
+    bench-guest VCPUS=2 passes --vcpus=2)."""
+    return "--" + name.lower().replace("_", "-")
 
 
 class Parser(argparse.ArgumentParser):
@@ -67,8 +68,7 @@ def parser():
     def opt(name, default, text):
         settings_named.append(name)
         shown = "" if text.endswith("]") else " [%s]" % ("-" if default is None else default)
-        s.add_argument("--" + name.lower().replace("_", "-"), dest=name, metavar=name,
-                       default=_env(name, default), help=text + shown)
+        s.add_argument(flag(name), dest=name, metavar=name, default=default, help=text + shown)
     # Defaults of this machine or install, shown in words (the man pages are made from --help).
     opt("KERNEL", "/boot/vmlinuz-" + os.uname().release, "kernel image [/boot/vmlinuz-RELEASE of the running kernel]")
     opt("INITRAMFS", os.path.join(cbhost.TOP, "build", "guest", "initramfs.cpio"),
@@ -96,11 +96,11 @@ def parser():
     opt("COST", "1", "0|1: the engine's cost estimate")
     opt("OBSERVE", "1", "1: with --trace under TCG, boot a short KVM VM to observe KVM's clock")
     opt("OBSERVE_SECONDS", "5", "how long the observer VM runs: whole seconds, or with a unit (s, m: 10s, 1m)")
-    p.epilog = "\n".join(["Environment:", "Each setting's default is the environment variable of its name (an option"]
-                         + textwrap.wrap(", ".join(settings_named) + ".", 78, initial_indent="given wins): ")
-                         + ["", "Exit status:", "  0  result written (--check-only: every setting good; --probe-only: "
-                            "printed)", "  1  failure (one line naming the console log)", "  2  usage, or a bad setting "
-                            "(one line naming it)"])
+    p.epilog = "\n".join(["make bench-guest passes each of its variables of these names as the option",
+                          "(make bench-guest VCPUS=2: --vcpus=2).", "",
+                          "Exit status:", "  0  result written (--check-only: every setting good; --probe-only: "
+                          "printed)", "  1  failure (one line naming the console log)", "  2  usage, or a bad setting "
+                          "(one line naming it)"])
     # tests only: skip the engine's dry run, so that a bad engine setting
     # reaches the guest's own engine (tests/guest-init/faults.t)
     p.add_argument("--test-skip-engine-check", action="store_true", help=argparse.SUPPRESS)
@@ -109,13 +109,13 @@ def parser():
 
 def _one_of(name, v, *choices):
     if v not in choices:
-        raise Usage("%s=%s: expected one of: %s" % (name, v, " ".join(choices)))
+        raise Usage("%s=%s: expected one of: %s" % (flag(name), cut(v), " ".join(choices)))
     return v
 
 
 def _int_in(name, v, lo, hi):
     if not re.fullmatch(r"[0-9]{1,6}", v or "") or not lo <= int(v) <= hi:
-        raise Usage("%s=%s: expected an integer from %d to %d" % (name, v, lo, hi))
+        raise Usage("%s=%s: expected an integer from %d to %d" % (flag(name), cut(v), lo, hi))
     return int(v)
 
 
@@ -146,11 +146,11 @@ def read(argv):
     a.PROBE_TIMEOUT = _seconds("PROBE_TIMEOUT", a.PROBE_TIMEOUT, 600)
     a.OBSERVE_SECONDS = _seconds("OBSERVE_SECONDS", a.OBSERVE_SECONDS, 600)
     if a.MACHINE == "microvm" and a.HPET != "default":
-        raise Usage("HPET=%s: microvm has no HPET; it applies to q35 and pc" % a.HPET)
+        raise Usage("--hpet=%s: microvm has no HPET; it applies to q35 and pc" % a.HPET)
     if a.MACHINE == "microvm" and a.BACKEND == "libvirt":
-        raise Usage("MACHINE=microvm: BACKEND=libvirt supports q35 and pc")
+        raise Usage("--machine=microvm: --backend=libvirt supports q35 and pc")
     if a.CPU is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9,.+=_-]*", a.CPU):
-        raise Usage("CPU=%s: expected a QEMU CPU model such as host,+invtsc" % a.CPU)
+        raise Usage("--cpu=%s: expected a QEMU CPU model such as host,+invtsc" % cut(a.CPU))
     a.params = [("cost", a.COST)]
     for name, key in (("THREADS", "threads"), ("DURATION", "duration"), ("CLOCKS", "clock"),
                       ("METHODS", "method"), ("WORKLOADS", "workload"), ("CHECK", "check"), ("CPUS", "cpus")):
@@ -158,13 +158,13 @@ def read(argv):
         if v is None:
             continue
         if not _list_ok(v):
-            raise Usage("%s=%s: expected a list such as 1,2 or monotonic,realtime" % (name, cut(v)))
+            raise Usage("%s=%s: expected a list such as 1,2 or monotonic,realtime" % (flag(name), cut(v)))
         a.params.append((key, v))
     if "\n" in a.APPEND:
-        raise Usage("APPEND: one line only")
+        raise Usage("--append: one line only")
     for k, v in append_params(a):
         if not _list_ok(v):
-            raise Usage("APPEND: clockbench.%s=%s: expected a list such as 1,2 or monotonic,realtime" % (k, cut(v)))
+            raise Usage("--append: clockbench.%s=%s: expected a list such as 1,2 or monotonic,realtime" % (k, cut(v)))
     if a.run_dir is None and a.run_id is None:
         a.run_id = runfolder.new_run_id()
     return a
@@ -178,7 +178,7 @@ def _list_ok(v):
 def _seconds(name, v, hi):
     """A launcher time limit: whole seconds from 1 to hi, units allowed."""
     try:
-        return duration.seconds(name, v, 1, hi, whole=True,
+        return duration.seconds(flag(name), v, 1, hi, whole=True,
                                 why_whole="the result records it as an integer, launcher.timeout_s")
     except duration.DurationError as e:
         raise Usage(str(e))

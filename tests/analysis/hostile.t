@@ -77,7 +77,7 @@ for i, s in enumerate(hostile(markers)):
     poison(d, s)
     folders.append(d)
 
-have_gp = shutil.which(os.environ.get("GNUPLOT", "gnuplot"))
+have_gp = shutil.which(os.environ.get("CB_GNUPLOT", "gnuplot"))
 if not have_gp:
     for _ in range(3):
         t.skip("gnuplot not installed (Debian: gnuplot-nox; make deps installs it)")

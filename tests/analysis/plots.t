@@ -166,7 +166,7 @@ t.ok(plots.ytics(25, 1500) == [20, 50, 100, 200, 500, 1000, 2000]
      and [plots.tick_label(v) for v in (0.05, 1.0, 1500.0, 1e6)] == ["0.05", "1", "1500", "1000000"],
      "ticks: 1-2-5 per decade, 1-3 over more than four decades, written without exponents")
 
-if not shutil.which(os.environ.get("GNUPLOT", "gnuplot")):
+if not shutil.which(os.environ.get("CB_GNUPLOT", "gnuplot")):
     for _ in range(11):
         t.skip("gnuplot not installed (Debian: gnuplot-nox)")
 else:
@@ -291,7 +291,7 @@ one = next(c for n, c, _ in plots.charts(*(lambda ms: (ms, False, lambda m: repo
 p1 = next(ln for ln in plots.script(one, "svg", "/dev/null", "x.dat").splitlines() if ln.startswith("plot "))
 t.ok("yerrorbars" not in p1 and "fs empty" not in p1 and all(b[5].lo is None for b in one.bars),
      "one round: no error bars (no interval), no hollow bar", p1)
-if shutil.which(os.environ.get("GNUPLOT", "gnuplot")):
+if shutil.which(os.environ.get("CB_GNUPLOT", "gnuplot")):
     out = os.path.join(t.tmp, "rounds-plot")
     os.mkdir(out)
     try:
@@ -305,7 +305,7 @@ else:
     t.skip("gnuplot not installed (Debian: gnuplot-nox)")
 
 out = os.path.join(t.tmp, "n")
-rc, so, se = run("report", "-o", out, BEFORE, env={"GNUPLOT": "/nonexistent/gnuplot"})
+rc, so, se = run("report", "-o", out, BEFORE, env={"CB_GNUPLOT": "/nonexistent/gnuplot"})
 t.ok(rc == 0 and "gnuplot-nox" in se and len(se.splitlines()) == 1 and "Plots skipped" in read(os.path.join(out, "report.md")),
      "without gnuplot: one warning, the report says so, exit 0", se)
 out = os.path.join(t.tmp, "q")

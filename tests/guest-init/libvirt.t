@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.." || exit 1
 tmp=$(mktemp -d)
 chmod 755 "$tmp" # libvirt's QEMU user reads the run's work folder below it
 export TMPDIR=$tmp
-uri=${LIBVIRT_URI:-qemu:///system}
+uri=${LIBVIRT_DEFAULT_URI:-qemu:///system}
 started=()
 cleanup() {
 	local pid

@@ -10,17 +10,17 @@ cd "$(dirname "$0")/../.." || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-LAB_STATES=5 lab/run-lab "$tmp/r" x 2>"$tmp/err"
-ok "$([ $? -eq 2 ] && grep -q 'LAB_STATES=5: no state 5 in lab/states.cfg' "$tmp/err" && [ ! -e "$tmp/r" ]; echo $?)" "an unknown state is a usage error: $(cat "$tmp/err")"
-LAB_STATES=1,x lab/run-lab "$tmp/r" x 2>"$tmp/err"
-ok "$([ $? -eq 2 ] && grep -q 'LAB_STATES=1,x' "$tmp/err"; echo $?)" "a malformed state list is a usage error"
-LAB_TIMEOUT=5 lab/run-lab "$tmp/r" x 2>"$tmp/err"
-ok "$([ $? -eq 2 ] && grep -q 'LAB_TIMEOUT=5' "$tmp/err"; echo $?)" "a time limit under 60 s is a usage error"
+lab/run-lab --states 5 "$tmp/r" x 2>"$tmp/err"
+ok "$([ $? -eq 2 ] && grep -q -- '--states=5: no state 5 in lab/states.cfg' "$tmp/err" && [ ! -e "$tmp/r" ]; echo $?)" "an unknown state is a usage error: $(cat "$tmp/err")"
+lab/run-lab --states=1,x "$tmp/r" x 2>"$tmp/err"
+ok "$([ $? -eq 2 ] && grep -q -- '--states=1,x' "$tmp/err"; echo $?)" "a malformed state list is a usage error"
+lab/run-lab --l1-timeout 5 "$tmp/r" x 2>"$tmp/err"
+ok "$([ $? -eq 2 ] && grep -q -- '--l1-timeout=5' "$tmp/err"; echo $?)" "a time limit under 60 s is a usage error"
 lab/run-lab "$tmp/r" 2>/dev/null
 ok "$([ $? -eq 2 ]; echo $?)" "a missing run id is a usage error"
 lab/run-lab "$tmp/r" ../x 2>/dev/null
 ok "$([ $? -eq 2 ] && [ ! -e "$tmp/r" ]; echo $?)" "a run id that is not a plain word is a usage error"
-KERNEL=/nonexistent/vmlinuz lab/run-lab "$tmp/r" x 2>"$tmp/err"
+lab/run-lab --kernel /nonexistent/vmlinuz "$tmp/r" x 2>"$tmp/err"
 rc=$?
 ok "$([ "$rc" -eq 1 ] && grep -qE 'no readable kernel|not found' "$tmp/err" && [ ! -e "$tmp/r/x" ]; echo $?)" "a missing kernel: exit 1, says how to fix it: $(head -n1 "$tmp/err")"
 
@@ -39,10 +39,10 @@ rc=0
 for a; do case $a in file,id=serial0,path=*) echo "LAB-L1-DONE rc=$rc" >"${a#*path=}" ;; esac; done
 QEMU
 	chmod +x "$tmp/bin/qemu-system-x86_64"
-	PATH=$tmp/bin:$PATH LAB_ARGV=$tmp/argv LAB_FAKE=pass LAB_STATES=3 lab/run-lab "$tmp/r" s3 >"$tmp/out" 2>"$tmp/err"
+	PATH=$tmp/bin:$PATH LAB_ARGV=$tmp/argv LAB_FAKE=pass lab/run-lab --states 3 "$tmp/r" s3 >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	ok "$([ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/argv")" -eq 1 ] && grep -q "L1 3 (2 vCPU, tsc=unstable, states 3)" "$tmp/err" && grep -q '^not ok .* state 3' "$tmp/out"; echo $?)" \
-		"LAB_STATES=3 boots one L1, the table's for state 3; the assertions then fail for want of results (exit $rc)"
+		"--states 3 boots one L1, the table's for state 3; the assertions then fail for want of results (exit $rc)"
 	argv=$(cat "$tmp/argv")
 	ok "$([[ $argv == *"-accel tcg,thread=multi -cpu max -smp 2 -m 3072"* && $argv == *"tsc=unstable clockbench.top=$PWD clockbench.out=$tmp/r/s3 clockbench.states=3"* && $argv == *"-machine pc "* && $argv == *"mount_tag=hostroot,security_model=none,readonly=on"* && $argv == *"path=$tmp/r/s3,mount_tag=labout"* ]]; echo $?)" \
 		"L1's command line comes from the table through the one builder: $argv"
@@ -60,11 +60,11 @@ for b in labtable.boots(labtable.load()): print(",".join(str(s.n) for s in b.sta
 	done
 	ok "$([ "${#want[@]}" -ge 2 ] && [ "$shared" -ge 1 ] && [ "$(wc -l <"$tmp/argv")" -eq "${#want[@]}" ] && [ "$seen" -eq "${#want[@]}" ]; echo $?)" \
 		"all states: one L1 boot per L1 configuration (${#want[@]}: $(printf '%s ' "${want[@]%% *}")), states sharing one share a boot, each with its console log"
-	PATH=$tmp/bin:$PATH LAB_ARGV=$tmp/argv LAB_FAKE=failed LAB_STATES=1 lab/run-lab "$tmp/r" f >"$tmp/out" 2>"$tmp/err"
+	PATH=$tmp/bin:$PATH LAB_ARGV=$tmp/argv LAB_FAKE=failed lab/run-lab --states 1 "$tmp/r" f >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	ok "$([ "$rc" -eq 1 ] && grep -q "L1 1 failed (lab/l1-run.sh exit 1: a state failed twice" "$tmp/err"; echo $?)" \
 		"an L1 whose runner failed (a state failed twice) fails make lab (exit $rc)"
-	PATH=$tmp/bin:$PATH LAB_ARGV=$tmp/argv LAB_FAKE=pass LAB_STATES=1 lab/run-lab "$tmp/r" f 2>"$tmp/err" >/dev/null
+	PATH=$tmp/bin:$PATH LAB_ARGV=$tmp/argv LAB_FAKE=pass lab/run-lab --states 1 "$tmp/r" f 2>"$tmp/err" >/dev/null
 	ok "$([ $? -eq 1 ] && grep -q 'exists' "$tmp/err"; echo $?)" "a lab folder is never reused"
 fi
 
