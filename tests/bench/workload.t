@@ -9,7 +9,36 @@ set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+
+# start TAG CMD...: runs CMD in the background (at most 60 s), its exit
+# status, stdout and stderr kept under TAG; expect_fail WHAT PATTERN TAG
+# then waits for it and wants exit 1 (not a timeout's 124), one stderr
+# line matching PATTERN, nothing on stdout.
+start() {
+	local tag=$1
+	shift
+	{ timeout 60 "$@" >"$tmp/$tag.so" 2>"$tmp/$tag.se"; echo $? >"$tmp/$tag.rc"; } &
+	eval "pid_$tag=\$! start_$tag=\$SECONDS"
+}
+expect_fail() {
+	local what=$1 pat=$2 tag=$3 rc pid began
+	pid=pid_$tag began=start_$tag
+	wait "${!pid}"
+	rc=$(cat "$tmp/$tag.rc")
+	if [ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/$tag.se")" -eq 1 ] && grep -qE "$pat" "$tmp/$tag.se" && [ ! -s "$tmp/$tag.so" ]; then
+		ok 0 "$what: exit 1 in $((SECONDS - ${!began})) s, '$(cat "$tmp/$tag.se")'"
+	else
+		ok 1 "$what: exit $rc (want 1), $(wc -l <"$tmp/$tag.se") stderr lines"
+		diag "stderr: $(cat "$tmp/$tag.se")"
+	fi
+}
+
+# A receiver and a server that never answer: the socket time limits end
+# them (5 s each, started first: they sleep while the rest runs).
+start rr env CLOCKBENCH_TEST_STALL=1 bench/clockbench --no-cost --workload tcp-rr --duration 0.2 --quiet
+start stream env CLOCKBENCH_TEST_STALL=1 bench/clockbench --no-cost --workload tcp-stream --duration 0.2 --quiet
+
 cpus=$(python3 -c 'import os; print(",".join(map(str, sorted(os.sched_getaffinity(0)))))')
 
 # check_rows FILE NAMES CPUS TIMER_THREADS MSG: the rows named (in order),
@@ -89,26 +118,12 @@ ok $rc "the text report has a workloads table with the tcp-rr row"
 ok "$([ "$(head -1 "$tmp/w.csv")" = "$(head -1 "$tmp/plain.csv")" ] && [ "$(wc -l <"$tmp/w.csv")" -eq 2 ] &&
 	! grep -q tcp "$tmp/w.csv"; echo $?)" "CSV keeps the cost rows only: the same header, one row, no workload"
 
-# expect_fail WHAT PATTERN CMD...: exit 1 (not a timeout's 124), one stderr
-# line matching PATTERN, nothing on stdout.
-expect_fail() {
-	local what=$1 pat=$2 rc start=$SECONDS
-	shift 2
-	timeout 60 "$@" >"$tmp/so" 2>"$tmp/se"
-	rc=$?
-	if [ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/se")" -eq 1 ] && grep -qE "$pat" "$tmp/se" && [ ! -s "$tmp/so" ]; then
-		ok 0 "$what: exit 1 in $((SECONDS - start)) s, '$(cat "$tmp/se")'"
-	else
-		ok 1 "$what: exit $rc (want 1), $(wc -l <"$tmp/se") stderr lines"
-		diag "stderr: $(cat "$tmp/se")"
-	fi
-}
 
 # A new network namespace has its loopback down.
 if unshare -rn true 2>/dev/null; then
 	for w in tcp-stream tcp-rr; do
-		expect_fail "$w without loopback (unshare -rn)" "^clockbench: $w: loopback is down" \
-			unshare -rn "$bin" --no-cost --workload "$w" --duration 0.1 --quiet
+		start "ns${w//-/_}" unshare -rn "$bin" --no-cost --workload "$w" --duration 0.1 --quiet
+		expect_fail "$w without loopback (unshare -rn)" "^clockbench: $w: loopback is down" "ns${w//-/_}"
 	done
 	unshare -rn "$bin" --no-cost --workload timer --duration 0.1 --quiet --format json >"$tmp/t.json"
 	ok $? "timer needs no loopback: it runs in the same namespace"
@@ -118,9 +133,6 @@ else
 	skip "unshare -rn not permitted here"
 fi
 
-# A receiver and a server that never answer: the socket time limits end it.
-expect_fail "tcp-rr against a server that never answers" '^clockbench: tcp-rr: client recv: no progress within 5 s$' \
-	env CLOCKBENCH_TEST_STALL=1 "$bin" --no-cost --workload tcp-rr --duration 0.2 --quiet
-expect_fail "tcp-stream into a receiver that never reads" '^clockbench: tcp-stream: send: no progress within 5 s$' \
-	env CLOCKBENCH_TEST_STALL=1 "$bin" --no-cost --workload tcp-stream --duration 0.2 --quiet
+expect_fail "tcp-rr against a server that never answers" '^clockbench: tcp-rr: client recv: no progress within 5 s$' rr
+expect_fail "tcp-stream into a receiver that never reads" '^clockbench: tcp-stream: send: no progress within 5 s$' stream
 done_testing
