@@ -85,7 +85,7 @@ def check_engine(a):
     line = cut(line[len("clockbench: "):] if line.startswith("clockbench: ") else line, 200)
     if r.returncode == 2:
         words = " ".join("clockbench.%s=%s" % kv for kv in settings.append_params(a))
-        raise Usage("the guest's engine%s: %s" % (" (APPEND: %s)" % cut(words) if words else "", line))
+        raise Usage("the guest's engine%s: %s" % (" (--append: %s)" % cut(words) if words else "", line))
     if r.returncode != 0:
         raise RunError("%s --dry-run: %s" % (binary, line))
 

@@ -182,7 +182,7 @@ ok "$(! grep -qE -- '--test-|CLOCKBENCH_TEST' "$tmp/help"; echo $?)" "--help nam
 # (both ends in, one past each end out).
 python3 - "$bin" "$tmp/help" >"$tmp/ranges" 2>&1 <<'PY'
 import re, subprocess, sys
-bin, text = sys.argv[1], open(sys.argv[2]).read().split("\n\nEnvironment:")[0]
+bin, text = sys.argv[1], open(sys.argv[2]).read().split("\n\nExit status:")[0]
 items = re.split(r"\n(?=  -\S|      --)", text)
 extra = {"watchdog-limit": ["--check", "watchdog"], "msg-size": ["--workload", "tcp-stream"]}
 unit = {"K": 1024, "M": 1 << 20}
