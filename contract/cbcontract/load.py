@@ -916,6 +916,13 @@ def label_problem(m, cs):
     return bounded("%s: labelled %s, but %s" % (m.path, cut(cs, 40), "; ".join(diff)))
 
 
+def mislabel_line(path, cs, why):
+    """The line a step of compare says when its file at path does not
+    measure its label cs (why: label_problem's): the one writer, for the
+    guest launcher and for check-label --step."""
+    return "[%s] %s does not measure what its name says: %s" % (cut(cs, 40), os.path.basename(path), why)
+
+
 def load_file(path, run=None):
     """A host or guest result file, by its name."""
     c = runfolder.classify(os.path.basename(path))

@@ -91,7 +91,7 @@ def mislabelled(path, cs):
     except InputError as e:
         why = bounded(e)
     if why:
-        msg.note("[%s] %s does not measure what its name says: %s" % (cs, os.path.basename(path), why))
+        msg.note(load.mislabel_line(path, cs, why))
     return bool(why)
 
 
