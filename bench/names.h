@@ -26,6 +26,8 @@
 #define CB_CS_SYSFS "/sys/devices/system/clocksource/clocksource0"
 /* The kernel log, record by record. */
 #define CB_KMSG_DEV "/dev/kmsg"
+/* The clocksource bracket's state folder: the saved clocksource and the lock. */
+#define CB_STATE_DIR "/run/clockbench"
 /* The KVM device: a process holding it runs a VM. */
 #define CB_KVM_DEV "/dev/kvm"
 /* The guest's isa-debug-exit device's port: /init writes its exit code there. */

@@ -28,7 +28,7 @@
 . "${BASH_SOURCE[0]%/*}/version.sh" # cb_fact: bench/names.h's paths
 cb_fact -v cs_sysfs CS_SYSFS # the kernel's own folder
 CB_CS_DIR=${CB_CS_DIR:-$cs_sysfs}
-CB_STATE_DIR=${CB_STATE_DIR:-/run/clockbench}
+[ -n "${CB_STATE_DIR:-}" ] || cb_fact -v CB_STATE_DIR STATE_DIR
 [ -n "${CB_KVM_DEV:-}" ] || cb_fact -v CB_KVM_DEV KVM_DEV
 cs_state=$CB_STATE_DIR/clocksource.state
 # How a user runs restore: from a checkout (its top holds the Makefile, the
