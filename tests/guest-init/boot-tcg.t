@@ -4,7 +4,8 @@
 # with 2 vCPUs, traced: the result parses, has rows for 1 and 2 threads, the
 # guest's facts, the accelerator label, boot_ms and the pinning, its path is
 # the last line on stdout, and the KVM trace is its own file; then a
-# floating 1-vCPU pc boot into the same run folder, then microvm.
+# floating 1-vCPU pc boot into the same run folder (also the units' way
+# into the guest), then microvm.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
@@ -18,7 +19,7 @@ if ! command -v qemu-system-x86_64 >/dev/null; then
 	skip_all "no qemu-system-x86_64 (apt-get install qemu-system-x86)"
 fi
 if [ -z "$kernel" ]; then
-	skip_all "no readable kernel image: set KERNEL= (Debian: apt-get install linux-image-amd64)"
+	skip_all "no readable kernel image: set CB_TEST_KERNEL= (Debian: apt-get install linux-image-amd64)"
 fi
 initrd=$(guest_initramfs)
 ok "$([ -n "$initrd" ]; echo $?)" "make guest-initramfs"
@@ -28,9 +29,9 @@ cs=$(host_cs)
 out=$tmp/results/run
 res=$out/guest-$cs-2vcpu.json
 start=$SECONDS
-KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg MACHINE=q35 VCPUS=2 TIMEOUT=120 \
-	DURATION=0.2 CLOCKS=monotonic METHODS=vdso,syscall CHECK=all \
-	host-scripts/bench-guest --results "$tmp/results" --run-id run --trace >"$tmp/stdout" 2>"$tmp/stderr"
+host-scripts/bench-guest --kernel="$kernel" --initramfs="$initrd" --accel=tcg --machine=q35 --vcpus=2 --timeout=120 \
+	--duration=0.2 --clocks=monotonic --methods=vdso,syscall --check=all \
+	--results "$tmp/results" --run-id run --trace >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 ok "$([ "$rc" -eq 0 ]; echo $?)" "TCG boot with 2 vCPUs: exit $rc in $((SECONDS - start)) s"
 [ "$rc" -eq 0 ] || diag_lines <"$tmp/stderr"
@@ -101,35 +102,44 @@ left=$(for d in /sys/kernel/tracing/instances/clockbench-*; do
 done)
 ok "$([ -z "$left" ]; echo $?)" "no tracefs instance left behind${left:+: $left}"
 
-KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg VCPUS=2 host-scripts/bench-guest --results "$tmp/results" --run-id run >/dev/null 2>"$tmp/stderr"
+host-scripts/bench-guest --kernel="$kernel" --initramfs="$initrd" --accel=tcg --vcpus=2 --results "$tmp/results" --run-id run \
+	>/dev/null 2>"$tmp/stderr"
 rc=$?
 ok "$([ "$rc" -eq 1 ] && grep -q 'a run folder is never reused' "$tmp/stderr"; echo $?)" "same run id again: refused before booting (exit $rc)"
-KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg VCPUS=2 host-scripts/bench-guest --run-dir "$out" >/dev/null 2>"$tmp/stderr"
+host-scripts/bench-guest --kernel="$kernel" --initramfs="$initrd" --accel=tcg --vcpus=2 --run-dir "$out" >/dev/null 2>"$tmp/stderr"
 rc=$?
 ok "$([ "$rc" -eq 1 ] && grep -q 'never overwritten' "$tmp/stderr"; echo $?)" "--run-dir holding that result: refused before booting (exit $rc)"
 
+# Units reach the guest as they are: clockbench.duration=200ms, read by the
+# guest's engine; the result keeps seconds (bench.context.duration_s, and
+# --timeout=2m as launcher.timeout_s 120).
 res1=$out/guest-$cs-1vcpu.json
-KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg MACHINE=pc HPET=off VCPUS=1 PIN=0 TIMEOUT=120 DURATION=0.1 \
-	CLOCKS=monotonic METHODS=vdso CHECK=none host-scripts/bench-guest --run-dir "$out" --quiet >"$tmp/stdout" 2>"$tmp/stderr"
+host-scripts/bench-guest --kernel="$kernel" --initramfs="$initrd" --accel=tcg --machine=pc --hpet=off --vcpus=1 --pin=0 \
+	--timeout=2m --duration=200ms --clocks=monotonic --methods=vdso --check=none --run-dir "$out" --quiet \
+	>"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ -s "$res1" ] && [ "$(cat "$tmp/stdout")" = "$res1" ]; echo $?)" \
-	"pc, HPET=off, PIN=0, 1 vCPU into the same run folder (--run-dir --quiet): exit $rc, prints only guest-$cs-1vcpu.json"
+	"pc, --hpet=off, --pin=0, 1 vCPU into the same run folder (--run-dir --quiet): exit $rc, prints only guest-$cs-1vcpu.json"
 [ "$rc" -eq 0 ] || diag_lines <"$tmp/stderr"
 if [ -s "$res1" ]; then
-	jcheck "$res1" 'd["launcher"]["pinning"]["mode"] == "floating" and [v["host_cpu"] for v in d["launcher"]["pinning"]["vcpus"]] == [None]' "PIN=0: recorded as floating"
+	jcheck "$res1" 'd["launcher"]["pinning"]["mode"] == "floating" and [v["host_cpu"] for v in d["launcher"]["pinning"]["vcpus"]] == [None]' "--pin=0: recorded as floating"
 	jcheck "$res1" '[r["threads"] for r in d["bench"]["results"]] == [1]' "1 vCPU: one row, 1 thread"
 	jcheck "$res1" 'd["launcher"]["machine_options"] == "pc,hpet=off" and "hpet" not in '"$avail" \
-		"HPET=off: recorded, and the guest has no hpet clocksource"
+		"--hpet=off: recorded, and the guest has no hpet clocksource"
+	jcheck "$res1" 'd["bench"]["context"]["duration_s"] == 0.2 and d["launcher"]["timeout_s"] == 120 and "clockbench.duration=200ms" in d["launcher"]["append"]' \
+		"--duration=200ms --timeout=2m in a TCG guest: duration_s 0.2, timeout_s 120, clockbench.duration=200ms on its command line"
 else
-	for _ in 1 2 3; do skip "no pc result to check"; done
+	for _ in 1 2 3 4; do skip "no pc result to check"; done
 fi
 
 # This run also logs the launcher's own imports (PYTHONPROFILEIMPORTTIME:
 # the table's tool, a child, logs to the launcher, which keeps its stderr).
+# microvm's guest has no TSC reference (refined-jiffies): /init would wait
+# 2 s for its quiet end; clockbench.settle=0 skips a wait not checked here.
 res2=$tmp/results/microvm/guest-$cs-1vcpu.json
-PYTHONPROFILEIMPORTTIME=1 KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg MACHINE=microvm VCPUS=1 TIMEOUT=120 DURATION=0.1 \
-	CLOCKS=monotonic METHODS=vdso CHECK=none host-scripts/bench-guest --results "$tmp/results" --run-id microvm \
-	>"$tmp/stdout" 2>"$tmp/stderr"
+PYTHONPROFILEIMPORTTIME=1 host-scripts/bench-guest --kernel="$kernel" --initramfs="$initrd" --accel=tcg --machine=microvm \
+	--vcpus=1 --timeout=120 --duration=0.1 --clocks=monotonic --methods=vdso --check=none --append=clockbench.settle=0 \
+	--results "$tmp/results" --run-id microvm >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ -s "$res2" ]; echo $?)" "microvm (results on a second isa-serial): exit $rc"
 [ "$rc" -eq 0 ] || grep -v '^import time:' "$tmp/stderr" | diag_lines

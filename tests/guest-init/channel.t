@@ -61,16 +61,23 @@ data, hello, end = boot.read_channel(chan, time.monotonic(), grow)
 ok(end is not None and data.endswith(b"CLOCKBENCH-END\n"), "an end mark written in two parts is seen (end %s)" % end)
 os.unlink(chan)
 
-# A stand-in for QEMU that ignores SIGTERM and whose timeout(1) never ends:
-# `timeout` is replaced by a program that waits for ever, deaf to TERM.
+# Stand-ins for timeout(1) and QEMU: `timeout` is replaced by a program.
 stub = os.path.join(work, "timeout")
-with open(stub, "w") as f:
-    f.write("#!/bin/sh\ntrap '' TERM\nwhile :; do sleep 1; done\n")
-os.chmod(stub, stat.S_IRWXU)
+
+
+def stand_in(script):
+    with open(stub, "w") as f:
+        f.write("#!/bin/sh\n" + script)
+    os.chmod(stub, stat.S_IRWXU)
+
+
 os.environ["PATH"] = work + os.pathsep + os.environ["PATH"]
 boot.STUCK_GRACE = 1
 qmp = os.path.join(work, "qmp.sock")
 seen = []
+# One that says why and ends, as a QEMU refusing its arguments does (the
+# launcher waits up to 2 s for it to end: it need not).
+stand_in("echo 'qemu-stand-in: no such machine' >&2\nexit 1\n")
 try:
     boot.QMP = lambda path, proc, limit=10.0: (_ for _ in ()).throw(boot.RunError("no QMP"))
     boot.boot(["qemu-stand-in"], work, 1, False, warn=seen.append)
@@ -78,6 +85,10 @@ try:
 except boot.RunError as e:
     started = str(e)
 ok(started.startswith("QEMU failed to start"), "a QEMU that never opens QMP is a failure to start (%s)" % started)
+
+# One that ignores SIGTERM and whose timeout(1) never ends: it waits for
+# ever, deaf to TERM.
+stand_in("trap '' TERM\nwhile :; do sleep 1; done\n")
 
 boot.QMP = type("Q", (), {"__init__": lambda self, path, proc, limit=10.0: None,
                           "cmd": lambda self, name, **a: [] if name == "query-cpus-fast" else {},

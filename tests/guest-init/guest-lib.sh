@@ -1,12 +1,14 @@
 # guest-lib.sh: helpers for the guest tests (sourced, not run).
 # shellcheck shell=bash
 
-# guest_kernel: prints the kernel the boot tests use: $KERNEL, else the
-# running kernel's image, else the newest readable /boot/vmlinuz-*.
+# guest_kernel: prints the kernel the boot tests use: $CB_TEST_KERNEL (a
+# test hook: a developer's choice of kernel image; the launcher itself takes
+# --kernel and reads no environment), else the running kernel's image, else
+# the newest readable /boot/vmlinuz-*.
 guest_kernel() {
 	local k
-	if [ -n "${KERNEL:-}" ]; then
-		echo "$KERNEL"
+	if [ -n "${CB_TEST_KERNEL:-}" ]; then
+		echo "$CB_TEST_KERNEL"
 		return
 	fi
 	k=/boot/vmlinuz-$(uname -r)
@@ -57,4 +59,26 @@ diag_lines() {
 	while IFS= read -r l; do
 		diag "$l"
 	done
+}
+
+# settle_checks RES LOG WHAT: the clocksource wait's four checks (settle.t)
+# on one 1-vCPU TCG guest's result RES and console log LOG, each TAP line
+# named WHAT: the kernel booted on tsc-early, the result is not marked
+# changed, the engine started on a settled clocksource, and the wait is
+# reported (guest.clocksource_settle).  Three 1-vCPU q35 boots make them:
+# settle.t's, faults.t's guest that never powers off and workload.t's
+# (whether a run's /init starts before the switch depends on the host's
+# load: the more runs, the likelier the case).
+# True when this run's /init started on tsc-early (and waited).
+settle_checks() {
+	local res=$1 log=$2 what=$3
+	ok "$(grep -q '^clockbench-init: kernel: clocksource: Switched to clocksource tsc-early' "$log"; echo $?)" \
+		"$what: the guest kernel booted on tsc-early (console log)"
+	jcheck "$res" 'd["bench"]["changed_during_run"]["clocksource"] is False and d["bench"]["context"]["clocksource"] == d["bench"]["context"]["clocksource_end"]' \
+		"$what: result not marked changed ($(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["bench"]; print(c["context"]["clocksource"], "->", c["context"]["clocksource_end"])' "$res" 2>&1))"
+	jcheck "$res" 'd["bench"]["context"]["clocksource"] not in ("tsc-early", "jiffies", "refined-jiffies") and d["guest"]["clocksource_before"] == d["bench"]["context"]["clocksource"]' \
+		"$what: the engine started on a settled clocksource"
+	jcheck "$res" '(lambda w: w["end"] in ("settled", "quiet") and w["settled"] is True and w["from"] in ("tsc-early", w["to"]) and w["to"] == d["bench"]["context"]["clocksource"] and 0 <= w["ms"] < w["limit_ms"] and w["tsc_early_listed"] is False)(d["guest"]["clocksource_settle"])' \
+		"$what: the wait is reported: $(python3 -c 'import json,sys; w=json.load(open(sys.argv[1]))["guest"].get("clocksource_settle") or {}; print(w.get("from"), "to", w.get("to"), "in", w.get("ms"), "ms,", w.get("end"))' "$res" 2>&1)"
+	python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["guest"]["clocksource_settle"]["from"] != "tsc-early")' "$res" 2>/dev/null
 }

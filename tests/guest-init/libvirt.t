@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tier: slow
 # serial: host
-# libvirt.t: bench-guest's BACKEND=libvirt boots the same guest as a transient domain
+# libvirt.t: bench-guest's --backend=libvirt boots the same guest as a transient domain
 # (virsh create, TCG, 2 vCPUs) with the same result; a guest error is
 # reported the same way.  Starts virtlogd and libvirtd when none runs, and
 # stops exactly those (by pid) at the end.
@@ -28,7 +28,7 @@ if ! command -v virsh >/dev/null || ! command -v libvirtd >/dev/null; then
 	skip_all "libvirt not installed (apt-get install libvirt-daemon-system libvirt-clients)"
 fi
 if [ -z "$kernel" ] || ! command -v qemu-system-x86_64 >/dev/null; then
-	skip_all "needs qemu-system-x86_64 and a kernel image (KERNEL=)"
+	skip_all "needs qemu-system-x86_64 and a kernel image (CB_TEST_KERNEL=)"
 fi
 if ! virsh -c "$uri" uri >/dev/null 2>&1; then
 	if ! destructive; then
@@ -64,8 +64,9 @@ ok "$([ -n "$initrd" ]; echo $?)" "make guest-initramfs"
 cs=$(host_cs)
 res=$tmp/results/run/guest-$cs-2vcpu-libvirt.json
 start=$SECONDS
-BACKEND=libvirt KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg VCPUS=2 TIMEOUT=120 DURATION=0.2 \
-	CLOCKS=monotonic METHODS=vdso CHECK=none host-scripts/bench-guest --results "$tmp/results" --run-id run >"$tmp/stdout" 2>"$tmp/stderr"
+host-scripts/bench-guest --backend=libvirt --kernel="$kernel" --initramfs="$initrd" --accel=tcg --vcpus=2 --timeout=120 \
+	--duration=0.2 --clocks=monotonic --methods=vdso --check=none --results "$tmp/results" --run-id run \
+	>"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ -s "$res" ] && [ -s "${res%.json}.console.log" ] && [ "$(tail -1 "$tmp/stdout")" = "$res" ]; echo $?)" \
 	"virsh create boot, TCG, 2 vCPUs: exit $rc in $((SECONDS - start)) s, result and console log, its path last on stdout"
@@ -83,8 +84,8 @@ else
 fi
 ok "$(! virsh -c "$uri" list --all --name 2>/dev/null | grep -q '^clockbench-'; echo $?)" "no clockbench domain left behind"
 
-BACKEND=libvirt KERNEL=$kernel INITRAMFS=$initrd ACCEL=tcg VCPUS=1 TIMEOUT=60 APPEND=clockbench.bogus=1 \
-	host-scripts/bench-guest --results "$tmp/results" --run-id run2 >/dev/null 2>"$tmp/stderr"
+host-scripts/bench-guest --backend=libvirt --kernel="$kernel" --initramfs="$initrd" --accel=tcg --vcpus=1 --timeout=60 \
+	--append=clockbench.bogus=1 --results "$tmp/results" --run-id run2 >/dev/null 2>"$tmp/stderr"
 rc=$?
 ok "$([ "$rc" -eq 1 ] && grep -q 'stage params: clockbench.bogus: unknown parameter (console log: ' "$tmp/stderr" &&
 	[ ! -e "$tmp/results/run2" ]; echo $?)" "bad guest parameter under libvirt: exit $rc, the guest's error, nothing in results/"

@@ -86,7 +86,7 @@ while read -r verb _; do
 done < <(sed '/^#/d' "$top/packaging/commands")
 ok "${#names_ok[@]}" "the installed clockbench help lists every verb; each verb's --help runs and begins 'Usage: clockbench VERB'"
 for b in "${names_ok[@]+"${names_ok[@]}"}"; do diag "$b"; done
-out=$(THREADS=1 DURATION=0.02 CLOCKS=monotonic METHODS=vdso clockbench host "$tmp/work/results" r1 2>"$tmp/err")
+out=$(clockbench host --threads=1 --duration=0.02 --clocks=monotonic --methods=vdso "$tmp/work/results" r1 2>"$tmp/err")
 rc=$?
 last=${out##*$'\n'}
 ok "$([ "$rc" -eq 0 ] && [ -s "$last" ] && [ "$(dirname "$last")" = "$tmp/work/results/r1" ]; echo $?)" \
