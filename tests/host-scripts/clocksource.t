@@ -25,6 +25,9 @@ echo "tsc hpet acpi_pm " >"$CB_CS_DIR/available_clocksource"
 echo tsc >"$CB_CS_DIR/current_clocksource"
 : >"$CB_KVM_DEV"
 cur() { cat "$CB_CS_DIR/current_clocksource"; }
+# until_flag FLAG: a shell command that runs until the test makes the file FLAG (at most 60 s).
+# shellcheck disable=SC2016 # the command's own $(seq ...)
+until_flag() { printf 'for _ in $(seq 1200); do [ -e %q ] && exit 0; sleep 0.05; done; exit 1' "$1"; }
 wait_for() { # wait_for VALUE: until the fake clocksource reads VALUE (5 s)
 	for _ in $(seq 100); do [ "$(cur)" = "$1" ] && return 0; sleep 0.05; done
 	return 1
@@ -177,7 +180,7 @@ ok "$([ "$rc" -eq 0 ] && grep -q 'nothing to restore' "$tmp/err"; echo $?)" "res
 # it ends on the kept one, the original still saved.
 st=$CB_STATE_DIR/clocksource.state
 "$cs" set acpi_pm --keep 2>/dev/null
-"$cs" set hpet -- sleep 3 2>/dev/null &
+"$cs" set hpet -- sh -c "$(until_flag "$tmp/measured")" 2>/dev/null &
 p=$!
 pids+=("$p")
 wait_for hpet
@@ -189,6 +192,7 @@ ok "$([ "$rc" -eq 1 ] && [ "$(cur)" = hpet ] && grep -qx "owner=$p" "$st" && gre
 	"a second run is refused while the first measures; the first's state stays (exit $rc)"
 "$cs" restore 2>/dev/null
 ok "$([ $? -eq 1 ] && [ "$(cur)" = hpet ] && grep -qx "owner=$p" "$st"; echo $?)" "restore refuses to pull a kept-over run's clocksource from under it"
+touch "$tmp/measured"
 wait "$p"
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ "$(cur)" = acpi_pm ] && grep -qx owner=manual "$st" && grep -qx original=tsc "$st" && ! grep -q '^kept=' "$st"; echo $?)" \
@@ -199,7 +203,7 @@ killed_run
 ok "$([ "$(cur)" = acpi_pm ] && grep -qx owner=manual "$st" && grep -qx original=tsc "$st" && grep -q "restoring 'acpi_pm'" "$tmp/err"; echo $?)" \
 	"after a SIGKILL over a kept acpi_pm, the next command puts acpi_pm back, the original still saved"
 # restore takes the state lock.
-flock "$CB_STATE_DIR/lock" sleep 2 &
+flock "$CB_STATE_DIR/lock" sh -c "$(until_flag "$tmp/unlock")" &
 l=$!
 pids+=("$l")
 # Until the holder has the lock (a probe that cannot take it).
@@ -207,6 +211,7 @@ for _ in $(seq 200); do flock -n "$CB_STATE_DIR/lock" true || break; sleep 0.01;
 timeout 1 "$cs" restore 2>/dev/null
 rc=$?
 ok "$([ "$rc" -eq 124 ] && [ "$(cur)" = acpi_pm ] && [ -e "$st" ]; echo $?)" "restore waits while another command holds the state lock (exit $rc)"
+touch "$tmp/unlock"
 wait "$l"
 "$cs" restore 2>/dev/null
 rc=$?

@@ -14,6 +14,8 @@ failure: a ratio printed, exit 1, the cause missing, a tsc row.
 Each evidence file is deleted, then emptied, in turn: exactly the
 assertions that read it fail; FIFOs in place of evidence files are refused
 without waiting."""
+import contextlib
+import io
 import json
 import os
 import re
@@ -22,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
@@ -33,16 +36,46 @@ FX = os.path.join(ROOT, "tests", "host-scripts", "fixtures", "lab")
 t = Tap()
 
 
-def lab(folder, states="1,2,3"):
-    """(exit status, TAP text, {(state, key): passed}) of assert.py."""
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "lab", "assert.py"), folder, states],
-                       capture_output=True, text=True)
+ASSERT = os.path.join(ROOT, "lab", "assert.py")
+with open(ASSERT) as _f:
+    ASSERT_CODE = compile(_f.read(), ASSERT, "exec")
+
+
+def in_process(folder, states):
+    """(exit status, stdout, stderr) of assert.py FOLDER STATES run in this
+    process: a fresh module of it each time (its own counts), main() as the
+    command line calls it.  A new interpreter per call cost some 0.3 s of
+    startup and compiling, ten times the assertions' own work."""
+    out, err, path = io.StringIO(), io.StringIO(), list(sys.path)
+    g = {"__name__": "lab_assert", "__file__": ASSERT, "__builtins__": __builtins__}
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            exec(ASSERT_CODE, g)
+            rc = g["main"]([ASSERT, folder, states])
+        except SystemExit as e:
+            rc = e.code if isinstance(e.code, int) else 1
+        except Exception:  # noqa: B902  (as the interpreter would: a traceback, exit 1)
+            traceback.print_exc()
+            rc = 1
+        finally:
+            sys.path[:] = path
+    return rc, out.getvalue(), err.getvalue()
+
+
+def lab(folder, states="1,2,3", proc=False):
+    """(exit status, TAP text, {(state, key): passed}) of assert.py: in this
+    process, or with proc as a command of its own."""
+    if proc:
+        p = subprocess.run([sys.executable, ASSERT, folder, states], capture_output=True, text=True)
+        rc, so, se = p.returncode, p.stdout, p.stderr
+    else:
+        rc, so, se = in_process(folder, states)
     seen = {}
-    for line in p.stdout.splitlines():
+    for line in so.splitlines():
         m = re.match(r"^(not )?ok \d+ - state (\d+)\b.*?: (.*)$", line)
         if m:
             seen[(int(m.group(2)), key(m.group(3)))] = m.group(1) is None
-    return p.returncode, p.stdout + p.stderr, seen
+    return rc, so + se, seen
 
 
 KEYS = [("harness run succeeded", "run"), ("a guest result", "result"), ("traced for the guest's own", "subject"),
@@ -71,7 +104,7 @@ def failing(seen):
     return {k for k, good in seen.items() if not good}
 
 
-rc, out, seen = lab(FX)
+rc, out, seen = lab(FX, proc=True)
 t.ok(rc == 0 and seen and all(seen.values()) and out.rstrip().endswith("%d passed, 0 failed" % len(seen)),
      "the recorded states 1, 2 and 3 pass (%d assertions)" % len(seen), out)
 every3 = {k for k in seen if k[0] == 3}
@@ -344,7 +377,7 @@ t.ok(rc == 1 and "#   state-3.log: " in out, "a state without a result is follow
 rc, out, seen2 = lab(tempfile.mkdtemp(dir=t.tmp), "1,2,3,4")
 t.ok(rc == 1 and seen2 and not any(seen2.values()) and re.search(r"^0 passed, [1-9][0-9]* failed$", out, re.M),
      "every assertion fails on a lab folder with no results", out)
-rc, out, _ = lab(FX, "5")
+rc, out, _ = lab(FX, "5", proc=True)
 t.ok(rc == 2 and "no state 5 in lab/states.cfg" in out, "an unknown state is a usage error: %s" % out.strip())
 
 # The clocksource watchdog in L1 (state 6 of 2026-12-01; state 8 of the

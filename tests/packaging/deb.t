@@ -180,8 +180,8 @@ if ! command -v qemu-system-x86_64 >/dev/null || [ -z "$kernel" ]; then
 	skip "no qemu-system-x86_64 or no readable kernel image for the guest"
 	skip "no guest run"
 else
-	out=$(inst env KERNEL="$kernel" ACCEL=tcg VCPUS=1 TIMEOUT=150 DURATION=0.1 CLOCKS=monotonic METHODS=vdso CHECK=none \
-		clockbench guest --results "$tmp/work/results" --run-id pkg 2>"$tmp/err")
+	out=$(inst clockbench guest --kernel="$kernel" --accel=tcg --vcpus=1 --timeout=150 --duration=0.1 --clocks=monotonic \
+		--methods=vdso --check=none --results "$tmp/work/results" --run-id pkg 2>"$tmp/err")
 	rc=$?
 	res=${out##*$'\n'}
 	ok "$([ "$rc" -eq 0 ] && [ -s "$res" ]; echo $?)" "a TCG guest run of the installed clockbench guest (exit $rc)"
