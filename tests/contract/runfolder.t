@@ -120,11 +120,12 @@ os.mkdir(cs)
 for n, v in (("current_clocksource", "tsc\n"), ("available_clocksource", "tsc hpet\n")):
     with open(os.path.join(cs, n), "w") as f:
         f.write(v)
-env = dict(os.environ, CB_CS_DIR=cs, CLOCKBENCH="/bin/true", TSC_RATE_SECONDS="0")
+env = dict(os.environ, CB_CS_DIR=cs, CB_ENGINE="/bin/true")
 for args, desc in (([os.path.join(t.tmp, "bh"), "abe\n"], "RESULTS $'abe\\n'"),
                    ([os.path.join(t.tmp, "bh\n"), "r1"], "$'RESULTS\\n' r1"),
                    (["--run-dir", d, "--clocksource", "tsc\n"], "--clocksource $'tsc\\n'")):
-    p = subprocess.run([os.path.join(ROOT, "host-scripts", "bench-host")] + args, capture_output=True, text=True, env=env)
+    p = subprocess.run([os.path.join(ROOT, "host-scripts", "bench-host"), "--tsc-rate-seconds=0"] + args, capture_output=True,
+                       text=True, env=env)
     made = sorted(n for n in os.listdir(t.tmp) if n.startswith("bh")) + sorted(set(os.listdir(d)) - {"host-tsc.json"})
     t.ok(p.returncode == 2 and len(p.stderr.splitlines()) == 1 and not made,
          "bench-host %s: exit 2, one line, nothing created (exit %d)" % (desc, p.returncode), p.stderr + repr(made))

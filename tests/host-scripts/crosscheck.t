@@ -14,7 +14,8 @@ trap 'rm -rf "$tmp"' EXIT
 cc=host-scripts/crosscheck
 
 # refused STATUS PATTERN DESCRIPTION [VAR=VALUE...] -- [ARG...]: one stderr
-# line matching PATTERN, the exit status, and no run folder made.
+# line matching PATTERN, the exit status, and no run folder made (VAR: the
+# environment; settings are options, among the ARGs).
 refused() {
 	local want=$1 pat=$2 what=$3 rc vars=()
 	shift 3
@@ -22,24 +23,26 @@ refused() {
 	shift
 	env "${vars[@]+"${vars[@]}"}" "$cc" "$@" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
-	ok "$([ "$rc" -eq "$want" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qE "$pat" "$tmp/err" &&
+	ok "$([ "$rc" -eq "$want" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qE -e "$pat" "$tmp/err" &&
 		[ ! -e "$tmp/results" ]; echo $?)" "$what: exit $rc (want $want): $(head -1 "$tmp/err")"
 }
 refused 2 'expected RESULTS_DIR RUN_ID' "one argument" -- "$tmp/results"
 refused 2 'expected RESULTS_DIR RUN_ID' "three arguments" -- "$tmp/results" a b
 refused 2 "run id '../x'" "a run id with a slash" -- "$tmp/results" ../x
-refused 2 'DURATION=0: expected a whole number from 1' "DURATION=0" DURATION=0 -- "$tmp/results" r
-refused 2 'DURATION=1.5: expected a whole number' "DURATION=1.5 (iperf3 and cyclictest take whole seconds)" \
-	DURATION=1.5 -- "$tmp/results" r
-refused 2 'ROUNDS=0: expected a whole number from 1 to 20' "ROUNDS=0" ROUNDS=0 -- "$tmp/results" r
-refused 2 'MSG_SIZE=16777217: expected a whole number from 1 to 16777216' "MSG_SIZE over 16 MiB" \
-	MSG_SIZE=16777217 -- "$tmp/results" r
-refused 2 'CPUS=0-3: expected one or two CPUs' "CPUS as a range" CPUS=0-3 -- "$tmp/results" r
-refused 2 'CPUS=0,4095: CPU 4095 is not one this process may use' "CPUS beyond the allowed ones" \
-	CPUS=0,4095 -- "$tmp/results" r
+refused 2 '--duration=0: expected a whole number from 1' "--duration=0" -- --duration=0 "$tmp/results" r
+refused 2 '--duration=1.5: expected a whole number' "--duration 1.5 (iperf3 and cyclictest take whole seconds)" \
+	-- --duration 1.5 "$tmp/results" r
+refused 2 '--rounds=0: expected a whole number from 1 to 20' "--rounds=0" -- --rounds=0 "$tmp/results" r
+refused 2 '--msg-size=16777217: expected a whole number from 1 to 16777216' "--msg-size over 16 MiB" \
+	-- --msg-size=16777217 "$tmp/results" r
+refused 2 '--cpus=0-3: expected one or two CPUs' "--cpus as a range" -- --cpus=0-3 "$tmp/results" r
+refused 2 '--cpus=0,4095: CPU 4095 is not one this process may use' "--cpus beyond the allowed ones" \
+	-- --cpus 0,4095 "$tmp/results" r
+refused 2 'unrecognized arguments: --bogus' "an unknown option" -- --bogus "$tmp/results" r
+refused 2 'expected one argument' "--rounds without its value" -- "$tmp/results" r --rounds
 "$cc" --help >"$tmp/out" 2>&1
 rc=$?
-ok "$([ "$rc" -eq 0 ] && grep -q 'iperf3' "$tmp/out" && grep -q 'cyclictest' "$tmp/out" && grep -q 'DURATION' "$tmp/out" &&
+ok "$([ "$rc" -eq 0 ] && grep -q 'iperf3' "$tmp/out" && grep -q 'cyclictest' "$tmp/out" && grep -q -- '--duration D' "$tmp/out" && grep -q -- '--msg-size N' "$tmp/out" &&
 	grep -q 'Exit status' "$tmp/out"; echo $?)" "--help: exit 0, names the peers, the settings and the exit status"
 
 # A PATH with python3 and each tool but one: the missing one is named, with
@@ -97,8 +100,8 @@ good() {
 }
 # fake RUN_ID: crosscheck with the stand-ins, into $tmp/fres/RUN_ID.
 fake() {
-	env PATH="$fb:$PATH" FAKE_DIR="$tmp/fake" CLOCKBENCH="$fb/engine" DURATION=1 ROUNDS=1 CPUS=0 \
-		"$cc" "$tmp/fres" "$1" >"$tmp/out" 2>"$tmp/err"
+	env PATH="$fb:$PATH" FAKE_DIR="$tmp/fake" CB_ENGINE="$fb/engine" \
+		"$cc" --duration 1 --rounds 1 --cpus 0 "$tmp/fres" "$1" >"$tmp/out" 2>"$tmp/err"
 }
 good
 fake r0
@@ -154,7 +157,7 @@ elif [ ! -x bench/clockbench ]; then
 	skip "a short real run: bench/clockbench not built"
 	skip "a short real run: its text"
 else
-	DURATION=1 ROUNDS=1 "$cc" "$tmp/results" r1 >"$tmp/out" 2>"$tmp/err"
+	"$cc" --duration 1 --rounds 1 "$tmp/results" r1 >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	json=$tmp/results/r1/crosscheck.json
 	# Both peers' figures with the engine's, the ratios known, the machine
@@ -179,7 +182,7 @@ EOF
 	)
 	why=${why##*$'\n'} # the failed assertion's line
 	ok "$([ "$rc" -eq 0 ] && [ -z "$why" ] && [ "$(tail -n1 "$tmp/out")" = "$json" ]; echo $?)" \
-		"DURATION=1 ROUNDS=1: exit $rc; crosscheck.json has iperf3's and cyclictest's figures beside the engine's, and the ratios${why:+: $why}"
+		"--duration 1 --rounds 1: exit $rc; crosscheck.json has iperf3's and cyclictest's figures beside the engine's, and the ratios${why:+: $why}"
 	ok "$(grep -q '^| tcp-stream | rate | Gbit/s | .* | iperf3 | ' "$tmp/results/r1/crosscheck.txt" &&
 		grep -q 'cyclictest: # Max Latencies: ' "$tmp/results/r1/crosscheck.txt" && grep -q '^  sockperf: [0-9]* round trips' "$tmp/results/r1/crosscheck.txt" &&
 		grep -q 'round 1/1: iperf3' "$tmp/err"; echo $?)" \

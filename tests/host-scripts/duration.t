@@ -56,45 +56,42 @@ t.ok(isinstance(r, str) and "\n" not in r and len(r) < 200, "a 500-character val
 r = err("X", "1\ns", 0, 60)
 t.ok(isinstance(r, str) and "\n" not in r, "a line feed in the value is escaped, one line", r)
 
-# Its users: host-check's --trace-seconds, crosscheck's DURATION (whole
-# seconds: iperf3 -t), run-lab's LAB_TIMEOUT; each refusal one line, exit 2.
+# Its users: host-check's --trace-seconds, crosscheck's --duration (whole
+# seconds: iperf3 -t), run-lab's --l1-timeout; each refusal one line, exit 2.
+# Settings are options, as the user types them.
 
 
-def tool(argv, **env):
-    e = dict(os.environ, **env)
-    p = subprocess.run(argv, capture_output=True, text=True, env=e, cwd=ROOT, stdin=subprocess.DEVNULL, timeout=60)
+def tool(argv):
+    p = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, stdin=subprocess.DEVNULL, timeout=60)
     return p.returncode, p.stderr.strip()
 
 
 LOG = os.path.join(ROOT, "tests", "host-scripts", "fixtures", "healthy-vm.log")
 HC = [os.path.join(ROOT, "host-scripts", "host-check"), "--format", "json", "--no-tsc-check", "--log", LOG]
-CASES = [  # (argv, env, exit status wanted or None for "not 2", text in stderr)
-    (HC + ["--trace-seconds", "500ms"], {}, None, ""),
-    (HC + ["--trace-seconds", "2m"], {}, 2, "--trace-seconds=2m: 120 s: expected from 0 s to 60 s"),
-    (HC + ["--trace-seconds", "1x"], {}, 2, "--trace-seconds=1x: not a duration"),
-    ([os.path.join(ROOT, "host-scripts", "crosscheck"), t.tmp, "r"], {"DURATION": "2m", "ROUNDS": "0"}, 2,
-     "ROUNDS=0"),  # DURATION=2m passed: the next setting is the one refused
-    ([os.path.join(ROOT, "host-scripts", "crosscheck"), t.tmp, "r"], {"DURATION": "2h"}, 2,
-     "DURATION=2h (7200 s): expected a whole number from 1 to 3600"),
-    ([os.path.join(ROOT, "host-scripts", "crosscheck"), t.tmp, "r"], {"DURATION": "1500ms"}, 2,
-     "iperf3 -t takes whole seconds"),
-    ([os.path.join(ROOT, "lab", "run-lab"), t.tmp, "r"], {"LAB_TIMEOUT": "59s"}, 2,
-     "LAB_TIMEOUT=59s: 59 s: expected from 60 s"),
-    ([os.path.join(ROOT, "lab", "run-lab"), t.tmp, "r"], {"LAB_TIMEOUT": "90.5"}, 2, "expected whole seconds"),
-    # LAB_TIMEOUT=30m passes: the kernel (or a missing QEMU) is what fails next, exit 1, nothing boots
-    ([os.path.join(ROOT, "lab", "run-lab"), t.tmp, "r"], {"LAB_TIMEOUT": "30m", "KERNEL": "/nonexistent/vmlinuz"}, 1,
-     ""),
+CC = os.path.join(ROOT, "host-scripts", "crosscheck")
+LAB = os.path.join(ROOT, "lab", "run-lab")
+CASES = [  # (command, options, exit status wanted or None for "not 2", text in stderr)
+    (HC, ["--trace-seconds", "500ms"], None, ""),
+    (HC, ["--trace-seconds", "2m"], 2, "--trace-seconds=2m: 120 s: expected from 0 s to 60 s"),
+    (HC, ["--trace-seconds", "1x"], 2, "--trace-seconds=1x: not a duration"),
+    # --duration=2m passed: the next setting is the one refused
+    ([CC], ["--duration=2m", "--rounds=0", t.tmp, "r"], 2, "--rounds=0"),
+    ([CC], ["--duration=2h", t.tmp, "r"], 2, "--duration=2h (7200 s): expected a whole number from 1 to 3600"),
+    ([CC], ["--duration", "1500ms", t.tmp, "r"], 2, "iperf3 -t takes whole seconds"),
+    ([LAB], ["--l1-timeout=59s", t.tmp, "r"], 2, "--l1-timeout=59s: 59 s: expected from 60 s"),
+    ([LAB], ["--l1-timeout=90.5", t.tmp, "r"], 2, "expected whole seconds"),
+    # --l1-timeout=30m passes: the kernel (or a missing QEMU) is what fails next, exit 1, nothing boots
+    ([LAB], ["--l1-timeout=30m", "--kernel=/nonexistent/vmlinuz", t.tmp, "r"], 1, ""),
 ]
-for argv, env, want, text in CASES:
-    rc, err = tool(argv, **env)
-    what = "%s %s%s" % (os.path.basename(argv[0]), " ".join("%s=%s" % kv for kv in env.items()),
-                        " " + " ".join(argv[-2:]) if argv[0] == HC[0] else "")
+for cmd, opts, want, text in CASES:
+    rc, err = tool(cmd + opts)
+    what = "%s %s" % (os.path.basename(cmd[0]), " ".join(o for o in opts if o not in (t.tmp, "r")))
     good = (rc != 2 if want is None else rc == want) and text in err and len(err.splitlines()) <= 1
     t.ok(good, "%s: exit %d, %s" % (what, rc, err[:160] or "no error"), err)
 
 # The engine's parser and this one agree: accepted or refused alike, over
 # the cases above and random words of the alphabet that matters.
-engine = os.environ.get("CLOCKBENCH") or os.path.join(ROOT, "bench", "clockbench")
+engine = os.environ.get("CB_ENGINE") or os.path.join(ROOT, "bench", "clockbench")
 if not os.access(engine, os.X_OK):
     t.skip("bench/clockbench not built: the engine's agreement")
 else:

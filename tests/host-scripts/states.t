@@ -5,6 +5,7 @@
 host-check's state, cause and exit status; the watch's node_clockbench_clock_healthy; the bench screen of the real compare on a fake clocksource folder (host
 only, short cells): its exit status, ratio or no ratio (never x1.00 without a tsc row), the phrase of its first
 lines; and the watch's health metric.  Adding a state is adding a stanza (TAP)."""
+import concurrent.futures
 import configparser
 import json
 import os
@@ -45,13 +46,41 @@ def inputs(name, s):
     return d, args
 
 
+def bench_screen(name, d, args):
+    """compare (host only, short cells) on the state's inputs: the
+    CompletedProcess.  Every clocksource the state offers (compare's
+    default), each in cells of the headline clock (what the screen
+    divides).  Its clocksource folder is a copy of the state's (mtimes
+    kept): the switches of its steps never reach the folder host-check
+    and the watch read meanwhile."""
+    cs = os.path.join(d, "bench-cs")
+    shutil.copytree(os.path.join(d, "cs"), cs)
+    env = dict(os.environ, CB_CS_DIR=cs, CB_STATE_DIR=os.path.join(d, "state"),
+               CB_KVM_DEV=os.path.join(d, "kvm"),
+               CB_HOST_CHECK_ARGS=" ".join(a for a in args if a not in ("--cs-dir", os.path.join(d, "cs"))))
+    open(env["CB_KVM_DEV"], "w").close()
+    return subprocess.run([os.path.join(TOP, "host-scripts", "compare"), "--no-guest", "--report-out", os.path.join(d, "report"),
+                           "--duration", "0.02", "--threads", "1", "--rounds", "1", "--workloads", "none",
+                           "--tsc-rate-seconds", "0", "--clocks", "monotonic", "--methods", "vdso,syscall,rdtsc",
+                           os.path.join(d, "results"), "r1"],
+                          capture_output=True, text=True, env=env, timeout=600)
+
+
 have_engine = os.access(os.path.join(TOP, "bench", "clockbench"), os.X_OK)
+# Each state's compare runs in folders of its own: three at a time, begun
+# here, beside the host-check and watch runs below (each waits on its
+# engine's cells and checks much of its time); each judged in its turn.
+states = {}
+for name in cfg.sections():
+    states[name] = inputs(name, cfg[name])
+pool = concurrent.futures.ThreadPoolExecutor(max_workers=3)
+screens = {name: pool.submit(bench_screen, name, *states[name]) for name in cfg.sections()} if have_engine else {}
 t.ok(cfg.sections() and all(set(cfg[n]) == KEYS for n in cfg.sections()),
      "states.cfg: %d states, each with every key" % len(cfg.sections()),
      [n for n in cfg.sections() if set(cfg[n]) != KEYS])
 for name in cfg.sections():
     s = cfg[name]
-    d, args = inputs(name, s)
+    d, args = states[name]
     want_state, want_cause = s["hostcheck"].split()
     p = subprocess.run([os.path.join(TOP, "host-scripts", "host-check"), "--format", "json", "--no-tsc-check",
                         "--trace-seconds", "0", "--watchdog-seconds", "0"] + args,
@@ -88,15 +117,7 @@ for name in cfg.sections():
     if not have_engine:
         t.skip("%s: bench/clockbench not built" % name)
         continue
-    env = dict(os.environ, CB_CS_DIR=os.path.join(d, "cs"), CB_STATE_DIR=os.path.join(d, "state"),
-               CB_KVM_DEV=os.path.join(d, "kvm"), REPORT_OUT=os.path.join(d, "report"), GUEST="0",
-               DURATION="0.02", THREADS="1", ROUNDS="1", WORKLOADS="none", TSC_RATE_SECONDS="0",
-               CLOCKS="monotonic", METHODS="vdso,syscall,rdtsc",  # the headline clock: what the screen divides
-               CB_HOST_CHECK_ARGS=" ".join(a for a in args if a not in ("--cs-dir", os.path.join(d, "cs"))))
-    env.pop("CLOCKSOURCES", None)
-    open(env["CB_KVM_DEV"], "w").close()
-    q = subprocess.run([os.path.join(TOP, "host-scripts", "compare"), os.path.join(d, "results"), "r1"],
-                       capture_output=True, text=True, env=env, timeout=300)
+    q = screens[name].result()
     screen = q.stdout
     kind, phrase = [x.strip() for x in s["screen"].split("|", 1)]
     ratios = re.findall(r"\bx\d+\.\d\d\b", screen)
@@ -105,4 +126,5 @@ for name in cfg.sections():
     t.ok(q.returncode == 0 and ok_ratio and phrase in flat,
          "%s: make bench's screen: exit %d, %s, says '%s'" % (name, q.returncode, kind, phrase),
          "\n".join(("stderr: " + q.stderr[-400:], screen[:1600])))
+pool.shutdown()
 sys.exit(t.done())

@@ -82,7 +82,8 @@ ok "$(grep -n 'left its command running' "$tmp/err" | cut -d: -f1 | head -n1 | {
 # A host measurement stopped by TERM leaves none of the engine's
 # temporaries (NAME.tmp.XXXXXX) in the run folder.
 mkdir -p "$tmp/results/r1"
-DURATION=1 THREADS=1 CLOCKS=monotonic METHODS=vdso setsid host-scripts/bench-host --run-dir "$tmp/results/r1" --clocksource tsc >/dev/null 2>&1 &
+setsid host-scripts/bench-host --duration 1 --threads 1 --clocks monotonic --methods vdso --run-dir "$tmp/results/r1" \
+	--clocksource tsc >/dev/null 2>&1 &
 bg=$!
 temps() { find "$tmp/results/r1" -name '*.tmp.*' | wc -l; }
 for _ in $(seq 200); do [ "$(temps)" -gt 0 ] && break; sleep 0.05; done
