@@ -604,7 +604,9 @@ def _round_arg(n):
 
 
 def main(argv):
-    prog = "runfolder"
+    # Its callers' name in its lines (CB_PROG: compare's, bench-host's), the
+    # user never having typed "runfolder".
+    prog = os.environ.get("CB_PROG") or "runfolder"
 
     def usage(msg):
         print("%s: %s (see --help)" % (prog, msg), file=sys.stderr)
