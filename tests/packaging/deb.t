@@ -40,6 +40,23 @@ ok "$([ "$rc" -eq 0 ] && [ -s "$deb" ]; echo $?)" "make deb: ${deb:-no package} 
 beside >"$tmp/parent-after"
 ok "$(diff -q "$tmp/parent-before" "$tmp/parent-after" >/dev/null; echo $?)" "nothing of the package build written beside the checkout: $(comm -13 "$tmp/parent-before" "$tmp/parent-after" | paste -sd' ' -)"
 
+# lintian reads the package alone: it runs beside the checks below, its
+# verdict taken near the end.
+lint=
+if command -v lintian >/dev/null; then
+	lintian --fail-on error "$deb" >"$tmp/lintian" 2>&1 &
+	lint=$!
+fi
+lint_verdict() {
+	if [ -n "$lint" ]; then
+		wait "$lint"
+		ok $? "lintian: no error ($(grep -c '^[EW]:' "$tmp/lintian") errors and warnings)"
+		grep '^[EWI]:' "$tmp/lintian" | sed 's/^/# /'
+	else
+		skip "lintian not installed (Debian: lintian)"
+	fi
+}
+
 field() { dpkg-deb -f "$deb" "$1"; }
 version=$(sed -n 's/^#define CB_VERSION "\(.*\)"/\1/p' bench/names.h)
 ok "$([ "$(field Version)" = "$version" ] && [ "$(dpkg-parsechangelog -S Version)" = "$version" ]; echo $?)" \
@@ -67,15 +84,6 @@ for m in "${missing[@]+"${missing[@]}"}"; do diag "missing: $m"; done
 varlib=$(dpkg-deb -c "$deb" | awk '$6 == "./var/lib/clockbench/" {print $1, $2}')
 ok "$([ "$varlib" = "drwxr-xr-x root/root" ]; echo $?)" "/var/lib/clockbench (run folders) shipped root's, mode 0755: ${varlib:-absent}"
 
-if command -v lintian >/dev/null; then
-	lintian --fail-on error "$deb" >"$tmp/lintian" 2>&1
-	rc=$?
-	ok $rc "lintian: no error ($(grep -c '^[EW]:' "$tmp/lintian") errors and warnings)"
-	grep '^[EWI]:' "$tmp/lintian" | sed 's/^/# /'
-else
-	skip "lintian not installed (Debian: lintian)"
-fi
-
 # A fresh root: an empty dpkg database, an empty /etc (its account goes there) and the package.
 root=$tmp/root
 mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" "$root/etc"
@@ -89,7 +97,20 @@ force=$force,script-chrootless
 dpkg_root() { PATH="$PATH:/usr/sbin:/sbin" DPKG_ROOT="$root" dpkg --root="$root" --log=/dev/null "$force" "$@"; }
 dpkg_root -i "$deb" >"$tmp/dpkg" 2>&1
 ok $? "dpkg --root installs it into a fresh root"
-[ -x "$root/usr/bin/clockbench" ] || { sed 's/^/# /' "$tmp/dpkg"; done_testing; exit; }
+[ -x "$root/usr/bin/clockbench" ] || { sed 's/^/# /' "$tmp/dpkg"; lint_verdict; done_testing; exit; }
+# The TCG guest run of the installed clockbench guest, beside the checks
+# below (from another folder, the checkout off PATH); its verdict near the end.
+mkdir "$tmp/work"
+kernel=$(guest_kernel)
+# inst CMD...: CMD with the fresh root's commands first on PATH and no checkout on it.
+inst() { env -u PYTHONPATH PATH="$root/usr/bin:/usr/bin:/bin" "$@"; }
+guest=
+if command -v qemu-system-x86_64 >/dev/null && [ -n "$kernel" ]; then
+	(cd "$tmp/work" && inst clockbench guest --kernel="$kernel" --accel=tcg --vcpus=1 \
+		--timeout=150 --duration=0.1 --clocks=monotonic --methods=vdso --check=none --results "$tmp/work/results" --run-id pkg \
+		>"$tmp/guest.out" 2>"$tmp/err") &
+	guest=$!
+fi
 # The watch's unit: installed, not enabled, in the fresh root only; its account made there (systemd-sysusers --root).
 dpkg-deb -e "$deb" "$tmp/control"
 ok "$([ -f "$root/lib/systemd/system/clockbench-watch.service" ] && [ -z "$(find "$root/etc" -name 'clockbench-watch*' 2>/dev/null)" ] &&
@@ -104,6 +125,7 @@ ok "$([[ $acct == clockbench:x:*:*:*:/nonexistent:/usr/sbin/nologin ]] && [ "$(s
 sim=$tmp/sim
 mkdir -p "$sim/bin" "$sim/run-systemd"
 for h in deb-systemd-helper deb-systemd-invoke systemctl systemd-sysusers; do
+	# shellcheck disable=SC2016 # the stand-in's own $* and $1 $2
 	printf '#!/bin/sh\necho "%s $*" >>"%s/calls"\n[ "$1 $2" != "--quiet was-enabled" ]\n' "$h" "$sim" >"$sim/bin/$h"
 	chmod +x "$sim/bin/$h"
 done
@@ -147,11 +169,7 @@ else
 	sed 's/^/# /' "$tmp/real" | tail -5
 fi
 
-mkdir "$tmp/work"
-kernel=$(guest_kernel)
 cd "$tmp/work" || exit 1
-# inst CMD...: CMD with the fresh root's commands first on PATH and no checkout on it.
-inst() { env -u PYTHONPATH PATH="$root/usr/bin:/usr/bin:/bin" "$@"; }
 out=$(inst clockbench --probe 2>&1)
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ "$(inst sh -c 'command -v clockbench')" = "$root/usr/bin/clockbench" ] && grep -q 'monotonic.*vdso ->' <<<"$out"; echo $?)" \
@@ -171,18 +189,19 @@ done < <(sed '/^#/d' "$top/packaging/commands")
 [ "$n" -ge 9 ] || bad+=("only $n verbs read from $top/packaging/commands")
 ok "${#bad[@]}" "the installed clockbench help lists every verb ($n); each verb's --help begins 'Usage: clockbench VERB'; each clockbench-VERB(1) renders"
 for b in "${bad[@]+"${bad[@]}"}"; do diag "$b"; done
-inst clockbench health --format json >"$tmp/check.json" 2>"$tmp/err"
+inst clockbench health --format json >"$tmp/check.json" 2>"$tmp/health-err"
 rc=$?
 ok "$([ "$rc" -le 1 ] && grep -q '"schema": "clockbench-host-check/1"' "$tmp/check.json"; echo $?)" \
 	"the installed clockbench health (exit $rc: $([ "$rc" -eq 0 ] && echo healthy || echo degraded))"
-[ "$rc" -le 1 ] || sed 's/^/# /' "$tmp/err"
-if ! command -v qemu-system-x86_64 >/dev/null || [ -z "$kernel" ]; then
+[ "$rc" -le 1 ] || sed 's/^/# /' "$tmp/health-err"
+lint_verdict
+if [ -z "$guest" ]; then
 	skip "no qemu-system-x86_64 or no readable kernel image for the guest"
 	skip "no guest run"
 else
-	out=$(inst clockbench guest --kernel="$kernel" --accel=tcg --vcpus=1 --timeout=150 --duration=0.1 --clocks=monotonic \
-		--methods=vdso --check=none --results "$tmp/work/results" --run-id pkg 2>"$tmp/err")
+	wait "$guest"
 	rc=$?
+	out=$(cat "$tmp/guest.out")
 	res=${out##*$'\n'}
 	ok "$([ "$rc" -eq 0 ] && [ -s "$res" ]; echo $?)" "a TCG guest run of the installed clockbench guest (exit $rc)"
 	[ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/err" | tail -5
