@@ -26,22 +26,104 @@ refused() {
 	ok "$([ "$rc" -eq "$want" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -qE -e "$pat" "$tmp/err" &&
 		[ ! -e "$tmp/results" ]; echo $?)" "$what: exit $rc (want $want): $(head -1 "$tmp/err")"
 }
-refused 2 'expected RESULTS_DIR RUN_ID' "one argument" -- "$tmp/results"
-refused 2 'expected RESULTS_DIR RUN_ID' "three arguments" -- "$tmp/results" a b
-refused 2 "run id '../x'" "a run id with a slash" -- "$tmp/results" ../x
-refused 2 '--duration=0: expected a whole number from 1' "--duration=0" -- --duration=0 "$tmp/results" r
-refused 2 '--duration=1.5: expected a whole number' "--duration 1.5 (iperf3 and cyclictest take whole seconds)" \
+# Runs that need no process of their own go through crosscheck's main() in
+# one python3 (a process each costs some 0.3 s here).  queue [VAR=VALUE...]
+# -- ARG...: queues a run (its number in $n) in that environment; run_queue
+# runs those queued; run N's stdout, stderr (its file descriptors: the
+# children's output too) and exit status are in $tmp/cc/N.out, N.err, N.rc.
+mkdir -p "$tmp/cc"
+q=()
+nq=0
+queue() {
+	n=$nq
+	nq=$((nq + 1))
+	q+=(:: "$@")
+}
+run_queue() {
+	python3 - "$tmp/cc" "$cc" "${q[@]}" >"$tmp/cc.log" 2>&1 <<'PY'
+import importlib.machinery, importlib.util, os, sys, traceback
+out_dir, cc = sys.argv[1:3]
+sys.argv[0] = cc  # its name, PROG, as run
+loader = importlib.machinery.SourceFileLoader("crosscheck", cc)
+mod = importlib.util.module_from_spec(importlib.util.spec_from_loader("crosscheck", loader))
+loader.exec_module(mod)
+runs = []
+for a in sys.argv[3:]:
+    if a == "::":
+        runs.append([[], None])
+    elif runs[-1][1] is not None:
+        runs[-1][1].append(a)
+    elif a == "--":
+        runs[-1][1] = []
+    else:
+        runs[-1][0].append(a)
+for env, args in runs:
+    n = len([f for f in os.listdir(out_dir) if f.endswith(".rc")])
+    saved = dict(os.environ)
+    os.environ.update(v.split("=", 1) for v in env)
+    fds = os.dup(1), os.dup(2)
+    with open(os.path.join(out_dir, "%d.out" % n), "w") as o, open(os.path.join(out_dir, "%d.err" % n), "w") as e:
+        os.dup2(o.fileno(), 1)
+        os.dup2(e.fileno(), 2)
+        try:
+            rc = mod.main(args)
+        except SystemExit as x:
+            rc = x.code
+        except BaseException:  # as the process would: a traceback, exit 1
+            traceback.print_exc()
+            rc = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(fds[0], 1)
+        os.dup2(fds[1], 2)
+    os.close(fds[0])
+    os.close(fds[1])
+    os.environ.clear()
+    os.environ.update(saved)
+    with open(os.path.join(out_dir, "%d.rc" % n), "w") as f:
+        f.write("%d\n" % (0 if rc is None else rc if isinstance(rc, int) else 1))
+PY
+	q=()
+}
+# refused_q: refused's arguments, the run queued; judged by judge_refused
+# once run_queue has run it.
+refusals=()
+refused_q() {
+	local want=$1 pat=$2 what=$3
+	shift 3
+	queue "$@"
+	refusals+=("$want" "$pat" "$what" "$n")
+}
+judge_refused() {
+	local i rc err
+	for ((i = 0; i < ${#refusals[@]}; i += 4)); do
+		rc=$(<"$tmp/cc/${refusals[i + 3]}.rc")
+		err=$tmp/cc/${refusals[i + 3]}.err
+		ok "$([ "$rc" -eq "${refusals[i]}" ] && [ "$(wc -l <"$err")" -eq 1 ] && grep -qE -e "${refusals[i + 1]}" "$err" &&
+			[ ! -e "$tmp/results" ]; echo $?)" "${refusals[i + 2]}: exit $rc (want ${refusals[i]}): $(head -1 "$err")"
+	done
+	refusals=()
+}
+refused_q 2 'expected RESULTS_DIR RUN_ID' "one argument" -- "$tmp/results"
+refused_q 2 'expected RESULTS_DIR RUN_ID' "three arguments" -- "$tmp/results" a b
+refused_q 2 "run id '../x'" "a run id with a slash" -- "$tmp/results" ../x
+refused_q 2 '--duration=0: expected a whole number from 1' "--duration=0" -- --duration=0 "$tmp/results" r
+refused_q 2 '--duration=1.5: expected a whole number' "--duration 1.5 (iperf3 and cyclictest take whole seconds)" \
 	-- --duration 1.5 "$tmp/results" r
-refused 2 '--rounds=0: expected a whole number from 1 to 20' "--rounds=0" -- --rounds=0 "$tmp/results" r
-refused 2 '--msg-size=16777217: expected a whole number from 1 to 16777216' "--msg-size over 16 MiB" \
+refused_q 2 '--rounds=0: expected a whole number from 1 to 20' "--rounds=0" -- --rounds=0 "$tmp/results" r
+refused_q 2 '--msg-size=16777217: expected a whole number from 1 to 16777216' "--msg-size over 16 MiB" \
 	-- --msg-size=16777217 "$tmp/results" r
-refused 2 '--cpus=0-3: expected one or two CPUs' "--cpus as a range" -- --cpus=0-3 "$tmp/results" r
-refused 2 '--cpus=0,4095: CPU 4095 is not one this process may use' "--cpus beyond the allowed ones" \
+refused_q 2 '--cpus=0-3: expected one or two CPUs' "--cpus as a range" -- --cpus=0-3 "$tmp/results" r
+refused_q 2 '--cpus=0,4095: CPU 4095 is not one this process may use' "--cpus beyond the allowed ones" \
 	-- --cpus 0,4095 "$tmp/results" r
-refused 2 'unrecognized arguments: --bogus' "an unknown option" -- --bogus "$tmp/results" r
-refused 2 'expected one argument' "--rounds without its value" -- "$tmp/results" r --rounds
-"$cc" --help >"$tmp/out" 2>&1
-rc=$?
+refused_q 2 'unrecognized arguments: --bogus' "an unknown option" -- --bogus "$tmp/results" r
+refused_q 2 'expected one argument' "--rounds without its value" -- "$tmp/results" r --rounds
+queue -- --help
+help=$n
+run_queue
+judge_refused
+rc=$(<"$tmp/cc/$help.rc")
+cat "$tmp/cc/$help.out" "$tmp/cc/$help.err" >"$tmp/out"
 ok "$([ "$rc" -eq 0 ] && grep -q 'iperf3' "$tmp/out" && grep -q 'cyclictest' "$tmp/out" && grep -q -- '--duration D' "$tmp/out" && grep -q -- '--msg-size N' "$tmp/out" &&
 	grep -q 'Exit status' "$tmp/out"; echo $?)" "--help: exit 0, names the peers, the settings and the exit status"
 
@@ -98,35 +180,24 @@ good() {
 		"sockperf: Summary: Round trip is 20.000 usec" "sockperf: ---> percentile 50.000 =   19.000" >"$tmp/fake/sockperf.out"
 	echo '{"thread": {"0": {"histogram": {"5": 10, "6": 10}, "cycles": 20, "max": 6, "avg": 5.5}}}' >"$tmp/fake/cyclictest.json"
 }
-# fake RUN_ID: crosscheck with the stand-ins, into $tmp/fres/RUN_ID.
+# fake RUN_ID: crosscheck with the stand-ins (their outputs in $tmp/fake,
+# moved to a folder of the run's own), into $tmp/fres/RUN_ID: queued.
 fake() {
-	env PATH="$fb:$PATH" FAKE_DIR="$tmp/fake" CB_ENGINE="$fb/engine" \
-		"$cc" --duration 1 --rounds 1 --cpus 0 "$tmp/fres" "$1" >"$tmp/out" 2>"$tmp/err"
+	mv "$tmp/fake" "$tmp/fake-$1"
+	queue PATH="$fb:$PATH" FAKE_DIR="$tmp/fake-$1" CB_ENGINE="$fb/engine" \
+		-- --duration 1 --rounds 1 --cpus 0 "$tmp/fres" "$1"
 }
 good
 fake r0
-rc=$?
-if [ "$rc" -ne 0 ] || ! python3 -c 'import json, sys
-def no(c): raise ValueError("a %s in it" % c)
-json.load(open(sys.argv[1]), parse_constant=no)' "$tmp/fres/r0/crosscheck.json"; then
-	diag "the stand-ins' good outputs fail (exit $rc): the cases below cannot tell"
-	while IFS= read -r line; do diag "$line"; done <"$tmp/err"
-fi
-n=0
-# bad WHAT FILE CONTENT: the stand-in's FILE holds CONTENT: one error line, exit 1, no folder.
+first=$n
+# bad WHAT FILE CONTENT: the stand-in's FILE holds CONTENT (queued, judged
+# in order once run): one error line, exit 1, no folder.
+cases=()
 bad() {
-	local rc
-	n=$((n + 1))
 	good
 	printf '%s\n' "$3" >"$tmp/fake/$2"
-	fake "r$n"
-	rc=$?
-	# Progress lines, then the error: every line the command's own, the last a new one.
-	last=$(tail -n1 "$tmp/err")
-	ok "$([ "$rc" -eq 1 ] && ! grep -qv "^crosscheck: " "$tmp/err" && [ "${#last}" -lt 400 ] &&
-		! grep -qE "results in |round [0-9]+/[0-9]+: " <<<"$last" && [ ! -e "$tmp/fres/r$n" ]; echo $?)" \
-		"$1: exit $rc (want 1), one line, no run folder left: $(cut -c1-200 <<<"$last")"
-	[ "$rc" -eq 1 ] || tail -n3 "$tmp/err" | while IFS= read -r line; do diag "$line"; done
+	cases+=("$1")
+	fake "r${#cases[@]}"
 }
 digits() { printf "%${1}s" "" | tr ' ' 9; }
 sp() { printf '%s\n' "sockperf: [Valid Duration] RunTime=$1 sec; SentMessages=1; ReceivedMessages=1" \
@@ -143,6 +214,26 @@ bad "cyclictest's avg Infinity" cyclictest.json "$(cyc 5 10 5 Infinity)"
 bad "cyclictest's max NaN" cyclictest.json "$(cyc 5 10 NaN 5.0)"
 bad "cyclictest's histogram bucket of 5000 digits" cyclictest.json "$(cyc "$(digits 5000)" 10 5 5.0)"
 bad "cyclictest's cycles of 400 digits" cyclictest.json "$(cyc 5 "$(digits 400)" 5 5.0)"
+run_queue
+cp "$tmp/cc/$first.out" "$tmp/out"
+cp "$tmp/cc/$first.err" "$tmp/err"
+rc=$(<"$tmp/cc/$first.rc")
+if [ "$rc" -ne 0 ] || ! python3 -c 'import json, sys
+def no(c): raise ValueError("a %s in it" % c)
+json.load(open(sys.argv[1]), parse_constant=no)' "$tmp/fres/r0/crosscheck.json"; then
+	diag "the stand-ins' good outputs fail (exit $rc): the cases below cannot tell"
+	while IFS= read -r line; do diag "$line"; done <"$tmp/err"
+fi
+for ((n = 1; n <= ${#cases[@]}; n++)); do
+	cp "$tmp/cc/$((first + n)).err" "$tmp/err"
+	rc=$(<"$tmp/cc/$((first + n)).rc")
+	# Progress lines, then the error: every line the command's own, the last a new one.
+	last=$(tail -n1 "$tmp/err")
+	ok "$([ "$rc" -eq 1 ] && ! grep -qv "^crosscheck: " "$tmp/err" && [ "${#last}" -lt 400 ] &&
+		! grep -qE "results in |round [0-9]+/[0-9]+: " <<<"$last" && [ ! -e "$tmp/fres/r$n" ]; echo $?)" \
+		"${cases[n - 1]}: exit $rc (want 1), one line, no run folder left: $(cut -c1-200 <<<"$last")"
+	[ "$rc" -eq 1 ] || tail -n3 "$tmp/err" | while IFS= read -r line; do diag "$line"; done
+done
 
 if ! slow_tier; then
 	skip "a short real run: the slow tier's (make check runs it, make check-fast does not)"

@@ -10,20 +10,43 @@ trap 'rm -rf "$tmp"' EXIT
 : >"$tmp/empty"
 fx=tests/host-scripts/fixtures
 
-# verdict LOG CURRENT AVAILABLE CMDLINE: prints "exit cause detail".
-verdict() {
-	mkdir -p "$tmp/cs"
-	echo "$2" >"$tmp/cs/current_clocksource"
-	echo "$3" >"$tmp/cs/available_clocksource"
-	printf '%s\n' "$4" >"$tmp/cmdline"
-	host-scripts/host-check --format json --log "$1" --cmdline "$tmp/cmdline" --cs-dir "$tmp/cs" >"$tmp/out.json" 2>"$tmp/err"
-	echo "$? $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["cause"], d["cause_detail"])' "$tmp/out.json" 2>&1)"
+# The runs on recorded files go through host-check's main() in one python3
+# (a process each costs some 0.3 s here), queued first, judged in order
+# below.  run ARG...: queues one run, its number in $n; run N's stdout,
+# stderr and status are in $tmp/hc/N.out, N.err, N.rc, and N.verdict holds
+# "exit cause detail" read from its JSON (or why not).
+runs=()
+nruns=0
+run() {
+	n=$nruns
+	nruns=$((nruns + 1))
+	runs+=(:: "$@")
 }
-check() { # check WANT DESCRIPTION -- verdict args
-	local want=$1 what=$2 got
+# verdict LOG CURRENT AVAILABLE CMDLINE: queues host-check's JSON verdict
+# on these files (its own clocksource folder and command line, $tmp/vN).
+verdict() {
+	local d=$tmp/v$nruns
+	mkdir -p "$d/cs"
+	echo "$2" >"$d/cs/current_clocksource"
+	echo "$3" >"$d/cs/available_clocksource"
+	printf '%s\n' "$4" >"$d/cmdline"
+	run --format json --log "$1" --cmdline "$d/cmdline" --cs-dir "$d/cs"
+}
+# got N: run N's "exit cause detail".
+got() { got=$(<"$tmp/hc/$1.verdict"); }
+check() { # check WANT DESCRIPTION -- verdict args (queued now, judged by judge_checks)
+	checks+=("$1" "$2")
 	shift 3
-	got=$(verdict "$@")
-	ok "$([ "$got" = "$want" ]; echo $?)" "$what: $got"
+	verdict "$@"
+	checks+=("$n")
+}
+checks=()
+judge_checks() {
+	local i
+	for ((i = 0; i < ${#checks[@]}; i += 3)); do
+		got "${checks[i + 2]}"
+		ok "$([ "$got" = "${checks[i]}" ]; echo $?)" "${checks[i + 1]}: $got"
+	done
 }
 
 check "1 boot_warp 6601281288 cycles warp" "boot warp (blog: CPU 0 three seconds behind)" -- "$fx/boot-warp.log" hpet "hpet acpi_pm" "ro quiet"
@@ -35,8 +58,67 @@ check "1 by_hand None" "flipped by hand: tsc still offered, no loss in the log" 
 check "1 forced_unstable None" "tsc=unstable on the command line" -- "$tmp/empty" hpet "hpet acpi_pm" "ro tsc=unstable"
 check "1 set_at_boot None" "clocksource=hpet on the command line" -- "$tmp/empty" hpet "tsc hpet acpi_pm" "ro clocksource=hpet"
 check "1 unknown None" "not on tsc, tsc gone, nothing in the log: unknown, not guessed" -- "$tmp/empty" hpet "hpet acpi_pm" "ro"
+verdict "$fx/boot-warp.log" hpet "hpet acpi_pm" "ro"
+evidence=$n
+mkdir -p "$tmp/unreadable.log"
+verdict "$tmp/unreadable.log" kvm-clock "tsc kvm-clock" "ro"
+unreadable=$n
+# kvm-clock, with and without a recorded path probe
+pfx=tests/analysis/fixtures/20260101-120000-hv1
+mkdir -p "$tmp/cs"
+echo kvm-clock >"$tmp/cs/current_clocksource"
+echo "tsc kvm-clock" >"$tmp/cs/available_clocksource"
+printf 'ro\n' >"$tmp/cmdline"
+on_kvm=(--log "$fx/healthy-vm.log" --cmdline "$tmp/cmdline" --cs-dir "$tmp/cs")
+run "${on_kvm[@]}" --probe "$pfx/host-tsc.json"
+probe_user=$n
+run "${on_kvm[@]}" --probe "$pfx/host-hpet.json"
+probe_syscall=$n
+run "${on_kvm[@]}"
+no_probe=$n
+run --format json "${on_kvm[@]}" --probe "$pfx/host-tsc.json"
+probe_json=$n
+printf '[    1.000000] tsc: Marking TSC unstable due to \033]0;pwned\007boot parameter\n' >"$tmp/esc.log"
+run --log "$tmp/esc.log" --cs-dir "$tmp/cs"
+esc=$n
 
-verdict "$fx/boot-warp.log" hpet "hpet acpi_pm" "ro" >/dev/null
+mkdir -p "$tmp/hc"
+python3 - "$tmp/hc" "${runs[@]}" <<'PY'
+import contextlib, importlib.machinery, importlib.util, io, json, os, sys, traceback
+HC = os.path.join(os.getcwd(), "host-scripts", "host-check")
+loader = importlib.machinery.SourceFileLoader("host_check", HC)
+hc = importlib.util.module_from_spec(importlib.util.spec_from_loader("host_check", loader))
+loader.exec_module(hc)
+runs = []
+for a in sys.argv[2:]:
+    if a == "::":
+        runs.append([])
+    else:
+        runs[-1].append(a)
+for i, args in enumerate(runs):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = hc.main([HC] + args)
+        except SystemExit as e:
+            rc = e.code
+        except Exception:  # noqa: BLE001 -- as the process would: a traceback, exit 1
+            traceback.print_exc()
+            rc = 1
+    rc = 0 if rc is None else rc if isinstance(rc, int) else 1
+    base = os.path.join(sys.argv[1], str(i))
+    for ext, text in (("out", out.getvalue()), ("err", err.getvalue()), ("rc", "%d\n" % rc)):
+        with open(base + "." + ext, "w") as f:
+            f.write(text)
+    try:
+        d = json.loads(out.getvalue())
+        v = "%s %s %s" % (rc, d["cause"], d["cause_detail"])
+    except Exception as e:  # noqa: BLE001 -- not a JSON verdict
+        v = "%s %s" % (rc, " ".join(repr(e).split())[:200])
+    with open(base + ".verdict", "w") as f:
+        f.write(v + "\n")
+PY
+judge_checks
 python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -44,7 +126,7 @@ ev = d["kernel_log"]["evidence"]
 assert any("Measured 6601281288 cycles" in l for l in ev), ev
 assert d["healthy"] is False and d["clocksource"]["current"] == "hpet"
 assert d["tsc_check"] is None and "recorded" in d["tsc_check_note"]
-' "$tmp/out.json"
+' "$tmp/hc/$evidence.out"
 ok $? "the evidence lines are quoted, and no TSC check is run when judging recorded files"
 
 host-scripts/host-check --format yaml >/dev/null 2>"$tmp/err"
@@ -56,8 +138,7 @@ ok "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any("/
 
 # A kernel log that cannot be read proves nothing: unknown, with the reason
 # (not "changed by hand", which is concluded from the log's silence).
-mkdir -p "$tmp/unreadable.log"
-got=$(verdict "$tmp/unreadable.log" kvm-clock "tsc kvm-clock" "ro")
+got "$unreadable"
 ok "$(case "$got" in "1 unknown kernel log not read: $tmp/unreadable.log: "*) echo 0;; *) echo 1;; esac)" \
 	"an unreadable kernel log: cause unknown with the reason, not by_hand: $got"
 
@@ -91,32 +172,25 @@ ok "$(grep -q "kernel log (unread): not read" <<<"$out" && ! grep -q "relevant l
 
 # "Every clock read is a syscall" only where the path probe says so: on
 # kvm-clock the vDSO still answers (a recorded probe, --probe FILE).
-pfx=tests/analysis/fixtures/20260101-120000-hv1
-text() { # text PROBE_ARGS...: host-check's text on kvm-clock, recorded files
-	host-scripts/host-check --log "$fx/healthy-vm.log" --cmdline "$tmp/cmdline" --cs-dir "$tmp/cs" "$@" 2>&1
-}
+# text N: run N's stdout and stderr in $out, its status in $rc.
+text() { out=$(cat "$tmp/hc/$1.out" "$tmp/hc/$1.err"); rc=$(<"$tmp/hc/$1.rc"); }
 echo kvm-clock >"$tmp/cs/current_clocksource"
 echo "tsc kvm-clock" >"$tmp/cs/available_clocksource"
-out=$(text --probe "$pfx/host-tsc.json")
-rc=$?
+text "$probe_user"
 ok "$([ "$rc" -eq 1 ] && ! grep -q "is a syscall" <<<"$out" && grep -q "answered in user space" <<<"$out"; echo $?)" \
 	"the probe says user: no claim that reads are syscalls (exit $rc)"
-out=$(text --probe "$pfx/host-hpet.json")
-rc=$?
+text "$probe_syscall"
 ok "$([ "$rc" -eq 1 ] && grep -q "every clock read is a syscall on this host (the path probe says so)" <<<"$out"; echo $?)" \
 	"the probe says syscall: the text says every read is a syscall (exit $rc)"
-out=$(text)
+text "$no_probe"
 ok "$(! grep -q "is a syscall" <<<"$out" && grep -q "whether clock reads are syscalls here is not known" <<<"$out"; echo $?)" \
 	"no probe: not known, not guessed"
-host-scripts/host-check --format json --log "$fx/healthy-vm.log" --cmdline "$tmp/cmdline" --cs-dir "$tmp/cs" \
-	--probe "$pfx/host-tsc.json" >"$tmp/p.json" 2>/dev/null
-ok "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["clock_read_path"] == "user", d' "$tmp/p.json"; echo $?)" \
+ok "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["clock_read_path"] == "user", d' "$tmp/hc/$probe_json.out"; echo $?)" \
 	"JSON: clock_read_path from the probe"
 
 # A log line is data: its escapes (ESC, OSC, BEL) never reach the terminal
 # raw in the text, whatever line carries them (the cause's, the evidence).
-printf '[    1.000000] tsc: Marking TSC unstable due to \033]0;pwned\007boot parameter\n' >"$tmp/esc.log"
-out=$(host-scripts/host-check --log "$tmp/esc.log" --cs-dir "$tmp/cs" 2>&1)
+text "$esc"
 ok "$(! grep -q $'\033' <<<"$out" && ! grep -q $'\007' <<<"$out" && grep -q 'due to \\x1b]0;pwned\\x07boot' <<<"$out"; echo $?)" \
 	"a log line's ESC and BEL are shown escaped (\\x1b, \\x07), never sent to the terminal"
 

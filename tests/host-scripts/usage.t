@@ -14,15 +14,23 @@ echo "tsc hpet" >"$CB_CS_DIR/available_clocksource"
 echo tsc >"$CB_CS_DIR/current_clocksource"
 
 # bad DESCRIPTION CMD...: exit 2, one line on stderr, nothing new in $tmp.
+# What $tmp holds after one call is what it holds before the next (nothing
+# else writes there): listed once per call, not twice.  The stderr is read
+# in bash, its lines counted as wc -l would.
+listing() { find "$tmp" ! -name .err | sort; }
+after=$(listing)
 bad() {
-	local what=$1 rc before after
+	local what=$1 rc before err nl
 	shift
-	before=$(find "$tmp" ! -name .err | sort | md5sum)
+	before=$after
 	(cd "$tmp" && "$@") >/dev/null 2>"$tmp/.err" </dev/null
 	rc=$?
-	after=$(find "$tmp" ! -name .err | sort | md5sum)
-	ok "$([ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/.err")" -eq 1 ] && [ "$before" = "$after" ]; echo $?)" \
-		"$what: exit $rc, $(wc -l <"$tmp/.err") line(s): $(head -c 160 "$tmp/.err" | head -n1)"
+	after=$(listing)
+	err=
+	IFS= read -r -d '' err <"$tmp/.err"
+	nl=${err//[!$'\n']/}
+	ok "$([ "$rc" -eq 2 ] && [ "${#nl}" -eq 1 ] && [ "$before" = "$after" ]; echo $?)" \
+		"$what: exit $rc, ${#nl} line(s): $(head -n1 <<<"${err:0:160}")"
 	rm -f "$tmp/.err"
 }
 top=$PWD

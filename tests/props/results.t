@@ -4,12 +4,17 @@
 """results.t: properties of the results loader (contract/cbcontract/load.py) and of what reads its
 measurements: any bytes, any JSON and the fixtures' run folders mutated give measurements that every
 report renders, or one InputError line; analysis/clockbench-report exits 0 or 1, one line, no traceback (TAP)."""
+import contextlib
 import copy
+import importlib.machinery
+import importlib.util
+import io
 import json
 import os
 import re
-import subprocess
 import sys
+import traceback
+import types
 
 sys.dont_write_bytecode = True
 sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib")]
@@ -317,15 +322,45 @@ def cli(cmd, d):
             "capacity": ["capacity", d], "prom": ["prom", d, "-o", out + ".prom"]}[cmd]
 
 
+# clockbench-report's main() in this process (a process an example cost some
+# 0.35 s here), as its process runs it (sys.exit(main(argv))), in tmp,
+# without CLOCKBENCH_DEBUG; what would escape main is the traceback the
+# process would print (the example's alarm, proplib.HANG, still bounds it).
+_loader = importlib.machinery.SourceFileLoader("cbreport", TOOL)
+CLI = importlib.util.module_from_spec(importlib.util.spec_from_loader("cbreport", _loader))
+_loader.exec_module(CLI)
+
+
+def in_process(argv):
+    out, err = io.StringIO(), io.StringIO()
+    debug, here = os.environ.pop("CLOCKBENCH_DEBUG", None), os.getcwd()
+    os.chdir(tmp)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                rc = CLI.main(list(argv))
+            except SystemExit as e:
+                rc = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+            except proplib.Hang:
+                raise
+            except BaseException:  # noqa: BLE001 -- the process's traceback, exit 1
+                traceback.print_exc()
+                rc = 1
+    finally:
+        os.chdir(here)
+        if debug is not None:
+            os.environ["CLOCKBENCH_DEBUG"] = debug
+    if "CB_PROP_HANG" in err.getvalue():  # main() said the alarm's Hang as a bad input: a hang still
+        raise proplib.Hang(err.getvalue().strip())
+    return types.SimpleNamespace(returncode=rc, stdout=out.getvalue(), stderr=err.getvalue())
+
+
 @t.prop("clockbench-report on mutated run folders: exit 0, or 1 with one line; never a traceback",
         st.sampled_from(COMMANDS), run_folders(), scale=0.05)
 @example("summary", ZERO_VCPUS)
 def command_line(cmd, changed):
     d = folder(changed[1])
-    env = dict(os.environ)
-    env.pop("CLOCKBENCH_DEBUG", None)
-    p = subprocess.run([sys.executable, TOOL] + cli(cmd, d), capture_output=True, text=True, env=env,
-                       cwd=tmp, timeout=proplib.HANG)
+    p = in_process(cli(cmd, d))
     err = p.stderr.splitlines()
     t.tally("exit %d" % p.returncode)
     assert "Traceback" not in p.stderr and "internal error" not in p.stderr, p.stderr[-2000:]
