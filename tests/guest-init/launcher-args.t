@@ -21,22 +21,197 @@ launch=host-scripts/bench-guest
 # option given again later wins (argparse), so a test's own options follow.
 base=(--kernel="$fake" --initramfs="$fake" --qemu=true --accel=tcg)
 
-# expect STATUS PATTERN DESCRIPTION [OPTION...]: runs the launcher with
-# those options (after the fake kernel, initramfs and QEMU of base, which
-# they override); wants the exit status, exactly one stderr line matching
-# PATTERN, and no file in the results folder.
+# Runs that need no process of their own (nothing but the launcher's checks,
+# and stand-in QEMUs) go through the launcher's main() in one interpreter,
+# its own (#! of bench-guest): a process each costs some 0.3 s here.
+# queue [VAR=VALUE...] -- ARG...: queues a run (its number in $n) in that
+# environment (the test's, plus VAR=VALUE); run_queue runs those queued.
+# Run N's stdout, stderr (their file descriptors: the children's output,
+# such as the engine's --dry-run, too), exit status and what the results
+# folders then hold are in $tmp/cc/N.out, N.err, N.rc and N.res (a line
+# "D DIR" when $tmp/results or $tmp/kept exists, "F PATH MD5" for each file
+# in them).  run_now: queue's arguments, run now as a process of its own,
+# into the same files.
+mkdir -p "$tmp/cc"
+q=()
+nq=0
+roots=("$tmp/results" "$tmp/kept")
+queue() {
+	n=$nq
+	nq=$((nq + 1))
+	q+=(:: "$n" "$@")
+}
+run_queue() {
+	/usr/bin/python3 - "$tmp/cc" "$launch" "${roots[@]}" "${q[@]}" >"$tmp/cc.log" 2>&1 <<'PY'
+import hashlib, importlib.machinery, importlib.util, os, signal, sys, tempfile, traceback
+out_dir, launch, roots = sys.argv[1], sys.argv[2], sys.argv[3:5]
+sys.argv[0] = launch
+# bench-guest itself, as a module: its sys.path and imports, not its main block.
+loader = importlib.machinery.SourceFileLoader("bench_guest", launch)
+bg = importlib.util.module_from_spec(importlib.util.spec_from_loader("bench_guest", loader))
+loader.exec_module(bg)
+launcher, msg = bg.launcher, bg.msg
+runs = []
+it = iter(sys.argv[5:])
+for a in it:
+    if a == "::":
+        runs.append([next(it), [], None])
+    elif runs[-1][2] is not None:
+        runs[-1][2].append(a)
+    elif a == "--":
+        runs[-1][2] = []
+    else:
+        runs[-1][1].append(a)
+
+
+def listing():
+    lines = []
+    for root in roots:
+        if os.path.lexists(root):
+            lines.append("D %s" % root)
+        for d, _, files in sorted(os.walk(root)):
+            for f in sorted(files):
+                p = os.path.join(d, f)
+                try:
+                    with open(p, "rb") as fh:
+                        lines.append("F %s %s" % (p, hashlib.md5(fh.read()).hexdigest()))
+                except OSError:
+                    lines.append("F %s -" % p)
+    return "".join(l + "\n" for l in lines)
+
+
+for n, env, args in runs:
+    saved = dict(os.environ), os.getcwd(), list(sys.path), {s: signal.getsignal(s) for s in launcher.INTERRUPTS}
+    os.environ.update(v.split("=", 1) for v in env)
+    tempfile.tempdir = None  # TMPDIR as this run has it
+    msg.PROG = os.environ.pop("CB_PROG", None) or os.path.basename(launch)  # as bench-guest sets it
+    fds = os.dup(1), os.dup(2)
+    with open(os.path.join(out_dir, "%s.out" % n), "w") as o, open(os.path.join(out_dir, "%s.err" % n), "w") as e:
+        os.dup2(o.fileno(), 1)
+        os.dup2(e.fileno(), 2)
+        try:
+            rc = launcher.main(args)
+        except SystemExit as x:
+            rc = x.code
+        except BaseException:  # as the process would: a traceback, exit 1
+            traceback.print_exc()
+            rc = 1
+        if rc is not None and not isinstance(rc, int):  # sys.exit(TEXT): the text, exit 1
+            print(rc, file=sys.stderr)
+            rc = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(fds[0], 1)
+        os.dup2(fds[1], 2)
+    os.close(fds[0])
+    os.close(fds[1])
+    os.environ.clear()
+    os.environ.update(saved[0])
+    os.chdir(saved[1])
+    sys.path[:] = saved[2]
+    for s, h in saved[3].items():
+        signal.signal(s, h)
+    tempfile.tempdir = None
+    with open(os.path.join(out_dir, "%s.res" % n), "w") as f:
+        f.write(listing())
+    with open(os.path.join(out_dir, "%s.rc" % n), "w") as f:
+        f.write("%d\n" % ((rc or 0) & 0xFF))
+PY
+	local rc=$?
+	[ "$rc" -eq 0 ] || { diag "the launcher's runs in one interpreter failed (exit $rc):"; diag_lines <"$tmp/cc.log"; }
+	q=()
+}
+run_now() {
+	local vars=() r
+	n=$nq
+	nq=$((nq + 1))
+	while [ "$1" != -- ]; do vars+=("$1"); shift; done
+	shift
+	env "${vars[@]+"${vars[@]}"}" "$launch" "$@" >"$tmp/cc/$n.out" 2>"$tmp/cc/$n.err"
+	echo $? >"$tmp/cc/$n.rc"
+	for r in "${roots[@]}"; do
+		[ -e "$r" ] || continue
+		echo "D $r"
+		find "$r" -type f -exec md5sum {} + | while read -r sum path; do echo "F $path $sum"; done
+	done >"$tmp/cc/$n.res"
+}
+# Judged in this shell, with its builtins only (a process each costs here
+# too): load N sets rc (255: run N did not run), out and err (its stdout and
+# stderr, whole), err_n (its stderr's lines, as wc -l counts them), errf
+# (its stderr's file) and res (what the results folders held after it);
+# files_in DIR: how many files DIR held then, in left; made DIR: DIR existed then;
+# err_has ERE: a line of stderr matches (grep -E).
+load() {
+	local nl
+	{ read -r rc <"$tmp/cc/$1.rc"; } 2>/dev/null || rc=255
+	out='' err='' res=()
+	IFS= read -r -d '' out <"$tmp/cc/$1.out"
+	IFS= read -r -d '' err <"$tmp/cc/$1.err"
+	errf=$tmp/cc/$1.err
+	nl=${err//[!$'\n']/}
+	err_n=${#nl}
+	mapfile -t res <"$tmp/cc/$1.res"
+}
+files_in() {
+	local l
+	left=0
+	for l in "${res[@]+"${res[@]}"}"; do [[ $l != "F $1/"* ]] || left=$((left + 1)); done
+}
+made() {
+	local l
+	for l in "${res[@]+"${res[@]}"}"; do [ "$l" != "D $1" ] || return 0; done
+	return 1
+}
+err_has() {
+	local l
+	while IFS= read -r l; do [[ ! $l =~ $1 ]] || return 0; done <<<"${err%$'\n'}"
+	return 1
+}
+first_line() { local l; IFS= read -r l <<<"$1"; printf '%s' "$l"; }
+# later FUNCTION ARG...: judged, in order, by judge_all once the queue ran.
+judged=()
+later() { judged+=("$#" "$@"); }
+judge_all() {
+	local i=0 k
+	while [ "$i" -lt "${#judged[@]}" ]; do
+		k=${judged[i]}
+		"${judged[@]:i+1:k}"
+		i=$((i + 1 + k))
+	done
+	judged=()
+}
+# split_env ARG...: the leading VAR=VALUE words of a case (its environment)
+# in env_words, the rest (the launcher's arguments) in args_words.
+split_env() {
+	env_words=()
+	while [ "$#" -gt 0 ] && [[ $1 =~ ^[A-Z][A-Z0-9_]*= ]]; do
+		env_words+=("$1")
+		shift
+	done
+	args_words=("$@")
+}
+
+# expect STATUS PATTERN DESCRIPTION [VAR=VALUE...] [OPTION...]: runs the
+# launcher (in that environment) with those options (after the fake kernel,
+# initramfs and QEMU of base, which they override); wants the exit status,
+# exactly one stderr line matching PATTERN, and no file in the results folder.
 expect() {
-	local want=$1 pat=$2 what=$3 rc lines left
+	local want=$1 pat=$2 what=$3
 	shift 3
-	"$launch" "${base[@]}" "$@" --results "$tmp/results" --run-id run1 >"$tmp/stdout" 2>"$tmp/stderr"
-	rc=$?
-	lines=$(wc -l <"$tmp/stderr")
-	left=$(find "$tmp/results" -type f 2>/dev/null | wc -l)
-	if [ "$rc" -eq "$want" ] && [ "$lines" -eq 1 ] && [ "$left" -eq 0 ] && grep -qE -e "$pat" "$tmp/stderr"; then
-		ok 0 "$what: exit $want, '$(cat "$tmp/stderr")'"
+	split_env "$@"
+	queue "${env_words[@]+"${env_words[@]}"}" -- "${base[@]}" "${args_words[@]+"${args_words[@]}"}" \
+		--results "$tmp/results" --run-id run1
+	later judge_expect "$n" "$want" "$pat" "$what"
+}
+judge_expect() {
+	local n=$1 want=$2 pat=$3 what=$4
+	load "$n"
+	files_in "$tmp/results"
+	if [ "$rc" -eq "$want" ] && [ "$err_n" -eq 1 ] && [ "$left" -eq 0 ] && err_has "$pat"; then
+		ok 0 "$what: exit $want, '${err%$'\n'}'"
 	else
-		ok 1 "$what: exit $rc (want $want), $lines stderr lines, $left files left"
-		diag_lines <"$tmp/stderr"
+		ok 1 "$what: exit $rc (want $want), $err_n stderr lines, $left files left"
+		diag_lines <"$errf"
 	fi
 }
 
@@ -68,13 +243,16 @@ expect 2 '--machine=microvm: --backend=libvirt supports q35 and pc' "microvm und
 # expect_args STATUS PATTERN DESCRIPTION ARG...: the same without --results
 # and --run-id; the options here as --name VALUE, two words.
 expect_args() {
-	local want=$1 pat=$2 what=$3 rc lines
+	local want=$1 pat=$2 what=$3
 	shift 3
-	"$launch" "${base[@]}" "$@" >"$tmp/stdout" 2>"$tmp/stderr"
-	rc=$?
-	lines=$(wc -l <"$tmp/stderr")
-	ok "$([ "$rc" -eq "$want" ] && [ "$lines" -eq 1 ] && grep -qE -e "$pat" "$tmp/stderr" &&
-		[ -z "$(find "$tmp/results" -type f 2>/dev/null)" ]; echo $?)" "$what: exit $rc (want $want), '$(head -1 "$tmp/stderr")'"
+	queue -- "${base[@]}" "$@"
+	later judge_expect_args "$n" "$want" "$pat" "$what"
+}
+judge_expect_args() {
+	local n=$1 want=$2 pat=$3 what=$4 s=1
+	load "$n"
+	[ "$rc" -eq "$want" ] && [ "$err_n" -eq 1 ] && err_has "$pat" && files_in "$tmp/results" && [ "$left" -eq 0 ] && s=0
+	ok "$s" "$what: exit $rc (want $want), '$(first_line "$err")'"
 }
 expect_args 2 '^bench-guest: --accel=foo: expected one of: auto kvm tcg$' "--accel foo: the same check as --accel=foo" --accel foo
 expect_args 2 '--vcpus=3x: expected an integer' "--vcpus 3x after a good --vcpus=2: the last one given is judged" \
@@ -85,11 +263,15 @@ expect_args 2 "run id '../escape': letters" "--run-id with a slash" --results "$
 expect_args 2 "clocksource name 'a/b' cannot be part of a file name" "--clocksource with a slash" --clocksource a/b
 expect_args 2 'run-dir names an existing run folder: not with --results or --run-id' "--run-dir with --run-id" --run-dir "$tmp" --run-id x
 expect_args 1 "$tmp/none: no such run folder" "--run-dir that does not exist" --run-dir "$tmp/none"
-"$launch" --help >"$tmp/stdout" 2>&1
-rc=$?
-ok "$([ "$rc" -eq 0 ] && grep -q -- '--accel ACCEL' "$tmp/stdout" && grep -q 'auto|kvm|tcg' "$tmp/stdout" &&
-	grep -q 'make bench-guest VCPUS=2: --vcpus=2' "$tmp/stdout" && ! grep -qi 'environment' "$tmp/stdout"; echo $?)" \
-	"--help: exit 0, lists the settings and says make's variables of their names become options (no environment)"
+queue -- --help
+judge_help() {
+	load "$1"
+	printf '%s' "$out$err" >"$tmp/stdout" # as 2>&1
+	ok "$([ "$rc" -eq 0 ] && grep -q -- '--accel ACCEL' "$tmp/stdout" && grep -q 'auto|kvm|tcg' "$tmp/stdout" &&
+		grep -q 'make bench-guest VCPUS=2: --vcpus=2' "$tmp/stdout" && ! grep -qi 'environment' "$tmp/stdout"; echo $?)" \
+		"--help: exit 0, lists the settings and says make's variables of their names become options (no environment)"
+}
+later judge_help "$n"
 
 expect 2 '--kernel=/nonexistent/vmlinuz: no such file: name one with --kernel.*linux-image-amd64' \
 	"missing kernel: says --kernel and linux-image-amd64" --kernel=/nonexistent/vmlinuz
@@ -98,11 +280,11 @@ expect 2 "--initramfs=$tmp/none: missing or unreadable: run 'make guest-initramf
 expect 2 '--qemu=qemu-nonexistent: not found: .*apt-get install qemu-system-x86' \
 	"missing QEMU: names the package" --qemu=qemu-nonexistent
 if [ "$(id -u)" -ne 0 ]; then
-	chmod 000 "$tmp/fake-image"
-	expect 2 'not a readable file: run as root' "unreadable kernel" --kernel="$tmp/fake-image"
-	chmod 644 "$tmp/fake-image"
+	echo not-a-kernel >"$tmp/unreadable-image"
+	chmod 000 "$tmp/unreadable-image"
+	expect 2 'not a readable file: run as root' "unreadable kernel" --kernel="$tmp/unreadable-image"
 else
-	skip "unreadable kernel: root reads everything"
+	later skip "unreadable kernel: root reads everything"
 fi
 # The guest engine's options, judged by the engine (--dry-run) on as many
 # CPUs as the guest has vCPUs, before QEMU starts (--qemu=false would fail).
@@ -112,24 +294,34 @@ expect 2 "^bench-guest: the guest's engine: --threads '2': only 1 CPUs are allow
 	--threads=2 --vcpus=1 --qemu=false
 expect 2 "^bench-guest: the guest's engine: --duration '0.5': the tsc-rate check needs at least 5 seconds" \
 	"--check=tsc-rate with the guest's 0.5 s default duration" --check=tsc-rate --qemu=false
-"$launch" "${base[@]}" --vcpus=1 --threads=1 --check-only --results "$tmp/results" --run-id run1 >"$tmp/stdout" 2>&1
-rc=$?
-ok "$([ "$rc" -eq 0 ] && [ ! -s "$tmp/stdout" ] && [ ! -e "$tmp/results" ]; echo $?)" \
-	"--check-only with good settings: exit $rc, silent, nothing made"
-# checks WHAT OPTION...: --check-only passes those options: exit 0, silent.
+# judge_checks N WHAT [TAIL]: run N (--check-only) exit 0, silent (stdout and
+# stderr, as 2>&1), no results folder made.
+judge_checks() {
+	local n=$1 what=$2 all s=1
+	load "$n"
+	all=$out$err # as 2>&1
+	[ "$rc" -eq 0 ] && [ -z "$all" ] && ! made "$tmp/results" && s=0
+	ok "$s" "$what: exit $rc, silent${3-${all:+: $(first_line "$all")}}"
+}
+queue -- "${base[@]}" --vcpus=1 --threads=1 --check-only --results "$tmp/results" --run-id run1
+later judge_checks "$n" "--check-only with good settings" ", nothing made"
+# checks WHAT [VAR=VALUE...] OPTION...: --check-only passes those options:
+# exit 0, silent.
 checks() {
-	local what=$1 rc
+	local what=$1
 	shift
-	"$launch" "${base[@]}" "$@" --check-only --results "$tmp/results" --run-id run1 >"$tmp/stdout" 2>&1
-	rc=$?
-	ok "$([ "$rc" -eq 0 ] && [ ! -s "$tmp/stdout" ] && [ ! -e "$tmp/results" ]; echo $?)" \
-		"--check-only, $what: exit $rc, silent$([ ! -s "$tmp/stdout" ] || echo ": $(head -n1 "$tmp/stdout")")"
+	split_env "$@"
+	queue "${env_words[@]+"${env_words[@]}"}" -- "${base[@]}" "${args_words[@]+"${args_words[@]}"}" --check-only \
+		--results "$tmp/results" --run-id run1
+	later judge_checks "$n" "--check-only, $what"
 }
 checks "--duration=500ms --timeout=5m --probe-timeout=30s --observe-seconds=1m: units" --duration=500ms --timeout=5m \
 	--probe-timeout=30s --observe-seconds=1m
 # No setting is read from the environment: a bad value there is not seen
-# (no --vcpus given: the default, not VCPUS, is judged).
-VCPUS=0 checks "VCPUS=0 in the environment is ignored"
+# (no --vcpus given: the default, not VCPUS, is judged).  A process of its
+# own, started with VCPUS=0 in its environment.
+run_now VCPUS=0 -- "${base[@]}" --check-only --results "$tmp/results" --run-id run1
+later judge_checks "$n" "--check-only, VCPUS=0 in the environment is ignored"
 # More vCPUs than this process may use: the guest's lists are still judged,
 # against vCPUs 0..VCPUS-1 (the engine's --dry-run-cpus).
 big=$(($(nproc) + 2))
@@ -153,77 +345,113 @@ checks "--append=clockbench.duration=200ms clockbench.threads=1: good engine wor
 	--append='clockbench.duration=200ms clockbench.threads=1'
 # The tests' hook that lets a bad engine word reach the guest's engine
 # (tests/guest-init/faults.t) skips that check, and only that one.
-"$launch" "${base[@]}" --append=clockbench.threads=0 --check-only --test-skip-engine-check --results "$tmp/results" \
-	--run-id run1 >"$tmp/stdout" 2>&1
-rc1=$?
-"$launch" "${base[@]}" --vcpus=0 --check-only --test-skip-engine-check --results "$tmp/results" \
-	--run-id run1 >"$tmp/stdout" 2>&1
-rc2=$?
-ok "$([ "$rc1" -eq 0 ] && [ "$rc2" -eq 2 ]; echo $?)" \
-	"--test-skip-engine-check: a bad engine word passes (exit $rc1), --vcpus=0 still refused (exit $rc2)"
+queue -- "${base[@]}" --append=clockbench.threads=0 --check-only --test-skip-engine-check --results "$tmp/results" \
+	--run-id run1
+skip1=$n
+queue -- "${base[@]}" --vcpus=0 --check-only --test-skip-engine-check --results "$tmp/results" --run-id run1
+judge_skip_engine_check() {
+	local rc1 rc2 s=1
+	load "$1"
+	rc1=$rc
+	load "$2"
+	rc2=$rc
+	[ "$rc1" -eq 0 ] && [ "$rc2" -eq 2 ] && s=0
+	ok "$s" \
+		"--test-skip-engine-check: a bad engine word passes (exit $rc1), --vcpus=0 still refused (exit $rc2)"
+}
+later judge_skip_engine_check "$skip1" "$n"
 
 # CB_KVM_DEV (a test hook) stands in for /dev/kvm so that a host with KVM
 # can test its absence.
-CB_KVM_DEV=$tmp/kvm expect 2 "--accel=kvm: $tmp/kvm: no such device \\(load kvm_intel or kvm_amd, or use --accel=tcg\\)" \
-	"--accel=kvm without /dev/kvm" --accel=kvm
+expect 2 "--accel=kvm: $tmp/kvm: no such device \\(load kvm_intel or kvm_amd, or use --accel=tcg\\)" \
+	"--accel=kvm without /dev/kvm" CB_KVM_DEV="$tmp/kvm" --accel=kvm
 if [ "$(id -u)" -ne 0 ]; then
-	: >"$tmp/kvm"
-	chmod 000 "$tmp/kvm"
-	CB_KVM_DEV=$tmp/kvm expect 2 "--accel=kvm: $tmp/kvm: permission denied" "--accel=kvm without access" --accel=kvm
-	rm -f "$tmp/kvm"
+	: >"$tmp/kvm0"
+	chmod 000 "$tmp/kvm0"
+	expect 2 "--accel=kvm: $tmp/kvm0: permission denied" "--accel=kvm without access" CB_KVM_DEV="$tmp/kvm0" --accel=kvm
 else
-	skip "--accel=kvm without access: root can open anything"
+	later skip "--accel=kvm without access: root can open anything"
 fi
-CB_KVM_DEV=$tmp/kvm "$launch" "${base[@]}" --accel=auto --probe-only >"$tmp/stdout" 2>"$tmp/stderr"
-rc=$?
-ok "$([ "$rc" -eq 0 ] && [ "$(cat "$tmp/stdout")" = tcg ] &&
-	grep -q "^bench-guest: warning: no $tmp/kvm; using TCG: every figure EMULATED$" "$tmp/stderr"; echo $?)" \
-	"--accel=auto without /dev/kvm: TCG, with the warning (exit $rc)"
+queue CB_KVM_DEV="$tmp/kvm" -- "${base[@]}" --accel=auto --probe-only
+judge_auto() {
+	local s=1
+	load "$1"
+	[ "$rc" -eq 0 ] && [ "${out%$'\n'}" = tcg ] && grep -q "^bench-guest: warning: no $tmp/kvm; using TCG: every figure EMULATED$" "$errf" &&
+		s=0
+	ok "$s" \
+		"--accel=auto without /dev/kvm: TCG, with the warning (exit $rc)"
+}
+later judge_auto "$n"
 
 # --workloads reaches the guest's kernel command line as clockbench.workload=
 # (its /init passes it to the engine as --workload); unset, no parameter
-# (the engine's default, none).  A stand-in QEMU records its arguments.
-printf '#!/bin/sh\nprintf "%%s\\n" "$@" >>"%s"\nexit 1\n' "$tmp/qemu-argv" >"$tmp/fake-qemu"
-chmod +x "$tmp/fake-qemu"
-for w in tcp-stream,timer -; do
-	rm -f "$tmp/qemu-argv"
-	set_w=()
-	[ "$w" = - ] || set_w=(--workloads="$w")
-	"$launch" "${base[@]}" --qemu="$tmp/fake-qemu" --vcpus=1 "${set_w[@]+"${set_w[@]}"}" \
-		--results "$tmp/results" --run-id wl >/dev/null 2>&1
-	append=$(grep -A1 -x -- -append "$tmp/qemu-argv" | tail -n1)
+# (the engine's default, none).  A stand-in QEMU (one for each run) records
+# its arguments.
+judge_workloads() {
+	local w=$1 append
+	append=$(grep -A1 -x -- -append "$2" | tail -n1)
 	if [ "$w" = - ]; then
 		ok "$([ -n "$append" ] && [[ $append != *clockbench.workload* ]]; echo $?)" "no --workloads: no clockbench.workload= ($append)"
 	else
 		ok "$([[ " $append " == *" clockbench.workload=$w "* ]]; echo $?)" "--workloads=$w: clockbench.workload=$w on the guest's command line ($append)"
 	fi
+}
+i=0
+for w in tcp-stream,timer -; do
+	i=$((i + 1))
+	printf '#!/bin/sh\nprintf "%%s\\n" "$@" >>"%s"\nexit 1\n' "$tmp/qemu-argv-$i" >"$tmp/fake-qemu-$i"
+	chmod +x "$tmp/fake-qemu-$i"
+	set_w=()
+	[ "$w" = - ] || set_w=(--workloads="$w")
+	queue -- "${base[@]}" --qemu="$tmp/fake-qemu-$i" --vcpus=1 "${set_w[@]+"${set_w[@]}"}" \
+		--results "$tmp/results" --run-id wl
+	later judge_workloads "$w" "$tmp/qemu-argv-$i"
 done
-rm -rf "$tmp/results"
 
 # A run folder is never reused, and an existing result never overwritten:
-# both are refused before anything boots, and left as they were.
+# both are refused before anything boots, and left as they were (a results
+# folder of their own, $tmp/kept, made before the runs above run).
 cs=$(host_cs)
-mkdir -p "$tmp/results/run1"
-echo precious >"$tmp/results/run1/guest-$cs-1vcpu.json"
-"$launch" "${base[@]}" --vcpus=1 --results "$tmp/results" --run-id run1 >/dev/null 2>"$tmp/stderr"
-rc=$?
-ok "$([ "$rc" -eq 1 ] && grep -q 'run1 exists: a run folder is never reused' "$tmp/stderr" &&
-	[ "$(cat "$tmp/results/run1/guest-$cs-1vcpu.json")" = precious ] &&
-	[ "$(find "$tmp/results" -type f | wc -l)" -eq 1 ]; echo $?)" \
-	"existing run folder: exit 1 ($rc), nothing touched"
-diag_lines <"$tmp/stderr"
-"$launch" "${base[@]}" --vcpus=1 --run-dir "$tmp/results/run1" >/dev/null 2>"$tmp/stderr"
-rc=$?
-ok "$([ "$rc" -eq 1 ] && grep -q "guest-$cs-1vcpu.json exists: results are never overwritten" "$tmp/stderr" &&
-	[ "$(cat "$tmp/results/run1/guest-$cs-1vcpu.json")" = precious ] &&
-	[ "$(find "$tmp/results" -type f | wc -l)" -eq 1 ]; echo $?)" \
-	"--run-dir with the result there: exit 1 ($rc), file kept, nothing else written"
-diag_lines <"$tmp/stderr"
-"$launch" "${base[@]}" --vcpus=1 --run-dir "$tmp/results/run1" --clocksource other --trace >/dev/null 2>"$tmp/stderr"
-rc=$?
-ok "$([ "$rc" -eq 1 ] && ! grep -q "guest-$cs-1vcpu.json exists" "$tmp/stderr"; echo $?)" \
-	"--clocksource names the files: another label is not refused for the kernel's name (exit $rc: the fake kernel)"
-rm -rf "$tmp/results"
+kept=$tmp/kept/run1/guest-$cs-1vcpu.json
+mkdir -p "$tmp/kept/run1"
+echo precious >"$kept"
+sum=$(md5sum <"$kept")
+sum=${sum%% *}
+# untouched: after the run loaded, the kept result is as it was and alone.
+untouched() {
+	local l
+	for l in "${res[@]}"; do [ "$l" != "F $kept $sum" ] || { files_in "$tmp/kept" && [ "$left" -eq 1 ]; return; }; done
+	return 1
+}
+queue -- "${base[@]}" --vcpus=1 --results "$tmp/kept" --run-id run1
+judge_reused() {
+	local s=1
+	load "$1"
+	[ "$rc" -eq 1 ] && grep -q 'run1 exists: a run folder is never reused' "$errf" && untouched && s=0
+	ok "$s" "existing run folder: exit 1 ($rc), nothing touched"
+	diag_lines <"$errf"
+}
+later judge_reused "$n"
+queue -- "${base[@]}" --vcpus=1 --run-dir "$tmp/kept/run1"
+judge_overwrite() {
+	local s=1
+	load "$1"
+	[ "$rc" -eq 1 ] && grep -q "guest-$cs-1vcpu.json exists: results are never overwritten" "$errf" && untouched && s=0
+	ok "$s" "--run-dir with the result there: exit 1 ($rc), file kept, nothing else written"
+	diag_lines <"$errf"
+}
+later judge_overwrite "$n"
+queue -- "${base[@]}" --vcpus=1 --run-dir "$tmp/kept/run1" --clocksource other --trace
+judge_label() {
+	local s=1
+	load "$1"
+	[ "$rc" -eq 1 ] && ! grep -q "guest-$cs-1vcpu.json exists" "$errf" && s=0
+	ok "$s" \
+		"--clocksource names the files: another label is not refused for the kernel's name (exit $rc: the fake kernel)"
+}
+later judge_label "$n"
+run_queue
+judge_all
 
 # --accel=auto (the default) decides by a time-limited boot, and says so
 # when it falls back.
