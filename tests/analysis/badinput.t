@@ -1,10 +1,6 @@
 #!/usr/bin/python3
 # tier: fast
 """badinput.t: missing, partial, corrupt and unknown-schema input: one line naming the file, exit 1 (2 for usage)."""
-import contextlib
-import importlib.machinery
-import importlib.util
-import io
 import json
 import os
 import shutil
@@ -12,32 +8,11 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from taplib import BEFORE, ROOT, TOOL, Tap, read  # noqa: E402
+from taplib import BEFORE, ROOT, Tap, read, report_in_process  # noqa: E402
 
 
-# clockbench-report's main() in this process, not a process a call (some
-# 0.3 s each here): the same arguments, folder and environment a run had.
-_loader = importlib.machinery.SourceFileLoader("cbreport", TOOL)
-cli = importlib.util.module_from_spec(importlib.util.spec_from_loader("cbreport", _loader))
-_loader.exec_module(cli)
-
-
-def in_process(args, cwd):
-    """(exit status, stdout, stderr) of clockbench-report ARGS run in cwd without CLOCKBENCH_DEBUG."""
-    out, err = io.StringIO(), io.StringIO()
-    debug, here = os.environ.pop("CLOCKBENCH_DEBUG", None), os.getcwd()
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                rc = cli.main(list(args))
-            except SystemExit as e:
-                rc = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
-    finally:
-        os.chdir(here)
-        if debug is not None:
-            os.environ["CLOCKBENCH_DEBUG"] = debug
-    return rc, out.getvalue(), err.getvalue()
+# clockbench-report's main() in this process (taplib.report_in_process).
+in_process = report_in_process
 
 
 def run(*args):

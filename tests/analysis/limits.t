@@ -3,10 +3,6 @@
 """limits.t: the loader reads regular files only, up to 64 MiB; numbers out of range, lone surrogates and huge
 bad values give one short line; report's output folder: -o "" a usage error, a short default name over many runs;
 a run id found under --results; check-label and usage errors cut long values."""
-import contextlib
-import importlib.machinery
-import importlib.util
-import io
 import json
 import os
 import shutil
@@ -15,32 +11,11 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from taplib import BEFORE, ROOT, TOOL, Tap, read, run  # noqa: E402
+from taplib import BEFORE, TOOL, Tap, read, report_in_process  # noqa: E402
 
 
-# clockbench-report's main() in this process, not a process a call (some
-# 0.3 s each here): the same arguments, folder and environment a run had.
-_loader = importlib.machinery.SourceFileLoader("cbreport", TOOL)
-cli = importlib.util.module_from_spec(importlib.util.spec_from_loader("cbreport", _loader))
-_loader.exec_module(cli)
-
-
-def in_process(args, cwd):
-    """(exit status, stdout, stderr) of clockbench-report ARGS run in cwd without CLOCKBENCH_DEBUG."""
-    out, err = io.StringIO(), io.StringIO()
-    debug, here = os.environ.pop("CLOCKBENCH_DEBUG", None), os.getcwd()
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                rc = cli.main(list(args))
-            except SystemExit as e:
-                rc = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
-    finally:
-        os.chdir(here)
-        if debug is not None:
-            os.environ["CLOCKBENCH_DEBUG"] = debug
-    return rc, out.getvalue(), err.getvalue()
+# clockbench-report's main() in this process (taplib.report_in_process).
+in_process = report_in_process
 
 t = Tap()
 host = read(os.path.join(BEFORE, "host-tsc.json"))

@@ -82,6 +82,46 @@ def run(*args, env=None):
     return p.returncode, p.stdout, p.stderr
 
 
+_REPORT = []  # clockbench-report loaded as a module, once
+
+
+def report_in_process(args, cwd=ROOT, reraise=None):
+    """(exit status, stdout, stderr) of clockbench-report ARGS run by its
+    main() in this process (a process a call costs some 0.3 s here), as its
+    process runs it (sys.exit(main(argv))), in cwd, without
+    CLOCKBENCH_DEBUG.  An exception escaping main() escapes here too; with
+    reraise (exception types), any other one is printed as the process's
+    traceback and is exit 1."""
+    import contextlib
+    import importlib.machinery
+    import importlib.util
+    import io
+    import traceback
+    if not _REPORT:
+        loader = importlib.machinery.SourceFileLoader("cbreport", TOOL)
+        _REPORT.append(importlib.util.module_from_spec(importlib.util.spec_from_loader("cbreport", loader)))
+        loader.exec_module(_REPORT[0])
+    out, err = io.StringIO(), io.StringIO()
+    debug, here = os.environ.pop("CLOCKBENCH_DEBUG", None), os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                rc = _REPORT[0].main(list(args))
+            except SystemExit as e:
+                rc = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+            except BaseException as e:  # noqa: BLE001 -- the process's traceback, exit 1
+                if reraise is None or isinstance(e, reraise):
+                    raise
+                traceback.print_exc()
+                rc = 1
+    finally:
+        os.chdir(here)
+        if debug is not None:
+            os.environ["CLOCKBENCH_DEBUG"] = debug
+    return rc, out.getvalue(), err.getvalue()
+
+
 def read(path):
     with open(path) as f:
         return f.read()

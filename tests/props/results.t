@@ -4,22 +4,18 @@
 """results.t: properties of the results loader (contract/cbcontract/load.py) and of what reads its
 measurements: any bytes, any JSON and the fixtures' run folders mutated give measurements that every
 report renders, or one InputError line; analysis/clockbench-report exits 0 or 1, one line, no traceback (TAP)."""
-import contextlib
 import copy
-import importlib.machinery
-import importlib.util
-import io
 import json
 import os
 import re
 import sys
-import traceback
 import types
 
 sys.dont_write_bytecode = True
 sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib")]
 import proplib  # noqa: E402  (re-executes under /usr/bin/python3 when needed)
 from hypothesis import example, strategies as st  # noqa: E402
+from taplib import report_in_process  # noqa: E402
 
 from cbcontract import runfolder  # noqa: E402
 from cbanalysis import capacity, diff, guesttable, prom, report, summary  # noqa: E402
@@ -326,33 +322,11 @@ def cli(cmd, d):
 # 0.35 s here), as its process runs it (sys.exit(main(argv))), in tmp,
 # without CLOCKBENCH_DEBUG; what would escape main is the traceback the
 # process would print (the example's alarm, proplib.HANG, still bounds it).
-_loader = importlib.machinery.SourceFileLoader("cbreport", TOOL)
-CLI = importlib.util.module_from_spec(importlib.util.spec_from_loader("cbreport", _loader))
-_loader.exec_module(CLI)
-
-
 def in_process(argv):
-    out, err = io.StringIO(), io.StringIO()
-    debug, here = os.environ.pop("CLOCKBENCH_DEBUG", None), os.getcwd()
-    os.chdir(tmp)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                rc = CLI.main(list(argv))
-            except SystemExit as e:
-                rc = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
-            except proplib.Hang:
-                raise
-            except BaseException:  # noqa: BLE001 -- the process's traceback, exit 1
-                traceback.print_exc()
-                rc = 1
-    finally:
-        os.chdir(here)
-        if debug is not None:
-            os.environ["CLOCKBENCH_DEBUG"] = debug
-    if "CB_PROP_HANG" in err.getvalue():  # main() said the alarm's Hang as a bad input: a hang still
-        raise proplib.Hang(err.getvalue().strip())
-    return types.SimpleNamespace(returncode=rc, stdout=out.getvalue(), stderr=err.getvalue())
+    rc, out, err = report_in_process(argv, tmp, reraise=proplib.Hang)
+    if "CB_PROP_HANG" in err:  # main() said the alarm's Hang as a bad input: a hang still
+        raise proplib.Hang(err.strip())
+    return types.SimpleNamespace(returncode=rc, stdout=out, stderr=err)
 
 
 @t.prop("clockbench-report on mutated run folders: exit 0, or 1 with one line; never a traceback",
