@@ -43,7 +43,9 @@ queue() {
 }
 run_queue() {
 	/usr/bin/python3 - "$tmp/cc" "$launch" "${roots[@]}" "${q[@]}" >"$tmp/cc.log" 2>&1 <<'PY'
-import hashlib, importlib.machinery, importlib.util, os, signal, sys, tempfile, traceback
+import hashlib, importlib.machinery, importlib.util, os, signal, sys, tempfile
+sys.path.insert(0, "tests/lib")
+from taplib import main_to_files
 out_dir, launch, roots = sys.argv[1], sys.argv[2], sys.argv[3:5]
 sys.argv[0] = launch
 # bench-guest itself, as a module: its sys.path and imports, not its main block.
@@ -81,41 +83,19 @@ def listing():
 
 
 for n, env, args in runs:
-    saved = dict(os.environ), os.getcwd(), list(sys.path), {s: signal.getsignal(s) for s in launcher.INTERRUPTS}
-    os.environ.update(v.split("=", 1) for v in env)
+    saved = os.getcwd(), list(sys.path), {s: signal.getsignal(s) for s in launcher.INTERRUPTS}
     tempfile.tempdir = None  # TMPDIR as this run has it
-    msg.PROG = os.environ.pop("CB_PROG", None) or os.path.basename(launch)  # as bench-guest sets it
-    fds = os.dup(1), os.dup(2)
-    with open(os.path.join(out_dir, "%s.out" % n), "w") as o, open(os.path.join(out_dir, "%s.err" % n), "w") as e:
-        os.dup2(o.fileno(), 1)
-        os.dup2(e.fileno(), 2)
-        try:
-            rc = launcher.main(args)
-        except SystemExit as x:
-            rc = x.code
-        except BaseException:  # as the process would: a traceback, exit 1
-            traceback.print_exc()
-            rc = 1
-        if rc is not None and not isinstance(rc, int):  # sys.exit(TEXT): the text, exit 1
-            print(rc, file=sys.stderr)
-            rc = 1
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(fds[0], 1)
-        os.dup2(fds[1], 2)
-    os.close(fds[0])
-    os.close(fds[1])
-    os.environ.clear()
-    os.environ.update(saved[0])
-    os.chdir(saved[1])
-    sys.path[:] = saved[2]
-    for s, h in saved[3].items():
+    msg.PROG = os.path.basename(launch)  # as bench-guest names itself, run by that name
+    rc = main_to_files(launcher.main, args, env, os.path.join(out_dir, "%s.out" % n), os.path.join(out_dir, "%s.err" % n))
+    os.chdir(saved[0])
+    sys.path[:] = saved[1]
+    for s, h in saved[2].items():
         signal.signal(s, h)
     tempfile.tempdir = None
     with open(os.path.join(out_dir, "%s.res" % n), "w") as f:
         f.write(listing())
     with open(os.path.join(out_dir, "%s.rc" % n), "w") as f:
-        f.write("%d\n" % ((rc or 0) & 0xFF))
+        f.write("%d\n" % (rc & 0xFF))
 PY
 	local rc=$?
 	[ "$rc" -eq 0 ] || { diag "the launcher's runs in one interpreter failed (exit $rc):"; diag_lines <"$tmp/cc.log"; }

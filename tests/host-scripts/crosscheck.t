@@ -41,7 +41,9 @@ queue() {
 }
 run_queue() {
 	python3 - "$tmp/cc" "$cc" "${q[@]}" >"$tmp/cc.log" 2>&1 <<'PY'
-import importlib.machinery, importlib.util, os, sys, traceback
+import importlib.machinery, importlib.util, os, sys
+sys.path.insert(0, "tests/lib")
+from taplib import main_to_files
 out_dir, cc = sys.argv[1:3]
 sys.argv[0] = cc  # its name, PROG, as run
 loader = importlib.machinery.SourceFileLoader("crosscheck", cc)
@@ -59,29 +61,9 @@ for a in sys.argv[3:]:
         runs[-1][0].append(a)
 for env, args in runs:
     n = len([f for f in os.listdir(out_dir) if f.endswith(".rc")])
-    saved = dict(os.environ)
-    os.environ.update(v.split("=", 1) for v in env)
-    fds = os.dup(1), os.dup(2)
-    with open(os.path.join(out_dir, "%d.out" % n), "w") as o, open(os.path.join(out_dir, "%d.err" % n), "w") as e:
-        os.dup2(o.fileno(), 1)
-        os.dup2(e.fileno(), 2)
-        try:
-            rc = mod.main(args)
-        except SystemExit as x:
-            rc = x.code
-        except BaseException:  # as the process would: a traceback, exit 1
-            traceback.print_exc()
-            rc = 1
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(fds[0], 1)
-        os.dup2(fds[1], 2)
-    os.close(fds[0])
-    os.close(fds[1])
-    os.environ.clear()
-    os.environ.update(saved)
+    rc = main_to_files(mod.main, args, env, os.path.join(out_dir, "%d.out" % n), os.path.join(out_dir, "%d.err" % n))
     with open(os.path.join(out_dir, "%d.rc" % n), "w") as f:
-        f.write("%d\n" % (0 if rc is None else rc if isinstance(rc, int) else 1))
+        f.write("%d\n" % rc)
 PY
 	q=()
 }

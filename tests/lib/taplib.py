@@ -122,6 +122,42 @@ def report_in_process(args, cwd=ROOT, reraise=None):
     return rc, out.getvalue(), err.getvalue()
 
 
+def main_to_files(main, args, env, out, err):
+    """A command's main(ARGS) run in this process as its process would run
+    it, its exit status returned: ENV ("VAR=VALUE" words) added to the
+    environment for the call; its file descriptors 1 and 2 (so its
+    children's output too) into the files OUT and ERR; SystemExit's code,
+    sys.exit(TEXT) as the text and exit 1, any other exception as its
+    traceback and exit 1.  The environment is restored; the caller restores
+    whatever else main() changed."""
+    import traceback
+    saved = dict(os.environ)
+    os.environ.update(v.split("=", 1) for v in env)
+    fds = os.dup(1), os.dup(2)
+    with open(out, "w") as o, open(err, "w") as e:
+        os.dup2(o.fileno(), 1)
+        os.dup2(e.fileno(), 2)
+        try:
+            rc = main(args)
+        except SystemExit as x:
+            rc = x.code
+        except BaseException:  # noqa: BLE001 -- as the process would: a traceback, exit 1
+            traceback.print_exc()
+            rc = 1
+        if rc is not None and not isinstance(rc, int):
+            print(rc, file=sys.stderr)
+            rc = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(fds[0], 1)
+        os.dup2(fds[1], 2)
+    os.close(fds[0])
+    os.close(fds[1])
+    os.environ.clear()
+    os.environ.update(saved)
+    return rc or 0
+
+
 def read(path):
     with open(path) as f:
         return f.read()
