@@ -67,6 +67,19 @@ cmd=$(make -n bench-guest KERNEL=/k TIMEOUT=5m 2>&1 | grep -A2 'host-scripts/ben
 ok "$([[ $cmd == *"'--kernel=/k'"* && $cmd == *"'--timeout=5m'"* && $cmd == *"--initramfs="* ]]; echo $?)" \
 	"make bench-guest KERNEL=/k TIMEOUT=5m: $(head -c 200 <<<"$cmd")"
 
+# A refusal names the option as the user typed it: the engine's own
+# spellings (--clock, --method, --workload) are not the verbs'.
+for o in clocks methods workloads; do
+	err=$(host-scripts/bench-host --check-only "--$o=bogus" 2>&1)
+	ok "$([ "$?" -eq 2 ] && [[ $err == "clockbench: --$o: unknown name 'bogus'"* ]]; echo $?)" \
+		"bench-host --$o=bogus: one line naming --$o, exit 2: $err"
+done
+# (A clocksource folder that does not exist: were the refusal gone, the run
+# would stop there, this host untouched.)
+err=$(CB_CS_DIR=$tmp/no-cs CB_STATE_DIR=$tmp/state timeout 60 host-scripts/compare --no-guest --observe=0 "$tmp/r" x 2>&1)
+ok "$([ "$?" -eq 2 ] && [[ $err == *"--observe: not an option of compare, nor of clockbench guest with --no-guest"* ]] &&
+	[ ! -e "$tmp/r" ]; echo $?)" "compare --no-guest --observe=0: a guest's setting refused, nothing made: $err"
+
 # No program reads a setting from the environment: not one of the lists'
 # names in a shell expansion, os.environ or getenv.
 names=$(for l in HOST_SETTINGS GUEST_SETTINGS COMPARE_SETTINGS CROSSCHECK_SETTINGS LAB_SETTINGS; do list "$l"; done |
