@@ -34,7 +34,7 @@ RUN_ID ?= $(shell ./host-scripts/runfolder run-id)
 # on its command line as the option of its name (make bench ROUNDS=6:
 # --rounds=6), quoted for the shell.  The lists are checked against each
 # command's --help (tests/settings.t).
-lower = $(subst _,-,$(subst A,a,$(subst B,b,$(subst C,c,$(subst D,d,$(subst E,e,$(subst F,f,$(subst G,g,$(subst H,h,$(subst I,i,$(subst K,k,$(subst L,l,$(subst M,m,$(subst N,n,$(subst O,o,$(subst P,p,$(subst Q,q,$(subst R,r,$(subst S,s,$(subst T,t,$(subst U,u,$(subst V,v,$(subst W,w,$(subst Z,z,$(1)))))))))))))))))))))))))
+lower = $(subst _,-,$(subst A,a,$(subst B,b,$(subst C,c,$(subst D,d,$(subst E,e,$(subst F,f,$(subst G,g,$(subst H,h,$(subst I,i,$(subst J,j,$(subst K,k,$(subst L,l,$(subst M,m,$(subst N,n,$(subst O,o,$(subst P,p,$(subst Q,q,$(subst R,r,$(subst S,s,$(subst T,t,$(subst U,u,$(subst V,v,$(subst W,w,$(subst X,x,$(subst Y,y,$(subst Z,z,$(1))))))))))))))))))))))))))))
 options = $(strip $(foreach v,$(1),$(if $(filter command line,$(origin $(v))),'--$(call lower,$(v))=$(subst ','\'',$($(v)))')))
 # $(call flag,NAME,VALUE,OPTION,OTHER): OPTION when NAME=VALUE was given, nothing when NAME=OTHER, else an error.
 flag = $(if $(filter command line,$(origin $(1))),$(if $(filter $(2),$($(1))),$(3),$(if $(filter $(4),$($(1))),,$(error $(1)=$($(1)): expected 0 or 1))))

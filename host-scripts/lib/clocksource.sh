@@ -26,10 +26,16 @@
 
 # shellcheck source=host-scripts/lib/version.sh
 . "${BASH_SOURCE[0]%/*}/version.sh" # cb_fact: bench/names.h's paths
-cb_fact -v cs_sysfs CS_SYSFS # the kernel's own folder
+cb_fact -v cs_sysfs CS_SYSFS || cs_sysfs= # the kernel's own folder
 CB_CS_DIR=${CB_CS_DIR:-$cs_sysfs}
-[ -n "${CB_STATE_DIR:-}" ] || cb_fact -v CB_STATE_DIR STATE_DIR
-[ -n "${CB_KVM_DEV:-}" ] || cb_fact -v CB_KVM_DEV KVM_DEV
+[ -n "${CB_STATE_DIR:-}" ] || cb_fact -v CB_STATE_DIR STATE_DIR || CB_STATE_DIR=
+[ -n "${CB_KVM_DEV:-}" ] || cb_fact -v CB_KVM_DEV KVM_DEV || CB_KVM_DEV=
+# Without them the bracket would not know what it switches or where it
+# keeps the original: it refuses to act (names.h missing or damaged).
+if [ -z "${cs_sysfs:-}" ] || [ -z "$CB_STATE_DIR" ] || [ -z "$CB_KVM_DEV" ]; then
+	echo "clockbench: ${BASH_SOURCE[0]%/*}/../../bench/names.h lacks the clocksource folder, the state folder or the KVM device: nothing switched" >&2
+	exit 1
+fi
 cs_state=$CB_STATE_DIR/clocksource.state
 # How a user runs restore: from a checkout (its top holds the Makefile, the
 # rule of runfolder.default_dirs) or as the installed command.

@@ -305,4 +305,15 @@ else
 	wait "$p" 2>/dev/null
 	ok "$([ "$(cat "$real/current_clocksource")" = "$orig" ]; echo $?)" "real flip interrupted by TERM: $orig restored"
 fi
+
+# A copy of the commands whose bench/names.h lacks the shared paths: the
+# bracket refuses to act, in one line (it would not know what it switches,
+# nor where it keeps the original).
+mkdir -p "$tmp/damaged/bench"
+cp -r host-scripts "$tmp/damaged/"
+grep -v -e CB_CS_SYSFS bench/names.h >"$tmp/damaged/bench/names.h"
+err=$("$tmp/damaged/host-scripts/clocksource" status 2>&1 >/dev/null)
+rc=$?
+ok "$([ "$rc" -eq 1 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && [[ $err == *"lacks the clocksource folder, the state folder or the KVM device: nothing switched" ]]; echo $?)" \
+	"names.h without the clocksource folder: the bracket refuses to act (exit $rc): $err"
 done_testing
