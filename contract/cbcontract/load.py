@@ -920,7 +920,7 @@ def mislabel_line(path, cs, why):
     """The line a step of compare says when its file at path does not
     measure its label cs (why: label_problem's): the one writer, for the
     guest launcher and for check-label --step."""
-    return "[%s] %s does not measure what its name says: %s" % (cut(cs, 40), os.path.basename(path), why)
+    return "[%s] %s does not measure what its name says: %s" % (cut(cs, 40), cut(os.path.basename(path), 80), why)
 
 
 def load_file(path, run=None):
