@@ -39,7 +39,7 @@ fi
 cs_state=$CB_STATE_DIR/clocksource.state
 # How a user runs restore: from a checkout (its top holds the Makefile, the
 # rule of runfolder.default_dirs) or as the installed command.
-if [ -f "$(dirname "${BASH_SOURCE[0]}")/../../Makefile" ]; then
+if [ -f "${BASH_SOURCE[0]%/*}/../../Makefile" ]; then
 	CS_RESTORE="host-scripts/clocksource restore"
 else
 	CS_RESTORE="clockbench clocksource restore"
@@ -57,14 +57,37 @@ cs_say() {
 # cs_note MSG: a routine switch or restore, said unless CB_CS_NOTES=0.
 cs_note() { [ "${CB_CS_NOTES:-1}" = 0 ] || cs_say "$@"; }
 
-cs_current() { cat "$CB_CS_DIR/current_clocksource"; }
-cs_available() { tr ' ' '\n' <"$CB_CS_DIR/available_clocksource" | sed '/^$/d'; }
+# The bracket's readers are bash alone, no process: a fork costs a
+# millisecond or more on a busy host, and a step asks them a dozen times.
+# cs_current [-v VAR]: the current clocksource, printed or put in VAR;
+# status 1 when it cannot be read (said on stderr).
+cs_current() {
+	local cs_c=
+	[ "${1:-}" != -v ] || { cs_current_into "$2"; return; }
+	cs_current_into cs_c && printf '%s\n' "$cs_c"
+}
+cs_current_into() {
+	printf -v "$1" '%s' ''
+	{ read -r "$1" || :; } <"$CB_CS_DIR/current_clocksource"
+}
+# cs_offered: the clocksources the kernel offers, into the array
+# cs_offered_list; status 1 when they cannot be read (said on stderr).
+cs_offered_list=()
+cs_offered() {
+	cs_offered_list=()
+	{ read -r -a cs_offered_list || :; } <"$CB_CS_DIR/available_clocksource"
+}
+cs_available() {
+	cs_offered || return 1
+	[ "${#cs_offered_list[@]}" = 0 ] || printf '%s\n' "${cs_offered_list[@]}"
+}
 
 cs_is_available() {
 	local n
-	while read -r n; do
+	cs_offered 2>/dev/null || return 1
+	for n in "${cs_offered_list[@]}"; do
 		[ "$n" = "$1" ] && return 0
-	done < <(cs_available)
+	done
 	return 1
 }
 
@@ -83,44 +106,75 @@ cs_need_write() {
 # cs_lock / cs_unlock: the state lock on fd 9 (waits up to 30 s).  The
 # caller closes it before starting anything long-lived.
 cs_lock() {
-	mkdir -p "$CB_STATE_DIR" || return 1
+	[ -d "$CB_STATE_DIR" ] || mkdir -p "$CB_STATE_DIR" || return 1
 	exec 9>"$CB_STATE_DIR/lock"
 	flock -w 30 9 || { cs_say "flock $CB_STATE_DIR/lock: still held after 30 s by another clockbench command"; return 1; }
 	cs_drop_stale_tmp
 }
 cs_unlock() { exec 9>&-; }
 
-# Start time of a process (field 22 of /proc/PID/stat): a pid alone can be
-# reused, pid plus start time cannot.
+# cs_proc_start [-v VAR] PID: the start time of a process (field 22 of
+# /proc/PID/stat), printed or put in VAR: a pid alone can be reused, pid
+# plus start time cannot.  Status 1 when PID is gone.
 cs_proc_start() {
-	local stat
-	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-	stat=${stat##*) }
+	local cs_to='' cs_stat=''
+	if [ "$1" = -v ]; then
+		cs_to=$2
+		shift 2
+	fi
+	{ read -r -d '' cs_stat || [ -n "$cs_stat" ]; } 2>/dev/null <"/proc/$1/stat" || return 1
+	cs_stat=${cs_stat##*) }
 	# shellcheck disable=SC2086 # split the fields on purpose
-	set -- $stat
-	echo "${20}"
+	set -- $cs_stat
+	[ -n "${20:-}" ] || return 1
+	if [ -n "$cs_to" ]; then printf -v "$cs_to" '%s' "${20}"; else printf '%s\n' "${20}"; fi
 }
 
-cs_state_get() { sed -n "s/^$1=//p" "$cs_state" 2>/dev/null | head -n1; }
+# cs_state_get [-v VAR] KEY: the state file's first KEY=VALUE line's
+# VALUE, printed or put in VAR (empty without one, or without the file).
+cs_state_get() {
+	local cs_to='' cs_l cs_v=''
+	if [ "$1" = -v ]; then
+		cs_to=$2
+		shift 2
+	fi
+	if [ -r "$cs_state" ]; then
+		while IFS= read -r cs_l || [ -n "$cs_l" ]; do
+			if [[ $cs_l == "$1="* ]]; then
+				cs_v=${cs_l#"$1="}
+				break
+			fi
+		done <"$cs_state"
+	fi
+	if [ -n "$cs_to" ]; then printf -v "$cs_to" '%s' "$cs_v"; elif [ -n "$cs_v" ]; then printf '%s\n' "$cs_v"; fi
+	return 0
+}
 
 # cs_proc_dying PID: true if PID is gone, a zombie, or has a SIGKILL
 # pending (it will never run again): a SIGKILLed run lingers so a moment.
 cs_proc_dying() {
-	local state pend
-	state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
-	case "$state" in Z | X | "") return 0 ;; esac
-	while read -r pend; do
-		(((16#$pend >> 8) & 1)) && return 0 # bit 8: SIGKILL
-	done < <(sed -n 's/^\(ShdPnd\|SigPnd\):[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
+	local key val state='' pend=()
+	while read -r key val; do
+		case "$key" in
+		State:) state=${val:0:1} ;;
+		ShdPnd: | SigPnd:) pend+=("$val") ;;
+		esac
+	done 2>/dev/null <"/proc/$1/status"
+	case "$state" in [A-Z]) ;; *) return 0 ;; esac
+	case "$state" in Z | X) return 0 ;; esac
+	for val in "${pend[@]+"${pend[@]}"}"; do
+		[[ $val =~ ^[0-9a-fA-F]+$ ]] && (((16#$val >> 8) & 1)) && return 0 # bit 8: SIGKILL
+	done
 	return 1
 }
 
 # cs_owner_live: true while the state's owner is a live run (not manual).
 cs_owner_live() {
-	local owner
-	owner=$(cs_state_get owner)
-	[ -n "$owner" ] && [ "$owner" != manual ] &&
-		[ "$(cs_proc_start "$owner" 2>/dev/null)" = "$(cs_state_get owner_start)" ] &&
+	local owner start='' want
+	cs_state_get -v owner owner
+	cs_state_get -v want owner_start
+	[ -n "$owner" ] && [ "$owner" != manual ] && [[ $owner =~ ^[0-9]+$ ]] &&
+		cs_proc_start -v start "$owner" && [ "$start" = "$want" ] &&
 		! cs_proc_dying "$owner"
 }
 
@@ -132,7 +186,7 @@ cs_write() {
 		cs_say "write '$1' to $CB_CS_DIR/current_clocksource failed"
 		return 1
 	}
-	now=$(cs_current)
+	cs_current -v now
 	if [ "$now" != "$1" ]; then
 		cs_say "wrote '$1' to current_clocksource but the kernel reports '$now'"
 		return 1
@@ -145,14 +199,17 @@ cs_write() {
 # was SIGKILLed by the next cs_lock (found by make torture).
 cs_state_tmp=
 cs_write_state() {
-	mkdir -p "$CB_STATE_DIR"
+	local start='' since
+	[ -d "$CB_STATE_DIR" ] || mkdir -p "$CB_STATE_DIR"
 	cs_state_tmp=$(mktemp "$CB_STATE_DIR/.state.$$.XXXXXX")
+	[ "$2" = manual ] || cs_proc_start -v start "$2"
+	TZ=UTC printf -v since '%(%Y-%m-%dT%H:%M:%SZ)T' -1
 	{
 		echo "original=$1"
 		echo "owner=$2"
-		[ "$2" = manual ] || echo "owner_start=$(cs_proc_start "$2")"
+		[ "$2" = manual ] || echo "owner_start=$start"
 		[ -z "${3:-}" ] || echo "kept=$3"
-		echo "since=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo "since=$since"
 	} >"$cs_state_tmp"
 	mv -f "$cs_state_tmp" "$cs_state"
 	cs_state_tmp=
@@ -176,19 +233,20 @@ cs_drop_stale_tmp() {
 # and the state removed), or the original whatever was kept.  Safe to call
 # twice, and when nothing was changed.
 cs_restore() {
-	local orig kept back
+	local orig kept back now
 	[ -z "$cs_state_tmp" ] || rm -f -- "$cs_state_tmp"
 	cs_state_tmp=
 	[ -f "$cs_state" ] || return 0
-	orig=$(cs_state_get original)
-	kept=$(cs_state_get kept)
+	cs_state_get -v orig original
+	cs_state_get -v kept kept
 	if [ -z "$orig" ]; then
 		cs_say "state file $cs_state has no original clocksource: not touching anything; inspect and remove it"
 		return 1
 	fi
 	[ "$1" = found ] || kept=
 	back=${kept:-$orig}
-	if [ "$(cs_current)" != "$back" ]; then
+	cs_current -v now
+	if [ "$now" != "$back" ]; then
 		cs_write "$back" || {
 			cs_say "RESTORE FAILED: the clocksource is '$(cs_current)', it was '$back'; $cs_state kept"
 			return 1
@@ -205,15 +263,15 @@ cs_restore() {
 # cs_recover: restores what a dead owner left behind, and says so.  Returns
 # 1 while another live run holds the clocksource.
 cs_recover() {
-	local owner since orig back
+	local owner since orig back start
 	[ -f "$cs_state" ] || return 0
 	if [ ! -r "$cs_state" ]; then # 0600, root's: a user cannot tell a live run from a dead one
 		cs_say "cannot tell whether a run holds the clocksource: $cs_state is not readable by this user ('sudo ${CS_RESTORE% restore} status' can)"
 		return 1
 	fi
-	owner=$(cs_state_get owner)
-	since=$(cs_state_get since)
-	orig=$(cs_state_get original)
+	cs_state_get -v owner owner
+	cs_state_get -v since since
+	cs_state_get -v orig original
 	if [ "$owner" = manual ]; then
 		cs_say "note: the clocksource was set by hand to '$(cs_current)' at $since (original '$orig'); '$CS_RESTORE' puts it back"
 		return 0
@@ -223,9 +281,10 @@ cs_recover() {
 		cs_say "another clockbench run (pid $owner, since $since) holds the clocksource; wait for it"
 		return 1
 	fi
-	back=$(cs_state_get kept)
+	cs_state_get -v back kept
 	back=${back:-$orig}
-	cs_stop_left "$owner" "$(cs_state_get owner_start)" || return 1
+	cs_state_get -v start owner_start
+	cs_stop_left "$owner" "$start" || return 1
 	if ! cs_need_write; then
 		cs_say "an interrupted run (pid $owner, since $since) left the clocksource at '$(cs_current)' (it was '$back'): run 'sudo $CS_RESTORE'"
 		return 1
@@ -285,23 +344,41 @@ cs_stop_left() {
 # cs_foreign_vms: prints "pid N (comm)" for each process holding the KVM
 # device, except those listed in CB_OWN_PIDS.
 cs_foreign_vms() {
-	local pid dev
-	dev=$(readlink -f "$CB_KVM_DEV" 2>/dev/null || echo "$CB_KVM_DEV")
-	# One find over every process's descriptors, the device's name a literal
-	# pattern (a readlink a descriptor took seconds a step on a busy host,
-	# and compare asks once a round and clocksource).
-	{ find /proc/[0-9]*/fd -maxdepth 1 -lname "$(printf '%s' "$dev" | sed 's/[][*?\\]/\\&/g')" -printf '%h\n' 2>/dev/null || true; } |
-		sed -n 's,^/proc/\([0-9]*\)/fd$,\1,p' | sort -nu |
-		while read -r pid; do
-			case " ${CB_OWN_PIDS:-} $$ " in *" $pid "*) continue ;; esac
-			echo "pid $pid ($(cat "/proc/$pid/comm" 2>/dev/null || echo '?'))"
-		done
+	cs_find_vms
+	[ "${#cs_vms[@]}" = 0 ] || printf '%s\n' "${cs_vms[@]}"
+}
+# cs_find_vms: the same list into the array cs_vms.  The device's real name
+# is resolved once a process (it is a fixed path of ours).
+cs_vms=() cs_kvm_pattern=
+cs_find_vms() {
+	local dir pid comm seen=()
+	cs_vms=()
+	if [ -z "$cs_kvm_pattern" ]; then
+		dir=$(readlink -f "$CB_KVM_DEV" 2>/dev/null) || dir=$CB_KVM_DEV
+		# A literal pattern for find's -lname: \ * ? [ ] escaped.
+		dir=${dir//\\/\\\\} dir=${dir//\*/\\*} dir=${dir//\?/\\?}
+		cs_kvm_pattern=${dir//\[/\\[} cs_kvm_pattern=${cs_kvm_pattern//\]/\\]}
+	fi
+	# One find over every process's descriptors (a readlink a descriptor
+	# took seconds a step on a busy host, and compare asks once a round and
+	# clocksource); each pid once, in order (an array indexed by pid).
+	while IFS= read -r dir; do
+		[[ $dir =~ ^/proc/([0-9]+)/fd$ ]] && seen[BASH_REMATCH[1]]=1
+	done < <(find /proc/[0-9]*/fd -maxdepth 1 -lname "$cs_kvm_pattern" -printf '%h\n' 2>/dev/null || true)
+	for pid in "${!seen[@]}"; do
+		case " ${CB_OWN_PIDS:-} $$ " in *" $pid "*) continue ;; esac
+		comm='?'
+		{ IFS= read -r comm || :; } 2>/dev/null <"/proc/$pid/comm"
+		cs_vms+=("pid $pid ($comm)")
+	done
 }
 
 # cs_guard FORCE: refuses (returns 1) while foreign VMs run, unless FORCE=1.
 cs_guard() {
 	local vms
-	vms=$(cs_foreign_vms | paste -sd, - | sed 's/,/, /g')
+	cs_find_vms
+	printf -v vms '%s, ' "${cs_vms[@]+"${cs_vms[@]}"}"
+	vms=${vms%, }
 	[ -z "$vms" ] && return 0
 	if [ "$1" = 1 ]; then
 		cs_say "warning: --force: changing the clocksource under running VMs: $vms"
@@ -315,20 +392,29 @@ cs_guard() {
 # change a run becomes the owner, keeping the original and noting what was
 # kept; a kept change over a kept change keeps the first original.
 cs_save() {
+	local now owner orig
+	cs_current -v now
 	if [ ! -f "$cs_state" ]; then
-		cs_write_state "$(cs_current)" "$1"
-	elif [ "$(cs_state_get owner)" = manual ] && [ "$1" != manual ]; then
-		cs_write_state "$(cs_state_get original)" "$1" "$(cs_current)"
+		cs_write_state "$now" "$1"
+		return
+	fi
+	cs_state_get -v owner owner
+	cs_state_get -v orig original
+	if [ "$owner" = manual ] && [ "$1" != manual ]; then
+		cs_write_state "$orig" "$1" "$now"
 	fi
 }
 
 # cs_set NAME: validates and switches; the caller has saved the state.
 cs_set() {
 	if ! cs_is_available "$1"; then
-		cs_say "unknown clocksource '$1': this kernel offers: $(cs_available | paste -sd' ' -)"
+		cs_offered
+		cs_say "unknown clocksource '$1': this kernel offers: ${cs_offered_list[*]}"
 		return 2
 	fi
-	[ "$(cs_current)" = "$1" ] && return 0
+	local now
+	cs_current -v now
+	[ "$now" = "$1" ] && return 0
 	cs_write "$1" && cs_note "clocksource set to '$1'"
 }
 
@@ -339,7 +425,7 @@ cs_set() {
 # leaves.  The EXIT trap (cs_exit) leaves on any other way out.  The traps
 # only record and stop: the switch, the state file's write and the restore
 # are never cut short, and a signal between two commands is not lost.
-cs_signal=0 cs_child_pid='' cs_entered=0
+cs_signal=0 cs_child_pid='' cs_entered=0 cs_self_start=''
 
 # cs_caught 128+N: the INT, TERM and HUP trap.
 cs_caught() {
@@ -403,7 +489,8 @@ cs_enter() {
 cs_child() {
 	local rc=0
 	[ "$cs_signal" = 0 ] || return "$cs_signal"
-	CB_RUN="$$:$(cs_proc_start "$$")" setsid "$@" <&0 &
+	[ -n "$cs_self_start" ] || cs_proc_start -v cs_self_start "$$"
+	CB_RUN="$$:$cs_self_start" setsid "$@" <&0 &
 	cs_child_pid=$!
 	[ "$cs_signal" = 0 ] || cs_stop_child # came while it was being started
 	wait "$cs_child_pid" || rc=$?
@@ -418,10 +505,10 @@ cs_child() {
 # cs_stop_child: stops the command running, if one is (TERM to its process
 # group, KILL after 5 s), and reaps it.
 cs_stop_child() {
-	local c=$cs_child_pid _
+	local c=$cs_child_pid i
 	[ -n "$c" ] && kill -0 "$c" 2>/dev/null || return 0
 	kill -TERM -- "-$c" 2>/dev/null || kill -TERM "$c" 2>/dev/null || true
-	for _ in $(seq 50); do
+	for ((i = 0; i < 50; i++)); do
 		kill -0 "$c" 2>/dev/null || break
 		sleep 0.1
 	done
