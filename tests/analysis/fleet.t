@@ -67,11 +67,13 @@ play() { # play INVENTORY LOG
 		ansible-playbook -i "$1" "$pb" >"$2" 2>&1
 }
 
-# Two hosts of one short name (hvtest.dc1, hvtest.dc2): two run folders, both in the fleet report.
+# Two hosts of one short name (hvtest.dc1, hvtest.dc2), fetching into one
+# folder: two run folders, both in the fleet report.  hvtest.dc1 is the
+# honest host (checkout mode, textfile, the watch's pass).
 mkdir -p "$tmp/src2/results"
 cp -r "$tmp/src/host-scripts" "$tmp/src/Makefile" "$tmp/src2/"
 ln -s "$root/analysis" "$tmp/src2/analysis"
-# A compromised host: a stand-in interpreter runs each module with the real
+# hvtest.dc2 is a compromised host: a stand-in interpreter runs each module with the real
 # one and adds forged paths to find's result (.., absolute paths, the
 # report tool's, a symlink-shaped, a templated name); the host's own run
 # folder also holds names of no contract (notes.txt, a newline).  Its run
@@ -111,19 +113,15 @@ sys.stdout.buffer.write(out)
 sys.exit(p.returncode)
 EOF
 chmod +x "$tmp/h/src3/host-scripts/bench-host" "$tmp/forge-python"
-# One run of the playbook for the three hosts above (ansible-playbook's own
-# cost, per task and host, is most of this file's time): hvtest.dc1
-# (checkout mode, textfile, the watch's pass) and hvtest.dc2, fetching to
-# one folder, and the compromised hvforge, fetching to its own; the fleet
-# report of all three goes beside the last one's run folders
-# (fetch3/report-*/).  The watch is checked on hvtest.dc1 alone.
+# One run of the playbook for the two hosts above (ansible-playbook's own
+# cost, per task and host, is most of this file's time), both fetching to
+# fetch3/; the fleet report of both goes beside their run folders
+# (fetch3/report-*/).
 {
 	printf '[hypervisors]\n'
 	printf 'hvtest.dc1 ansible_connection=local ansible_python_interpreter=%s clockbench_src=%s clockbench_fetch_dir=%s clockbench_textfile_dir=%s\n' \
-		"$py" "$tmp/src2" "$tmp/fetch2" "$tmp/textfile"
+		"$py" "$tmp/src2" "$tmp/c/d/fetch3" "$tmp/textfile"
 	printf 'hvtest.dc2 ansible_connection=local ansible_python_interpreter=%s clockbench_src=%s clockbench_fetch_dir=%s clockbench_watch=false\n' \
-		"$py" "$tmp/src2" "$tmp/fetch2"
-	printf 'hvforge ansible_connection=local ansible_python_interpreter=%s clockbench_src=%s clockbench_fetch_dir=%s clockbench_watch=false\n' \
 		"$tmp/forge-python" "$tmp/h/src3" "$tmp/c/d/fetch3"
 	printf '[hypervisors:vars]\nclockbench_become=false\nclockbench_install=checkout\n'
 } >"$tmp/inv.ini"
@@ -132,23 +130,23 @@ rc=$?
 all=$rc
 ok $rc "checkout mode: the playbook runs against this machine"
 [ "$rc" -eq 0 ] || tail -20 "$tmp/log" | sed 's/^/# /'
-runs=("$tmp"/fetch2/hvtest.dc1/*-hvtest.dc1)
+runs=("$tmp"/c/d/fetch3/hvtest.dc1/*-hvtest.dc1)
 [ -f "${runs[0]}/round-1/host-tsc.json" ] && [ -f "${runs[0]}/round-1/host-hpet.json" ] &&
 	[ -f "${runs[0]}/round-2/host-tsc.json" ] && [ -f "${runs[0]}/round-2/host-hpet.json" ] && [ ! -e "${runs[0]}/host-tsc.json" ]
-ok $? "every round's result files fetched to fetch2/hvtest.dc1/<stamp>-hvtest.dc1/round-<N>/, none folded into one"
+ok $? "every round's result files fetched to fetch3/hvtest.dc1/<stamp>-hvtest.dc1/round-<N>/, none folded into one"
 grep -q '^node_clockbench_clock_read_median_seconds{where="host",clocksource="hpet",clock="monotonic",method="vdso",threads="1"} 1.5e-06$' \
 	"$tmp/textfile/clockbench.prom" 2>/dev/null
 ok $? "node_exporter textfile written on the host"
 grep -qx "node_clockbench_clocksource_info{clocksource=\"$cs_now\"} 1" "$tmp/textfile/clockbench-watch.prom" 2>/dev/null
 ok $? "the watch's metrics appear in the host's textfile folder (clocksource $cs_now)"
-checks=("$tmp"/fetch2/hvtest.dc1/host-check-*.json)
+checks=("$tmp"/c/d/fetch3/hvtest.dc1/host-check-*.json)
 grep -q '"cause": "watchdog"' "${checks[0]}" 2>/dev/null && grep -q 'hvtest.dc1: DEGRADED: watchdog: stand-in' "$tmp/log"
 ok $? "host-check: a degraded host reported and its JSON kept on the controller"
 reports=("$tmp"/c/d/fetch3/report-*/report.md)
 grep -qF "| $(basename "${runs[0]}") | hpet | 1 | 1500.00 | 1800.00 | " "${reports[0]}" 2>/dev/null
 ok $? "fleet report written on the controller"
 
-r1=("$tmp"/fetch2/hvtest.dc1/*-hvtest.dc1) r2=("$tmp"/fetch2/hvtest.dc2/*-hvtest.dc2)
+r1=("$tmp"/c/d/fetch3/hvtest.dc1/*-hvtest.dc1) r2=("$tmp"/c/d/fetch3/hvtest.dc2/*-hvtest.dc2)
 ok "$([ "$rc" -eq 0 ] && [ -f "${r1[0]}/round-2/host-tsc.json" ] && [ -f "${r2[0]}/round-2/host-tsc.json" ]; echo $?)" \
 	"two hosts of one short name: two run folders of two names (exit $rc)"
 [ "$rc" -eq 0 ] || tail -20 "$tmp/log" | sed 's/^/# /'
@@ -164,16 +162,17 @@ ok "$([ "$rc" -ne 0 ] && grep -q "clockbench_0_amd64.deb: no such package on the
 	"package mode: a missing .deb stops the play before anything runs (exit $rc)"
 
 rc=$all
-r3=("$tmp"/c/d/fetch3/hvforge/*-hvforge)
+r3=("$tmp"/c/d/fetch3/hvtest.dc2/*-hvtest.dc2)
 reports=("$tmp"/c/d/fetch3/report-*/report.md)
 ok "$([ "$rc" -eq 0 ] && [ -f "${r3[0]}/round-1/host-tsc.json" ] && [ -f "${r3[0]}/round-2/host-hpet.json" ] &&
 	grep -qF "| $(basename "${r3[0]}") | hpet | 1 | 1500.00 | " "${reports[0]}" 2>/dev/null; echo $?)" \
 	"a forged find result: the host's own results fetched and reported all the same (exit $rc)"
 [ "$rc" -eq 0 ] || tail -20 "$tmp/log" | sed 's/^/# /'
-# Every file on the controller's side: the host-check's, the run folder's (contract names), the report's.
+# Every file on the controller's side: each host's host-check and run folder (contract names), the report's.
 stray=$(cd "$tmp/c" && find . -mindepth 1 ! -type d -printf '%P\0' | while IFS= read -r -d '' f; do
-	[[ $f =~ ^d/fetch3/hvforge/host-check-[0-9-]+\.json$ || $f =~ ^d/fetch3/report-[0-9-]+/ ||
-		$f =~ ^d/fetch3/hvforge/[0-9]{8}-[0-9]{6}-hvforge/(round-[12]/)?host-(tsc|hpet)\.json$ ]] || printf '%q ' "$f"
+	[[ $f =~ ^d/fetch3/hvtest\.dc[12]/host-check-[0-9-]+\.json$ || $f =~ ^d/fetch3/report-[0-9-]+/ ||
+		$f =~ ^d/fetch3/hvtest\.dc1/[0-9]{8}-[0-9]{6}-hvtest\.dc1/(round-[12]/)?host-(tsc|hpet)\.json$ ||
+		$f =~ ^d/fetch3/hvtest\.dc2/[0-9]{8}-[0-9]{6}-hvtest\.dc2/(round-[12]/)?host-(tsc|hpet)\.json$ ]] || printf '%q ' "$f"
 done)
 ok "$([ -z "$stray" ] && [ ! -e "$tmp/c/evil-dotdot" ] && [ ! -e "$tmp/c/host-secret" ]; echo $?)" \
 	"nothing written outside the host's run folder on the controller, nothing but the contract's names in it${stray:+: $stray}"
