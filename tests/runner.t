@@ -75,6 +75,23 @@ fixture_m mb ma
 out=$(timeout -k 5 60 tests/run -j 2 "$tmp/ma.t" "$tmp/mb.t" 2>&1)
 ok "$([ "$(tail -n 1 <<<"$out")" = "2 passed, 0 failed, 0 skipped" ]; echo $?)" \
 	"-j 2: files without a serial name run side by side: $(tail -n 1 <<<"$out")"
+# The order: longest first by the last run's times, a group of one serial
+# name weighing its files together, and weighed as a file is: the heavy
+# group starts before the light file (the harness's own scheduler hands out
+# plain files first).  Run from a folder of its own, whose build/test-times
+# is the fixture's.
+mkdir -p "$tmp/order/build"
+for n in light heavy heavy2; do
+	serial=$'# serial: pkg\n'
+	[ "$n" != light ] || serial=
+	printf '#!/usr/bin/env bash\n%secho %s >>%q/order/log; echo "ok 1"; echo 1..1\n' "$serial" "$n" "$tmp" >"$tmp/order/$n.t"
+	chmod +x "$tmp/order/$n.t"
+done
+printf '3 %s\n' "$tmp/order/light.t" "$tmp/order/heavy.t" "$tmp/order/heavy2.t" >"$tmp/order/build/test-times"
+out=$(cd "$tmp/order" && timeout -k 5 60 "$OLDPWD/tests/run" -j 1 light.t heavy.t heavy2.t 2>&1)
+order=$(paste -sd' ' "$tmp/order/log" 2>/dev/null)
+ok "$([ "$(tail -n 1 <<<"$out")" = "3 passed, 0 failed, 0 skipped" ] && [ "$order" = "heavy heavy2 light" ]; echo $?)" \
+	"-j 1: a group of 3 s + 3 s runs before a file of 3 s: $order"
 # With DESTRUCTIVE=1 a file that changes the host (serial: host) runs alone:
 # the others hold a mark each while they run; it finds none.
 fixture_h ha '' a
