@@ -495,29 +495,33 @@ def script(chart, fmt, out, datafile):
 
 
 def plot(chart, base):
-    """Writes base.dat, then base.png and base.svg from it: gnuplot writes
-    each into a private folder beside them (runfolder.Private), whence it is
-    renamed into place, its mode set on its descriptor; no name another user
-    can change is written, chmodded or followed. Returns the three paths."""
+    """Writes base.dat, then base.png and base.svg from it, both by one
+    gnuplot (a start costs more than a picture): it writes each into a
+    private folder beside them (runfolder.Private), whence it is renamed
+    into place, its mode set on its descriptor; no name another user can
+    change is written, chmodded or followed. Returns the three paths."""
     from cbcontract import runfolder
     datafile = base + ".dat"
     write_atomic(datafile, data(chart))
     outs = [datafile]
+    fmts = ("png", "svg")
     try:
         with runfolder.Private(os.path.dirname(base) or ".") as priv:
-            for fmt in ("png", "svg"):
+            # gnuplot reaches both folders through their descriptors
+            # (/proc/self/fd/N), never by a path that could be swapped.
+            via = os.path.isdir("/proc/self/fd")
+            dat = priv.fd_path(os.path.basename(datafile), private=False) if via else datafile
+            # Each picture from a fresh state (reset: the first one's
+            # settings never reach the second).
+            text = "reset\n".join(script(chart, fmt, priv.fd_path("plot." + fmt) if via else priv.inside("plot." + fmt), dat)
+                                  for fmt in fmts)
+            try:
+                p = subprocess.run([GNUPLOT], input=text, capture_output=True, text=True, timeout=60, pass_fds=priv.fds())
+            except (OSError, subprocess.SubprocessError) as e:
+                raise InputError("%s.%s" % (base, fmts[0]), "%s: %s" % (GNUPLOT, e))
+            errs = [ln for ln in p.stderr.splitlines() if ln.strip()]
+            for fmt in fmts:
                 final, tmp = "%s.%s" % (base, fmt), "plot." + fmt
-                # gnuplot reaches both folders through their descriptors
-                # (/proc/self/fd/N), never by a path that could be swapped.
-                via = os.path.isdir("/proc/self/fd")
-                out = priv.fd_path(tmp) if via else priv.inside(tmp)
-                dat = priv.fd_path(os.path.basename(datafile), private=False) if via else datafile
-                try:
-                    p = subprocess.run([GNUPLOT], input=script(chart, fmt, out, dat), capture_output=True,
-                                       text=True, timeout=60, pass_fds=priv.fds())
-                except (OSError, subprocess.SubprocessError) as e:
-                    raise InputError(final, "%s: %s" % (GNUPLOT, e))
-                errs = [ln for ln in p.stderr.splitlines() if ln.strip()]
                 if p.returncode != 0 or not os.path.lexists(priv.inside(tmp)) or priv.adopt(tmp) == 0:
                     raise InputError(final, "%s failed: %s" % (GNUPLOT, errs[-1] if errs else "exit %d" % p.returncode))
                 priv.place(tmp, os.path.basename(final), replace=True)
