@@ -68,11 +68,13 @@ run env CLOCKBENCH_TEST_WATCHDOG_FILE="$tmp/s1" "$bin" --no-cost --quiet --check
 q "$tmp/h.json" 'w["over_limit"] == 0 and w["runs_over_limit"] == {"longest": 0}'
 ok $? "--watchdog-limit 1 s: no readout over it, no runs (exit $rc)"
 
-# --load on the other CPUs, where there are any
+# --load on the other CPUs, where there are any.  Not its count over the
+# limit: a readout the scheduler preempts past 50 ms (the load itself, a
+# busy machine) is a real slow one (make check, 2026-12-02 06:25).
 sched "$tmp/z" 2000
 run env CLOCKBENCH_TEST_WATCHDOG_FILE="$tmp/z" "$bin" --no-cost --quiet --check watchdog --load --format json --output "$tmp/l.json"
 if [ "$(nproc)" -ge 2 ]; then
-	q "$tmp/l.json" 'w["load"] is True and w["samples"] == 2000 and w["over_limit"] == 0'
+	q "$tmp/l.json" 'w["load"] is True and w["samples"] == 2000'
 	ok $? "--load: load true on $(nproc) CPUs, 2000 samples (exit $rc)"
 else
 	q "$tmp/l.json" 'w["load"] is False' && grep -q 'no other CPU' "$tmp/se"
