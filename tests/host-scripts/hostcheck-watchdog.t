@@ -12,6 +12,9 @@ folder of boots and from a stand-in journalctl.  Nothing is measured: the
 engine's watchdog check runs only in the last test, on this host, where it
 only reads.
 """
+import importlib.machinery
+import importlib.util
+import itertools
 import json
 import os
 import shutil
@@ -21,7 +24,7 @@ import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 sys.path[:0] = [os.path.join(TOP, "contract"), os.path.join(TOP, "tests", "lib")]
-from taplib import Tap  # noqa: E402
+from taplib import Tap, main_to_files, read  # noqa: E402
 
 t = Tap()
 HC = os.path.join(TOP, "host-scripts", "host-check")
@@ -59,9 +62,22 @@ def host(name, release, cpuinfo, avail="tsc hpet acpi_pm", current=None, cmdline
     return argv
 
 
+# host-check's main() in this one process, as its process would run it
+# (taplib.main_to_files): some sixty runs, each a Python start otherwise.
+_loader = importlib.machinery.SourceFileLoader("host_check", HC)
+hc = importlib.util.module_from_spec(importlib.util.spec_from_loader("host_check", _loader))
+_loader.exec_module(hc)
+_n = itertools.count()
+
+
 def run(argv, fmt="json", env=None):
-    p = subprocess.run([HC, "--format", fmt, "--no-tsc-check", "--trace-seconds", "0", "--watchdog-seconds", "0"] + argv,
-                       capture_output=True, text=True, env=env, timeout=120)
+    """host-check on argv: (its JSON or text, the CompletedProcess); env: its
+    whole environment, as subprocess takes it."""
+    args = [HC, "--format", fmt, "--no-tsc-check", "--trace-seconds", "0", "--watchdog-seconds", "0"] + argv
+    words = ["%s=%s" % kv for kv in (env or {}).items() if os.environ.get(kv[0]) != kv[1]]
+    base = os.path.join(tmp, "run%d" % next(_n))
+    rc = main_to_files(hc.main, args, words, base + ".out", base + ".err")
+    p = subprocess.CompletedProcess(args, rc, read(base + ".out"), read(base + ".err"))
     if fmt == "json":
         try:
             return json.loads(p.stdout), p
