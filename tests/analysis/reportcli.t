@@ -11,22 +11,20 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from taplib import BEFORE, LAB, TOOL, WL, Tap, table_row  # noqa: E402
+from taplib import BEFORE, LAB, TOOL, WL, Tap, report_in_process, table_row  # noqa: E402
 
 t = Tap()
 
 
 def tool(*args, cwd=None):
-    """The tool from a folder outside the checkout (t.tmp): no relative path of the checkout helps it."""
-    e = dict(os.environ)
-    e.pop("CLOCKBENCH_DEBUG", None)
-    p = subprocess.run([sys.executable, TOOL] + list(args), capture_output=True, text=True, env=e, cwd=cwd or t.tmp)
-    return p.returncode, p.stdout, p.stderr
+    """The tool from a folder outside the checkout (t.tmp): no relative path
+    of the checkout helps it.  Its main() in this process, as its process
+    runs it (taplib.report_in_process; a start costs more than most calls)."""
+    return report_in_process(args, cwd=cwd or t.tmp, reraise=())
 
 
 # ---- help: every option of every command described, and shown ----
