@@ -160,8 +160,7 @@ cs_proc_dying() {
 		ShdPnd: | SigPnd:) pend+=("$val") ;;
 		esac
 	done 2>/dev/null <"/proc/$1/status"
-	case "$state" in [A-Z]) ;; *) return 0 ;; esac
-	case "$state" in Z | X) return 0 ;; esac
+	case "$state" in Z | X) return 0 ;; [A-Z]) ;; *) return 0 ;; esac # gone: no state read
 	for val in "${pend[@]+"${pend[@]}"}"; do
 		[[ $val =~ ^[0-9a-fA-F]+$ ]] && (((16#$val >> 8) & 1)) && return 0 # bit 8: SIGKILL
 	done
