@@ -207,7 +207,10 @@ class QMP:
             self.s.connect(path)
             self.pid = peer_pid(self.s)
             self.f = self.s.makefile("rb")
-            greeting = self._line()
+            try:
+                greeting = self._line()
+            except RunError as e:
+                raise RunError("%s: not a QMP socket (%s)" % (cut(path), str(e).rsplit(": ", 1)[-1]))
             if "QMP" not in greeting:
                 raise RunError("%s: not a QMP socket (its first message has no QMP greeting)" % cut(path))
             self.cmd("qmp_capabilities")
@@ -331,19 +334,19 @@ def survey(trace_lines, log_records, qmp_paths=(), libvirt_run=None):
 
 def pause_resume(vm):
     """Pauses and resumes vm through its way (libvirt or its QMP socket);
-    returns the pause's length in ms.  RunError when either step fails (a
-    resume is tried whatever the pause did)."""
+    returns the pause's length in ms.  RunError when either step fails; a
+    resume is tried whatever the pause did, and the error says both."""
     t0 = time.monotonic()
-    if vm.via == "libvirt":
+    steps = (lambda: libvirt.virsh("suspend", vm.name), lambda: libvirt.virsh("resume", vm.name)) \
+        if vm.via == "libvirt" else (lambda: vm.qmp.cmd("stop"), lambda: vm.qmp.cmd("cont"))
+    errors = []
+    for step in steps:
         try:
-            libvirt.virsh("suspend", vm.name)
-        finally:
-            libvirt.virsh("resume", vm.name)
-    else:
-        try:
-            vm.qmp.cmd("stop")
-        finally:
-            vm.qmp.cmd("cont")
+            step()
+        except RunError as e:
+            errors.append(str(e))
+    if errors:
+        raise RunError("; ".join(errors))
     return (time.monotonic() - t0) * 1000.0
 
 

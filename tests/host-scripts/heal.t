@@ -1,0 +1,200 @@
+#!/usr/bin/python3
+# tier: fast
+# test-timeout: 300
+"""heal.t: clockbench heal on a recorded round trip and against a stand-in QMP server (TAP).  The recorded trace
+of a real one (fixtures/heal: a VM started on tsc lost the bit over a switch away and back, one started while off tsc,
+the first healed by QMP stop/cont) read as lost, booted-off and healed; the off-tsc periods from the kernel's own
+switch records.  The command, with /proc, the clocksource, /dev/kvm, libvirt's pid files and the trace stood in for:
+listing pauses nothing; --yes pauses and resumes over QMP and confirms from the trace; a VM that booted off tsc is
+never paused; the host off tsc refused; a QMP peer that vanishes, never answers or is not QMP, a confirmation that
+never comes, a libvirt domain virsh does not know and a name not running each one line and exit 1."""
+import os
+import socket
+import subprocess
+import sys
+import threading
+
+sys.dont_write_bytecode = True
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "host-scripts")]
+from taplib import Tap  # noqa: E402
+from cbcontract import kmsg  # noqa: E402
+from cbhost import heal, kvmtrace  # noqa: E402
+
+t = Tap()
+FX = os.path.join(ROOT, "tests", "host-scripts", "fixtures", "heal")
+HEAL = os.path.join(ROOT, "host-scripts", "heal")
+TRACE, KMSG = os.path.join(FX, "roundtrip.trace"), os.path.join(FX, "kmsg-switches.txt")
+TICK = os.sysconf("SC_CLK_TCK")
+
+# The recorded round trip, read as heal reads it.
+lines = list(kvmtrace.Lines(TRACE))
+heal_at = next(i for i, ln in enumerate(lines) if "masterclock 1" in ln)
+before = heal.clocks(lines[:heal_at])
+t.ok(before.get(2832) and before[2832].state() == "lost", "recorded: the VM started on tsc lost the bit over the round trip")
+t.ok(before.get(13130) and before[13130].state() == "lost", "recorded: the VM started off tsc lacks it too")
+after = heal.clocks(lines)
+t.ok(after[2832].state() == "ok" and after[2832].master, "recorded: QMP stop/cont gave it back (master clock 1, flags 0x3)")
+t.ok(after[13130].state() == "lost", "recorded: the VM not paused still lacks it")
+recs = list(kmsg.messages(open(KMSG).read().split("\n")))
+periods = heal.off_tsc(heal.switches(recs))
+t.ok(len(periods) == 5 and periods[-1] == [531.754502, 533.782205] and periods[-2] == [507.659926, 511.00165],
+     "the kernel's switch records give the periods off tsc", repr(periods))
+t.ok(heal.booted_off_tsc(507.96, periods, 0.01) is True and heal.booted_off_tsc(244.61, periods, 0.01) is False,
+     "started at 507.96 s: off tsc; at 244.61 s: on it")
+t.ok(heal.booted_off_tsc(507.66, periods, 0.01) is None and heal.booted_off_tsc(None, periods) is None,
+     "a start within a tick of a switch, or not known: not known")
+t.ok(heal.off_tsc([(0.3, "kvm-clock"), (0.4, "tsc")]) == [], "the boot's own switch to tsc is no period off it")
+
+
+# The command against stand-ins.
+class Peer:
+    """A stand-in QMP server on a unix socket in this process (its peer pid
+    is ours): mode good, vanish (closes on stop), silent (never greets),
+    junk (not QMP), deaf (answers, but KVM shows nothing after cont)."""
+
+    def __init__(self, path, mode, trace):
+        self.path, self.mode, self.trace, self.got = path, mode, trace, []
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.bind(path)
+        self.s.listen(4)
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                c, _ = self.s.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.one, args=(c,), daemon=True).start()
+
+    def one(self, c):
+        f = c.makefile("rwb")
+        try:
+            if self.mode == "silent":
+                f.readline()
+                return
+            if self.mode == "junk":
+                f.write(b"SSH-2.0-OpenSSH\n")
+                f.flush()
+                return
+            f.write(b'{"QMP": {"version": {}, "capabilities": []}}\n')
+            f.flush()
+            for raw in f:
+                cmd = raw.decode().split('"execute": "', 1)[1].split('"', 1)[0]
+                self.got.append(cmd)
+                if cmd == "stop" and self.mode == "vanish":
+                    return
+                f.write(b'{"event": "STOP"}\n{"return": {}}\n' if cmd == "stop" else b'{"return": {}}\n')
+                f.flush()
+                if cmd == "cont" and self.mode == "good":
+                    with open(self.trace, "a") as tf:
+                        tf.write(" qemu-system-x86-%d (%7d) [001] d..1.   900.000001: kvm_update_master_clock: "
+                                 "masterclock 1 hostclock tsc offsetmatched 1\n" % (os.getpid(), os.getpid()))
+                        tf.write(" qemu-system-x86-%d (%7d) [001] .....   900.000002: kvm_pvclock_update: vcpu_id 0, "
+                                 "pvclock { version 9, tsc_timestamp 0x1, system_time 0x2, tsc_to_system_mul 0x3, "
+                                 "tsc_shift -1, flags 0x3 }\n" % (os.getpid(), os.getpid()))
+        except OSError:
+            pass
+        finally:
+            c.close()
+
+
+def world(name, cs="tsc", start_s=300.0, libvirt=None):
+    """A folder standing in for the host: /proc with this process as the
+    one VM (holding the stand-in KVM device, started at start_s), the
+    clocksource, libvirt's pid files, and a trace in which the VM lost the
+    bit (the recorded one's lines, its pid ours).  Returns the environment."""
+    d = os.path.join(t.tmp, name)
+    pid = os.getpid()
+    os.makedirs(os.path.join(d, "proc", str(pid), "fd"))
+    kvm = os.path.join(d, "kvm")
+    open(kvm, "w").close()
+    os.symlink(kvm, os.path.join(d, "proc", str(pid), "fd", "9"))
+    with open(os.path.join(d, "proc", str(pid), "stat"), "w") as f:
+        f.write("%d (qemu-system-x86) S %s %d %s\n" % (pid, " ".join(["0"] * 18), int(start_s * TICK), " ".join(["0"] * 10)))
+    with open(os.path.join(d, "proc", str(pid), "cmdline"), "wb") as f:
+        f.write(b"qemu-system-x86_64\0-name\0vm1\0-accel\0kvm\0")
+    os.makedirs(os.path.join(d, "cs"))
+    with open(os.path.join(d, "cs", "current_clocksource"), "w") as f:
+        f.write(cs + "\n")
+    os.makedirs(os.path.join(d, "libvirt"))
+    if libvirt:
+        with open(os.path.join(d, "libvirt", libvirt + ".pid"), "w") as f:
+            f.write("%d\n" % pid)
+    with open(os.path.join(d, "trace"), "w") as f:
+        for ln in lines[:heal_at]:
+            f.write(ln.replace("(   2832)", "(%7d)" % pid) + "\n")
+    return dict(os.environ, CB_PROC=os.path.join(d, "proc"), CB_CS_DIR=os.path.join(d, "cs"), CB_KVM_DEV=kvm,
+                CB_LIBVIRT_RUN=os.path.join(d, "libvirt"), CB_KMSG=KMSG, CB_TRACE_FILE=os.path.join(d, "trace")), d
+
+
+def heal_cmd(env, *args):
+    p = subprocess.run([sys.executable, HEAL] + list(args), env=env, capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+rc, out, err = heal_cmd(dict(os.environ), "--help")
+t.ok(rc == 0 and all(o in out for o in ("--yes", "--qmp", "--trace-seconds", "--version")), "--help: exit 0, every option")
+for bad, why in ((["--bogus"], "an unknown option"), (["--trace-seconds", "0"], "a trace time under 1 s"),
+                 (["--qmp"], "--qmp without a socket"), (["vm\x1b[31m"], "a VM name with a control character")):
+    rc, out, err = heal_cmd(dict(os.environ), *bad)
+    t.ok(rc == 2 and len(err.strip().splitlines()) == 1 and not out, "usage: %s is one line, exit 2" % why, err)
+
+env, d = world("list")
+peer = Peer(os.path.join(d, "qmp.sock"), "good", env["CB_TRACE_FILE"])
+rc, out, err = heal_cmd(env, "--qmp", peer.path)
+t.ok(rc == 0 and "vm1 (pid %d, qmp): lost the stable bit" % os.getpid() in out and "heal --yes" in out,
+     "listed: lost the stable bit, with the remedy", out + err)
+t.ok(peer.got == ["qmp_capabilities"], "listing pauses nothing", repr(peer.got))
+rc, out, err = heal_cmd(env, "--qmp", peer.path, "--yes")
+t.ok(rc == 0 and "healed: paused for" in out and "the stable bit back" in out, "--yes: paused, resumed, confirmed", out + err)
+t.ok(peer.got[-2:] == ["stop", "cont"], "over QMP: stop then cont", repr(peer.got))
+
+env, d = world("offtsc", cs="kvm-clock")
+peer = Peer(os.path.join(d, "qmp.sock"), "good", env["CB_TRACE_FILE"])
+rc, out, err = heal_cmd(env, "--qmp", peer.path, "--yes")
+t.ok(rc == 1 and "not tsc" in err and len(err.strip().splitlines()) == 1 and "stop" not in peer.got,
+     "the host off tsc: refused in one line, nothing paused", err)
+
+env, d = world("bootedoff", start_s=509.0)
+peer = Peer(os.path.join(d, "qmp.sock"), "good", env["CB_TRACE_FILE"])
+rc, out, err = heal_cmd(env, "--qmp", peer.path, "--yes")
+t.ok("booted while the host was off tsc" in out and "reboot the guest" in out and "stop" not in peer.got,
+     "a VM started while off tsc: listed apart with a reboot as its remedy, never paused", out + err)
+
+env, d = world("nolog", start_s=509.0)
+env["CB_KMSG"] = os.path.join(d, "no-such-kmsg")
+peer = Peer(os.path.join(d, "qmp.sock"), "good", env["CB_TRACE_FILE"])
+rc, out, err = heal_cmd(env, "--qmp", peer.path)
+t.ok("kernel log not read" in out and "when it booted is not known" in out,
+     "no kernel log: says when each VM booted is not known", out + err)
+
+for mode, expect, what in (("vanish", "closed the connection", "a QMP peer that vanishes mid-heal"),
+                           ("deaf", "not healed", "a resume KVM does not confirm within 5 s"),
+                           ("junk", "not a QMP socket", "a socket that is not QMP"),
+                           ("silent", "timed out", "a QMP socket that never answers")):
+    env, d = world(mode)
+    peer = Peer(os.path.join(d, "qmp.sock"), mode, env["CB_TRACE_FILE"])
+    rc, out, err = heal_cmd(env, "--qmp", peer.path, "--yes")
+    t.ok(rc == 1 and expect in err and "Traceback" not in err, "%s: said (%s), exit 1" % (what, expect), err)
+
+env, d = world("libvirt", libvirt="dom1")
+bin_dir = os.path.join(d, "bin")
+os.makedirs(bin_dir)
+with open(os.path.join(bin_dir, "virsh"), "w") as f:
+    f.write("#!/bin/sh\necho \"virsh $*\" >> %s/virsh.log\necho \"error: failed to get domain '$4'\" >&2\nexit 1\n" % d)
+os.chmod(os.path.join(bin_dir, "virsh"), 0o755)
+env["PATH"] = bin_dir + os.pathsep + env["PATH"]
+rc, out, err = heal_cmd(env, "--yes")
+log = open(os.path.join(d, "virsh.log")).read() if os.path.exists(os.path.join(d, "virsh.log")) else ""
+t.ok(rc == 1 and "dom1 (pid %d, libvirt)" % os.getpid() in out and "failed to get domain" in err,
+     "a libvirt domain virsh does not know: said, exit 1", out + err)
+t.ok("suspend dom1" in log and "resume dom1" in log, "a failed suspend is still followed by a resume", log)
+
+env, d = world("missing")
+rc, out, err = heal_cmd(env, "vm-that-is-not-here")
+t.ok(rc == 1 and "no such running KVM VM" in err, "a name not running: said, exit 1", err)
+
+t.done()
