@@ -24,6 +24,8 @@ every pattern is linear (no nested repetition).
 import collections
 import re
 
+from . import paste as _paste
+
 MAX_LINE = 2048
 
 _N = r"(-?\d+)"
@@ -252,11 +254,16 @@ def _match(text):
     return None
 
 
-def messages(lines):
+def messages(lines, paste=None):
     """(line, kind, detail, stamp_s) of each line of one log that
     clockbench knows, in order.  A log is framed when its first line (past
     '#' comments and blanks) carries a header or timestamp; then its bare
-    lines are continuations and are not read (classify's framed)."""
+    lines are continuations and are not read (classify's framed).  With
+    paste (a cbcontract.paste.Log), the lines are a recorded log, read as
+    people paste it (_recorded()); paste.name() then names its format."""
+    if paste is not None:
+        yield from _recorded(lines, paste)
+        return
     framed = None
     for line in lines:
         if not isinstance(line, str) or line.startswith("#") or not line.strip():
@@ -273,6 +280,56 @@ def messages(lines):
         c = _match(msg.text)
         if c:
             yield line.strip(), c[0], c[1], msg.stamp
+
+
+def _known(text):
+    """_match() of a message's text, past the cheap word filter."""
+    return _match(text) if any(w in text for w in _ANY) else None
+
+
+def _recorded(lines, log):
+    """messages() of a recorded log: each line's quoting, indentation and
+    console prompt stripped and its header read by cbcontract.paste (every
+    format a tool writes; a header of another facility, transport or
+    program refuses the line), the rules matched at the message's start as
+    everywhere.  Once a line with a header was read, a bare line is a
+    continuation, read only as the second half of a line a mail client
+    wrapped: it is rejoined to the line before it (one space between)
+    when that line is at the same quoting depth, neither half is a known
+    line alone, and the two together are one; nothing else is guessed.
+    JSON and export entries are quoted as "[stamp] message"."""
+    framed = False
+    held = None  # (line, Head): the last line, not known alone (a wrapped line's first half?)
+    for line in lines:
+        if not isinstance(line, str):
+            continue
+        line = line[:MAX_LINE].rstrip("\r\n")
+        h = log.export_line(line)
+        if h is False:
+            if line.startswith("#") or not line.strip():
+                held = None
+                continue
+            h = _paste.head(line)
+        if h is None:
+            held = None
+            continue
+        log.saw(h, line)
+        if h.fmt in ("journalctl -o json", "journalctl -o export"):
+            line = "[%12.6f] %s" % (h.stamp, h.text) if h.stamp is not None else h.text
+        c = _known(h.text) if h.framed or not framed else None
+        if c is None and held is not None and not h.framed and h.depth == held[1].depth:
+            joined = _known(held[1].text.rstrip() + " " + h.text.strip())
+            if joined:
+                log.rejoined += 1
+                yield held[0].strip() + " " + h.text.strip(), joined[0], joined[1], held[1].stamp
+                held = None
+                continue
+        framed = framed or h.framed
+        # Only a line read alone may begin a wrapped one: in a log with
+        # headers, a bare line never does (a file name's newline).
+        held = (line, h) if c is None and (h.framed or not framed) else None
+        if c:
+            yield line.strip(), c[0], c[1], h.stamp
 
 
 TSC_NAMES = ("tsc", "tsc-early")
@@ -308,7 +365,7 @@ MAX_KEPT = 8  # near-miss lines quoted per boot (all are counted)
 MAX_EVIDENCE = 32  # lines of a loss quoted per boot
 
 
-def summarize(lines):
+def summarize(lines, recorded=False):
     """One boot's kernel log (lines, read once, in order, in bounded
     memory): whether the TSC was kept, lost (when, why, the line that says
     so, the warp's cycles, which of the watchdog's tests failed) or never
@@ -316,7 +373,9 @@ def summarize(lines):
     kernel detected and AMD's P0 firmware line.  tsc is "kept",
     "lost", "not chosen" (the kernel never switched to it) or "unknown" (no
     line says: a log cut short or rotated).  This is the one reading of a
-    log: host-check's single log, its boots and the lab all use it."""
+    log: host-check's single log, its boots and the lab all use it.  With
+    recorded, the lines are a recorded log read as a paste (messages()'s
+    paste), and format names the format read (else None)."""
     s = {"tsc": "unknown", "why": None, "reason": None, "at_s": None, "line": None, "cycles": None,
          "verdict": None, "verdict_line": None, "tests": [], "switches": [], "near_misses": {},
          "near_miss_lines": [], "tsc_adjust": 0, "evidence": [], "switch_lines": [],
@@ -324,7 +383,8 @@ def summarize(lines):
     warp = unstable = verdict = first_switch_away = None
     switches, switch_lines = collections.deque(maxlen=64), collections.deque(maxlen=4)  # the last ones only
     stamps = {}
-    for line, kind, d, stamp in messages(lines):
+    log = _paste.Log() if recorded else None
+    for line, kind, d, stamp in messages(lines, log):
         stamps[line] = stamp
         if len(stamps) > 4 * MAX_EVIDENCE:
             stamps = {k: v for k, v in stamps.items() if k in (s["line"], first_switch_away) or k in s["evidence"]}
@@ -385,6 +445,7 @@ def summarize(lines):
         s["tsc"] = "kept" if s["switches"][-1] in TSC_NAMES else "not chosen"
     if s["line"]:
         s["at_s"] = stamps.get(s["line"])
+    s["format"] = log.name() if log else None
     return s
 
 
