@@ -76,7 +76,7 @@ HELP = {
     "node_clockbench_watch_start_timestamp_seconds": "When this clockbench-watch started, Unix time.",
     "node_clockbench_machine_info": "1, labelled with whether this machine is a guest (true, false, unknown) and of which hypervisor (clockbench health at the watch's start, else the CPUID hypervisor flag).",
     "node_clockbench_clock_health_info": "1, labelled with the clock's state by clockbench's one rule (cbcontract.health): healthy, degraded or unknown, on the current clocksource and the VMs it runs now (node_clockbench_vms_running); the read path is clockbench health's at the watch's start.",
-    "node_clockbench_clock_healthy": "1 if the clock is healthy by clockbench's one rule (a host on tsc; a guest on a paravirtual clock read in user space, or on an invariant tsc; a machine that runs KVM VMs, guest or not, on tsc), 0 if degraded; absent when not known.",
+    "node_clockbench_clock_healthy": "1 if the clock is healthy by clockbench's one rule (a host on tsc; a guest on a paravirtual clock read in user space, or on an invariant tsc; a machine that runs KVM VMs, guest or not, only while on tsc), 0 if degraded; absent when not known.",
     "node_clockbench_vms_running": "KVM VMs this machine runs, as the watch follows them: QEMU processes with KVM clock events since the watch started that still run (a VM started before the watch shows at its next clock event; absent when KVM's events are not followed).",
 }
 TYPES = {n: "counter" for n in HELP if n.endswith("_total")}
