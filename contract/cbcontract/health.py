@@ -9,6 +9,19 @@ TSC (constant_tsc and nonstop_tsc) is healthy too.  host-check, the bench
 screen's verdict and the watch's metrics all call judge(); none has a rule
 of its own.
 
+Whether a machine runs KVM VMs is a fact of its own, beside whether it is
+a guest: a guest can be a hypervisor too (nested KVM: cloud instances with
+nested virtualization, CI runners).  Such a machine is judged by its own
+clock and by its VMs': off tsc, KVM turns its VMs' master clock off and
+they lose the stable bit (pvclock_gtod_notify() in arch/x86/kvm/x86.c;
+measured on 2026-12-04 on a nested kvm_pvm guest, Linux 6.18.44: its VMs'
+pvclock flags went from 0x1 to 0x0 within a second of its switch to
+kvm-clock), so it is degraded whatever its own reads do.  Back on tsc it
+is healthy again, but KVM turns a VM's master clock back on only when
+something sets that VM's clock (a pause and resume, a migration, a
+restart): the VMs left without the bit are named in the sentence, with
+their remedy.  A guest that runs no VM is judged as above.
+
 machine() says whether this is a guest and of which hypervisor, from the
 evidence it is given (each item names where it came from): the CPUID
 hypervisor bit (cpuinfo's flag), CPUID's vendor leaf (the engine's
@@ -77,12 +90,37 @@ def machine(cpu_flag=None, cpuid_vendor=None, log_hypervisor=None, sys_hyperviso
     return {"guest": guest, "hypervisor": names[0] if guest and names else None, "evidence": ev}
 
 
-def judge(guest, current, path=None, flags=None):
+def judge(guest, current, path=None, flags=None, vms=None):
     """(state, why): state "healthy", "degraded" or "unknown", why one
     sentence.  guest: machine()'s guest (None: not known, judged as a host,
     and said); current: the clocksource; path: where a CLOCK_MONOTONIC read
     is answered ("user", "syscall", None: not probed); flags: cpuinfo's TSC
-    flags ({name: bool}, None: not read)."""
+    flags ({name: bool}, None: not read); vms: the KVM VMs this machine
+    runs, each as its last pvclock update's stable bit (True, False, None:
+    no update seen yet), None when they were not looked at (then the
+    machine is judged by its own clock alone, as with no VM)."""
+    state, why = _own(guest, current, path, flags)
+    if not vms or not current:
+        return state, why
+    n = len(vms)
+    lost = sum(1 for b in vms if b is False)
+    running = "%d KVM VM%s" % (n, "" if n == 1 else "s")
+    if current not in TSC_NAMES:
+        if guest:
+            return "degraded", ("a guest on %s, not tsc, that runs %s: KVM turns their master clock off and they "
+                                "lose the stable bit (%d of %d without it now), whatever its own reads do (its own "
+                                "clock: %s)" % (current, running, lost, n, why))
+        return state, "%s (it runs %s, %d of them without the stable bit now)" % (why, running, lost)
+    if lost:
+        return state, ("%s; %d of the %s it runs still lack the stable bit (their last pvclock update): KVM turns "
+                       "a VM's master clock back on only when its clock is set again, so a VM that lived through a "
+                       "switch off tsc keeps it off: pause and resume each (clockbench heal), else migrate or "
+                       "restart it" % (why, lost, running))
+    return state, why
+
+
+def _own(guest, current, path, flags):
+    """judge() of the machine's own clock, its VMs left out."""
     flags = flags or {}
     invariant = bool(flags.get("constant_tsc") and flags.get("nonstop_tsc"))
     if not current:

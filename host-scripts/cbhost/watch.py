@@ -75,8 +75,9 @@ HELP = {
     "node_clockbench_watch_trace_available": "1 if the watch follows KVM's clock events (its tracefs instance), else 0 (reason: why).",
     "node_clockbench_watch_start_timestamp_seconds": "When this clockbench-watch started, Unix time.",
     "node_clockbench_machine_info": "1, labelled with whether this machine is a guest (true, false, unknown) and of which hypervisor (clockbench health at the watch's start, else the CPUID hypervisor flag).",
-    "node_clockbench_clock_health_info": "1, labelled with the clock's state by clockbench's one rule (cbcontract.health): healthy, degraded or unknown, on the current clocksource; the read path is clockbench health's at the watch's start.",
-    "node_clockbench_clock_healthy": "1 if the clock is healthy by clockbench's one rule (a host on tsc; a guest on a paravirtual clock read in user space, or on an invariant tsc), 0 if degraded; absent when not known.",
+    "node_clockbench_clock_health_info": "1, labelled with the clock's state by clockbench's one rule (cbcontract.health): healthy, degraded or unknown, on the current clocksource and the VMs it runs now (node_clockbench_vms_running); the read path is clockbench health's at the watch's start.",
+    "node_clockbench_clock_healthy": "1 if the clock is healthy by clockbench's one rule (a host on tsc; a guest on a paravirtual clock read in user space, or on an invariant tsc; a machine that runs KVM VMs, guest or not, only while on tsc), 0 if degraded; absent when not known.",
+    "node_clockbench_vms_running": "KVM VMs this machine runs, as the watch follows them: QEMU processes with KVM clock events since the watch started that still run (a VM started before the watch shows at its next clock event; absent when KVM's events are not followed).",
 }
 TYPES = {n: "counter" for n in HELP if n.endswith("_total")}
 
@@ -179,12 +180,20 @@ class State:
         self.flags = {} if flags is None else {f: f in flags for f in TSC_FLAGS}
         self.hypervisor_flag = None if flags is None else "hypervisor" in flags
 
+    def running(self):
+        """The last stable bit (True, False, None) of each VM followed now,
+        None when KVM's events are not followed (then whether this machine
+        runs VMs is not known)."""
+        return [vm.stable for vm in self.vms.values()] if self.trace[0] else None
+
     def health(self):
         """(guest, hypervisor, state) by the one rule: host-check's machine
-        and read path where it ran, else the CPUID flag (path unknown)."""
+        and read path where it ran, else the CPUID flag (path unknown), and
+        the VMs this machine runs now (a nested hypervisor is judged by its
+        VMs' clock too)."""
         m = self.machine
         guest = m.get("guest") if "guest" in m else self.hypervisor_flag
-        state, _ = health.judge(guest, self.cs, m.get("path"), self.flags)
+        state, _ = health.judge(guest, self.cs, m.get("path"), self.flags, self.running())
         return guest, m.get("hypervisor"), state
 
     def log_line(self, line, framed=False):
@@ -240,6 +249,8 @@ class State:
         guest, hv, state = self.health()
         f.add("node_clockbench_machine_info", [("guest", {True: "true", False: "false"}.get(guest, "unknown")),
                                                ("hypervisor", (hv or "")[:NAME_MAX] or None)], 1)
+        vms = self.running()
+        f.add("node_clockbench_vms_running", [], None if vms is None else len(vms))
         f.add("node_clockbench_clock_health_info", [("state", state)], 1)
         if state != "unknown":
             f.add("node_clockbench_clock_healthy", [], state == "healthy")
