@@ -285,8 +285,8 @@ class VM:
         if st == "unknown":
             return "no KVM clock event seen", "its state is not known (a VM whose master clock is on is quiet)"
         if self.via is None:
-            return ("lost the stable bit", "pause and resume it (virsh suspend/resume, QMP stop/cont), migrate "
-                    "or restart it: not libvirt's, and no --qmp socket of it was given")
+            return ("lost the stable bit", "pause and resume it (clockbench heal --qmp ITS-QMP-SOCKET %s: it is "
+                    "not libvirt's), else migrate or restart it" % self.pid)
         why = "" if self.booted_off is False else " (when it booted is not known: if the host was off tsc then, " \
                                                   "only a reboot of the guest helps)"
         return "lost the stable bit", "pause and resume it: clockbench heal --yes" + why

@@ -197,4 +197,26 @@ env, d = world("missing")
 rc, out, err = heal_cmd(env, "vm-that-is-not-here")
 t.ok(rc == 1 and "no such running KVM VM" in err, "a name not running: said, exit 1", err)
 
+# Every piece of advice that puts the host back on tsc says what the running VMs keep.
+HC = os.path.join(ROOT, "host-scripts", "host-check")
+for cause, cmdline in (("by_hand", "ro"), ("set_at_boot", "ro clocksource=kvm-clock")):
+    d = os.path.join(t.tmp, "hc-" + cause)
+    os.makedirs(os.path.join(d, "cs"))
+    for f, v in (("current_clocksource", "kvm-clock"), ("available_clocksource", "tsc kvm-clock")):
+        with open(os.path.join(d, "cs", f), "w") as fh:
+            fh.write(v + "\n")
+    with open(os.path.join(d, "cmdline"), "w") as fh:
+        fh.write(cmdline + "\n")
+    p = subprocess.run([sys.executable, HC, "--format", "json", "--log", os.path.join(ROOT, "tests", "host-scripts",
+                        "fixtures", "healthy-vm.log"), "--cmdline", os.path.join(d, "cmdline"), "--cs-dir",
+                        os.path.join(d, "cs")], capture_output=True, text=True, timeout=60)
+    try:
+        import json
+        doc = json.loads(p.stdout)
+    except ValueError:
+        doc = {}
+    adv = doc.get("advice") or ""
+    t.ok(doc.get("cause") == cause and "switch back" in adv and "clockbench heal" in adv and "was running" in adv,
+         "host-check's advice for %s: switching back leaves running VMs without the bit, heal named" % cause, adv or p.stderr)
+
 t.done()
