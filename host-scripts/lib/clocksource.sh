@@ -372,7 +372,11 @@ cs_find_vms() {
 	done
 }
 
-# cs_guard FORCE: refuses (returns 1) while foreign VMs run, unless FORCE=1.
+# cs_guard FORCE: refuses (returns 1) while foreign VMs run, unless FORCE=1;
+# with FORCE those VMs are kept in cs_forced_vms, and cs_enter notes in
+# cs_vms_off=1 that it took them off tsc (cs_left_vms names them).
+# cs_left_at_end=1 (compare: once, after its screen) keeps cs_leave quiet.
+cs_forced_vms=() cs_vms_off=0 cs_left_at_end=0
 cs_guard() {
 	local vms
 	cs_find_vms
@@ -381,6 +385,7 @@ cs_guard() {
 	[ -z "$vms" ] && return 0
 	if [ "$1" = 1 ]; then
 		cs_say "warning: --force: changing the clocksource under running VMs: $vms"
+		cs_forced_vms+=("${cs_vms[@]}")
 		return 0
 	fi
 	cs_say "refusing to change the clocksource: KVM guests that clockbench did not start are running ($vms); flipping it changes every guest's clock. Stop them, or pass --force"
@@ -468,12 +473,17 @@ cs_enter() {
 	# A signal the caller's traps caught meanwhile (a Ctrl-C that cut the
 	# guard's scan of /proc short, say) switches nothing.
 	[ "$cs_signal" = 0 ] || { cs_unlock; return "$cs_signal"; }
+	local from
 	cs_save "$$"
+	cs_current -v from
 	cs_entered=1
 	if ! cs_set "$1"; then
 		cs_leave
 		return 1
 	fi
+	case "$from:$1" in tsc:tsc | tsc:tsc-early | tsc-early:tsc | tsc-early:tsc-early) ;;
+	tsc:* | tsc-early:*) [ "${#cs_forced_vms[@]}" = 0 ] || cs_vms_off=1 ;;
+	esac
 	cs_unlock
 }
 
@@ -527,5 +537,26 @@ cs_leave() {
 	cs_unlock
 	cs_stop_child
 	cs_entered=0
-	cs_restore found
+	cs_restore found || return 1
+	[ "$cs_left_at_end" = 1 ] || cs_left_vms
+}
+
+# cs_left_vms: after a forced bracket that took the host off tsc and back,
+# names the VMs that ran across it and are still running: KVM turns a VM's
+# master clock back on only when its clock is set again (docs/health.md),
+# so each keeps reading its clock by syscall until paused and resumed.
+cs_left_vms() {
+	local v now left='' seen=()
+	[ "$cs_vms_off" = 1 ] || return 0
+	cs_current -v now
+	case "$now" in tsc | tsc-early) ;; *) return 0 ;; esac
+	for v in "${cs_forced_vms[@]}"; do
+		if [[ $v =~ ^pid\ ([0-9]+) ]] && [ -z "${seen[BASH_REMATCH[1]]:-}" ] && [ -d "/proc/${BASH_REMATCH[1]}" ]; then
+			seen[BASH_REMATCH[1]]=1
+			left+="$v, "
+		fi
+	done
+	cs_forced_vms=() cs_vms_off=0
+	[ -n "$left" ] || return 0
+	cs_say "the VMs that ran across the switch keep their master clock off, and read the clock by syscall, until each is paused and resumed (KVM does not turn it back on when the host returns to tsc): ${left%, }; 'clockbench heal' says which of them a pause and resume helps, and with --yes heals those"
 }

@@ -142,10 +142,13 @@ pids+=("$vm")
 rc=$?
 ok "$([ "$rc" -eq 1 ] && [ "$(cur)" = tsc ] && grep -q "pid $vm (sleep)" "$tmp/err" && [ ! -e "$CB_STATE_DIR/clocksource.state" ]; echo $?)" \
 	"refuses while a foreign VM runs, naming it: $(head -n1 "$tmp/err" | cut -c1-160)"
-inside=$("$cs" set hpet --force -- cat "$CB_CS_DIR/current_clocksource" 2>/dev/null)
+inside=$("$cs" set hpet --force -- cat "$CB_CS_DIR/current_clocksource" 2>"$tmp/err")
 ok "$([ "$inside" = hpet ] && [ "$(cur)" = tsc ]; echo $?)" "--force overrides the guard, and still restores"
-inside=$(CB_OWN_PIDS=$vm "$cs" set hpet -- cat "$CB_CS_DIR/current_clocksource" 2>/dev/null)
-ok "$([ "$inside" = hpet ]; echo $?)" "a VM clockbench started itself (CB_OWN_PIDS) does not block"
+ok "$(tail -n1 "$tmp/err" | grep -q "ran across the switch.*pid $vm (sleep); 'clockbench heal'"; echo $?)" \
+	"--force off tsc and back: its last line names the VM left without the stable bit and the heal: $(tail -n1 "$tmp/err" | cut -c1-100)"
+inside=$(CB_OWN_PIDS=$vm "$cs" set hpet -- cat "$CB_CS_DIR/current_clocksource" 2>"$tmp/err")
+ok "$([ "$inside" = hpet ] && ! grep -q "ran across" "$tmp/err"; echo $?)" \
+	"a VM clockbench started itself (CB_OWN_PIDS) does not block, and is not named as left without the bit"
 kill "$vm"
 wait "$vm" 2>/dev/null
 
