@@ -20,11 +20,13 @@ real=/sys/devices/system/clocksource/clocksource0
 orig=$(cat "$real/current_clocksource")
 [ "$orig" = tsc ] || skip_all "the host is on $orig, not tsc"
 other=
-for c in $(cat "$real/available_clocksource"); do [ "$c" = tsc ] || { other=$c; break; }; done
+read -r -a offered <"$real/available_clocksource"
+for c in "${offered[@]}"; do [ "$c" = tsc ] || { other=$c; break; }; done
 [ -n "$other" ] || skip_all "the host offers no clocksource but tsc"
 [ -c /dev/kvm ] || skip_all "no /dev/kvm"
 command -v qemu-system-x86_64 >/dev/null || skip_all "no qemu-system-x86_64 (make deps)"
-kernel=${CB_TEST_KERNEL:-$(ls /boot/vmlinuz-* 2>/dev/null | tail -n1)}
+kernels=(/boot/vmlinuz-*)
+kernel=${CB_TEST_KERNEL:-${kernels[-1]}}
 [ -r "$kernel" ] || skip_all "no kernel in /boot for the VM"
 [ -z "$(bash -c '. host-scripts/lib/clocksource.sh; cs_foreign_vms')" ] || skip_all "KVM guests are running on this machine: no real flip under them"
 tmp=$(mktemp -d)
