@@ -324,7 +324,9 @@ def summarize(lines):
     warp = unstable = verdict = first_switch_away = None
     switches, switch_lines = collections.deque(maxlen=64), collections.deque(maxlen=4)  # the last ones only
     stamps = {}
-    for line, kind, d, stamp in messages(lines):
+    # Framed records (klog.Records) are read by their own messages().
+    framed = getattr(lines, "messages", None)
+    for line, kind, d, stamp in (framed() if framed else messages(lines)):
         stamps[line] = stamp
         if len(stamps) > 4 * MAX_EVIDENCE:
             stamps = {k: v for k, v in stamps.items() if k in (s["line"], first_switch_away) or k in s["evidence"]}
