@@ -14,7 +14,7 @@ one unit, taken from the source that frames it, never re-split:
 so a Record's text is one line of printable ASCII whatever a user put in
 it.  A recorded log (a file, a command's output) is text: file_lines()
 and stream_lines() split it on LF alone (a CRLF line's CR dropped), each
-line bounded (MAX_LINE_BYTES), read as a stream in constant memory;
+line bounded (MAX_LINE_CHARS), read as a stream in constant memory;
 never str.splitlines() (which also splits at CR, VT, FF, FS, GS, RS, NEL,
 U+2028 and U+2029).
 
@@ -24,6 +24,7 @@ guess.  `python3 -m cbcontract.klog` writes every /dev/kmsg record's
 first line as it came (the lab's capture inside L1); with --show it
 writes the live reader's records as host-check reads them.
 """
+import codecs
 import collections
 import errno
 import json
@@ -38,7 +39,7 @@ from . import kmsg
 from .util import InputError
 
 MAX_RECORD = 16 << 10  # a read of /dev/kmsg: the kernel formats a record into 8 KiB at most
-MAX_LINE_BYTES = 64 << 10  # one line of a text source; a longer one is kept cut (its start is what is read)
+MAX_LINE_CHARS = 64 << 10  # one line of a text source; a longer one is kept cut (its start is what is read)
 CHUNK = 1 << 20
 JOURNAL_MAX = 512 << 20  # bytes of the journal's JSON read for one boot (streamed: time, not memory)
 
@@ -112,38 +113,41 @@ def journal_record(line):
 
 def stream_lines(read, limit=None, what="input"):
     """The lines of a byte stream (read(n) -> bytes, b"" at its end),
-    split on LF alone: a CRLF line's CR dropped, every other byte kept in
-    its line, each line decoded as UTF-8 (errors as U+FFFD) and cut to
-    MAX_LINE_BYTES.  Constant memory.  With limit, InputError once more
-    than limit bytes were read."""
-    pending, n, long = b"", 0, False
+    decoded as UTF-8 (errors as U+FFFD) and split on LF alone: a CRLF
+    line's CR dropped, every other character kept in its line, each line
+    cut to MAX_LINE_CHARS (the rest of a longer one skipped).  Constant
+    memory.  With limit, InputError once more than limit bytes were read."""
+    dec = codecs.getincrementaldecoder("utf-8")("replace")
+    pending, n, long = "", 0, False
     while True:
         b = read(CHUNK)
-        if not b:
-            break
         n += len(b)
         if limit is not None and n > limit:
             raise InputError(what, "grew over the %d MiB a log may hold while read" % (limit >> 20))
-        parts = (pending + b).split(b"\n")
+        parts = (pending + dec.decode(b, not b)).split("\n")
         pending = parts.pop()
         for p in parts:
             if long:  # the rest of a line already given, cut
                 long = False
                 continue
-            yield _decode(p)
-        if len(pending) > MAX_LINE_BYTES:
+            yield p[:MAX_LINE_CHARS].removesuffix("\r")
+        if len(pending) > MAX_LINE_CHARS:
             if not long:
-                yield _decode(pending)
-            pending, long = b"", True
+                yield pending[:MAX_LINE_CHARS]
+            pending, long = "", True
+        if not b:
+            break
     if pending and not long:
-        yield _decode(pending)
+        yield pending.removesuffix("\r")
 
 
-def _decode(b):
-    b = b[:MAX_LINE_BYTES]
-    if b.endswith(b"\r"):
-        b = b[:-1]
-    return b.decode("utf-8", "replace")
+def text_lines(text):
+    """The lines of a text already read whole, split on LF alone (a CRLF
+    line's CR dropped): a list."""
+    lines = text.split("\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    return [x[:-1] if x.endswith("\r") else x for x in lines]
 
 
 def file_lines(path, limit, nofollow=False):
