@@ -40,7 +40,7 @@ from .util import InputError
 
 MAX_RECORD = 16 << 10  # a read of /dev/kmsg: the kernel formats a record into 8 KiB at most
 MAX_LINE_CHARS = 64 << 10  # one line of a text source; a longer one is kept cut (its start is what is read)
-CHUNK = 1 << 20
+CHUNK = 64 << 10  # a read: its lines are held at once (64 Ki short lines at most)
 JOURNAL_MAX = 512 << 20  # bytes of the journal's JSON read for one boot (streamed: time, not memory)
 
 
