@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path[:0] = [os.path.join(TOP, "contract"), os.path.join(TOP, "host-scripts"), HERE]  # the one place this command finds its packages
 import labtable  # noqa: E402
-from cbcontract import kernels, kmsg, load, runfolder
+from cbcontract import kernels, klog, kmsg, load, runfolder
 from cbhost import kvmtrace
 
 # The kernel's lines, of every era, from the one list (cbcontract/kmsg.py):
@@ -195,24 +195,26 @@ class Evidence:
             t, err = text(os.path.join(self.run, name))
             if err:
                 return None, err
-            lines = t.splitlines()
+            lines = klog.text_lines(t)
             if not any(switched_to(line) for line in lines):
                 return None, "%s holds no kernel line 'clocksource: Switched to clocksource' (/init copies them there)" % name
             return lines, None
         return self.get("console", fn)
 
+    def kernel_log(self, name):
+        """L1's kernel log NAME as its lines, split on LF alone: l1-run.sh
+        captures /dev/kmsg's records one a line (older labs: dmesg's
+        text), so nothing a record's text holds (a CR, U+2028) starts
+        another line."""
+        t, err = text(os.path.join(self.d, name))
+        return (klog.text_lines(t), None) if t else (None, err)
+
     def dmesg(self):
-        def fn():
-            t, err = text(os.path.join(self.d, self.boot["dmesg"]))
-            return (t.splitlines(), None) if t else (None, err)
-        return self.get("dmesg", fn)
+        return self.get("dmesg", lambda: self.kernel_log(self.boot["dmesg"]))
 
     def dmesg_after(self):
         """L1's kernel log read after the state (state-N.dmesg.txt)."""
-        def fn():
-            t, err = text(os.path.join(self.d, self.files["dmesg"]))
-            return (t.splitlines(), None) if t else (None, err)
-        return self.get("dmesg-after", fn)
+        return self.get("dmesg-after", lambda: self.kernel_log(self.files["dmesg"]))
 
     def readout(self, which="watchdog"):
         """The engine's watchdog readout in L1 (state-N.watchdog.json; which

@@ -42,7 +42,11 @@ mapfile -t plan < <(python3 lab/labtable.py plan "$states")
 	echo "cs_params $(find /sys/module/clocksource/parameters -mindepth 1 -maxdepth 1 -printf "%f\n" 2>/dev/null | sort | paste -sd' ' -)"
 	echo "max_skew_us $(sed -n 's/^CONFIG_CLOCKSOURCE_WATCHDOG_MAX_SKEW_US=//p' "/boot/config-$(uname -r)" 2>/dev/null)"
 } >"$out/$facts" 2>&1
-dmesg >"$out/$dmesg"
+# L1's kernel log as its records (/dev/kmsg: one record a line, its text
+# escaped by the kernel), never dmesg's text: a CR or U+2028 in a record
+# would start a line of its own there (lab/assert.py splits on LF alone).
+kmsg_capture() { PYTHONPATH="$top/contract" python3 -m cbcontract.klog; }
+kmsg_capture >"$out/$dmesg"
 
 # KVM only where a state of this boot runs the harness (a state of L1
 # alone may run on a CPU model without SVM).
@@ -170,7 +174,7 @@ run_state() {
 		else
 			echo "no harness run: the state is L1's alone" >"$out/$log"
 		fi
-		dmesg >"$out/$dm" 2>&1 || true
+		kmsg_capture >"$out/$dm" 2>&1 || true
 		kill "$pspid" 2>/dev/null || true
 		wait "$pspid" 2>/dev/null || true
 		rm -f "$out/$ps.tmp"

@@ -363,6 +363,7 @@ TEST_TEXT = {"verdict/skew": "skew", "verdict/readback": "read-back", "verdict/f
              "verdict/cpu-skew": "inter-CPU"}
 MAX_KEPT = 8  # near-miss lines quoted per boot (all are counted)
 MAX_EVIDENCE = 32  # lines of a loss quoted per boot
+MAX_SWITCH_TIMES = 256  # stamped switches kept per boot (the last ones)
 
 
 def summarize(lines, recorded=False):
@@ -382,9 +383,14 @@ def summarize(lines, recorded=False):
          "hypervisor": None, "firmware": None}
     warp = unstable = verdict = first_switch_away = None
     switches, switch_lines = collections.deque(maxlen=64), collections.deque(maxlen=4)  # the last ones only
+    # When each switch came (seconds since boot), the last MAX_SWITCH_TIMES:
+    # what the VMs started since lived through (cbhost.heal).
+    times, n_times = collections.deque(maxlen=MAX_SWITCH_TIMES), 0
     stamps = {}
     log = _paste.Log() if recorded else None
-    for line, kind, d, stamp in messages(lines, log):
+    # Framed records (klog.Records) are read by their own messages().
+    framed = getattr(lines, "messages", None)
+    for line, kind, d, stamp in (framed() if framed else messages(lines, log)):
         stamps[line] = stamp
         if len(stamps) > 4 * MAX_EVIDENCE:
             stamps = {k: v for k, v in stamps.items() if k in (s["line"], first_switch_away) or k in s["evidence"]}
@@ -392,6 +398,9 @@ def summarize(lines, recorded=False):
             if switches and switches[-1] in TSC_NAMES and d["to"] not in TSC_NAMES:
                 first_switch_away = first_switch_away or line
             switches.append(d["to"])
+            if stamp is not None:
+                times.append([stamp, d["to"]])
+                n_times += 1
             switch_lines.append(line)
             continue
         if kind in NEAR_MISSES:
@@ -423,6 +432,7 @@ def summarize(lines, recorded=False):
         if len(s["evidence"]) < MAX_EVIDENCE:
             s["evidence"].append(line)
     s["switches"], s["switch_lines"] = list(switches), list(switch_lines)
+    s["switch_times"], s["switch_times_cut"] = list(times), n_times > len(times)
     if verdict:
         s["verdict_line"], s["verdict"] = verdict
     if warp or unstable or verdict:

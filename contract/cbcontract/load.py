@@ -254,12 +254,13 @@ def _v(v):
         return "(a value nested too deeply)"
 
 
-def read_regular(path, limit=MAX_FILE, nofollow=False):
-    """The bytes of path if it is a regular file of at most limit bytes
-    (symlinks followed, unless nofollow: then a symlink is refused); a FIFO,
-    device or socket is refused without blocking (opened O_NONBLOCK,
-    checked with fstat before reading), and the read stops at limit + 1
-    bytes whatever the file's size says."""
+def open_regular(path, limit=MAX_FILE, nofollow=False):
+    """A descriptor of path, open for reading, if it is a regular file of
+    at most limit bytes (symlinks followed, unless nofollow: then a symlink
+    is refused); a FIFO, device or socket is refused without blocking
+    (opened O_NONBLOCK, checked with fstat).  InputError says why not.
+    The caller closes it, and stops at limit + 1 bytes whatever the file's
+    size says (read_regular, klog.file_lines)."""
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0) | (os.O_NOFOLLOW if nofollow else 0)
     try:
         fd = os.open(path, flags)
@@ -279,6 +280,17 @@ def read_regular(path, limit=MAX_FILE, nofollow=False):
             raise InputError(path, "not a regular file (a FIFO, device or socket): not read")
         if st.st_size > limit:
             raise InputError(path, "%d bytes, over the %d MiB a result file may hold: not read" % (st.st_size, limit >> 20))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path, limit=MAX_FILE, nofollow=False):
+    """The bytes of path if it is a regular file of at most limit bytes
+    (open_regular's rules), read whole."""
+    fd = open_regular(path, limit, nofollow)
+    try:
         chunks, n = [], 0
         while n <= limit:
             b = os.read(fd, min(1 << 20, limit + 1 - n))

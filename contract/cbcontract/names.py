@@ -122,4 +122,5 @@ EXIT_STATUS = {
     "clocksource": (0, 1, 2, "128+N"),
     "trace": (0, 1, 2, 3),
     "watch": (0, 1, 2),
+    "heal": (0, 1, 2),
 }

@@ -95,18 +95,13 @@ def start_s(pid):
         return None
 
 
-def switches(records):
-    """[(stamp_s, clocksource)] of this boot's switch lines, in order, from
-    kmsg.messages()'s (line, kind, detail, stamp) tuples; lines without a
-    stamp are skipped (their time is not known)."""
-    return [(stamp, d["to"]) for _, kind, d, stamp in records if kind == "switched" and stamp is not None]
-
-
-def off_tsc(sw):
+def off_tsc(sw, cut=False):
     """The periods [from_s, to_s or None] the host spent off a TSC-based
     clocksource after first reaching one (before it, in early boot, no VM
-    runs), from switches()."""
-    periods, on = [], False
+    runs), from a boot's stamped switches ([stamp_s, clocksource], in
+    order: kmsg.summarize()'s switch_times; cut: the boot's first ones were
+    not kept, so its first switch away from anything counts)."""
+    periods, on = [], cut
     for stamp, cs in sw:
         if cs in TSC_NAMES:
             if periods and periods[-1][1] is None:
@@ -292,14 +287,15 @@ class VM:
         return "lost the stable bit", "pause and resume it: clockbench heal --yes" + why
 
 
-def survey(trace_lines, log_records, qmp_paths=(), libvirt_run=None):
+def survey(trace_lines, log, qmp_paths=(), libvirt_run=None):
     """The running VMs, their clocks (trace_lines: the heal's own trace so
-    far), whether each booted while the host was off tsc (log_records:
-    kmsg.messages() tuples of this boot, or None when the log was not
-    read), and how each can be paused.  Returns ([VM], [warning])."""
+    far), whether each booted while the host was off tsc (log: this boot's
+    kmsg.summarize(), or None when the log was not read), and how each can
+    be paused.  Returns ([VM], [warning])."""
     warnings = []
     domains = libvirt.domain_pids(libvirt_run)
-    periods = off_tsc(switches(log_records)) if log_records is not None else None
+    periods = off_tsc(log["switch_times"], log["switch_times_cut"]) if log is not None else None
+    first = log["switch_times"][0][0] if log and log["switch_times_cut"] else None
     from .watch import vm_name  # the one namer of a QEMU process
     vms = {}
     for pid in kvm_pids():
@@ -308,6 +304,8 @@ def survey(trace_lines, log_records, qmp_paths=(), libvirt_run=None):
             continue
         vm = VM(pid, n[0], n[1], start_s(pid))
         vm.booted_off = booted_off_tsc(vm.started, periods) if periods is not None else None
+        if first is not None and (vm.started is None or vm.started < first):
+            vm.booted_off = None  # it started before the switches kept: not known
         if n[1] == "libvirt":
             vm.via = "libvirt"
         vms[pid] = vm

@@ -19,7 +19,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "host-scripts")]
 from taplib import Tap  # noqa: E402
-from cbcontract import kmsg  # noqa: E402
+from cbcontract import klog, kmsg  # noqa: E402
 from cbhost import heal, kvmtrace  # noqa: E402
 
 t = Tap()
@@ -37,8 +37,8 @@ t.ok(before.get(13130) and before[13130].state() == "lost", "recorded: the VM st
 after = heal.clocks(lines)
 t.ok(after[2832].state() == "ok" and after[2832].master, "recorded: QMP stop/cont gave it back (master clock 1, flags 0x3)")
 t.ok(after[13130].state() == "lost", "recorded: the VM not paused still lacks it")
-recs = list(kmsg.messages(open(KMSG).read().split("\n")))
-periods = heal.off_tsc(heal.switches(recs))
+summary = kmsg.summarize(klog.Records(klog.kmsg_records(KMSG)))
+periods = heal.off_tsc(summary["switch_times"])
 t.ok(len(periods) == 5 and periods[-1] == [531.754502, 533.782205] and periods[-2] == [507.659926, 511.00165],
      "the kernel's switch records give the periods off tsc", repr(periods))
 t.ok(heal.booted_off_tsc(507.96, periods, 0.01) is True and heal.booted_off_tsc(244.61, periods, 0.01) is False,
@@ -46,6 +46,9 @@ t.ok(heal.booted_off_tsc(507.96, periods, 0.01) is True and heal.booted_off_tsc(
 t.ok(heal.booted_off_tsc(507.66, periods, 0.01) is None and heal.booted_off_tsc(None, periods) is None,
      "a start within a tick of a switch, or not known: not known")
 t.ok(heal.off_tsc([(0.3, "kvm-clock"), (0.4, "tsc")]) == [], "the boot's own switch to tsc is no period off it")
+cut = dict(summary, switch_times=summary["switch_times"][-2:], switch_times_cut=True)
+t.ok(summary["switch_times_cut"] is False and heal.off_tsc(cut["switch_times"], True) == [[531.754502, 533.782205]],
+     "the stamped switches a summary keeps, and a cut list")
 
 
 # The command against stand-ins.
