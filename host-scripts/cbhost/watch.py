@@ -38,6 +38,25 @@ from cbcontract.util import InputError
 from cbhost import kvmtrace, libvirt
 
 DEFAULT_DIR = "/var/lib/prometheus/node-exporter"
+
+
+def lock_dir():
+    """The folder of the watch's single-instance lock (textfile.hold): as
+    root names.h's WATCH_RUN_DIR (the unit's RuntimeDirectory=, 0700,
+    root's); as a user $XDG_RUNTIME_DIR/clockbench-watch, else one of the
+    user's in the temporary folder.  CB_WATCH_RUN_DIR (a test hook) names
+    another."""
+    d = os.environ.get("CB_WATCH_RUN_DIR")
+    if d:
+        return d
+    if os.geteuid() == 0:
+        return names.WATCH_RUN_DIR
+    base = os.path.basename(names.WATCH_RUN_DIR)
+    run = os.environ.get("XDG_RUNTIME_DIR")
+    if run and run.startswith("/"):
+        return os.path.join(run, base)
+    import tempfile
+    return os.path.join(tempfile.gettempdir(), "%s-%d" % (base, os.geteuid()))
 FILE = "clockbench-watch.prom"
 REFRESH = 60.0  # seconds: the longest the textfile goes unwritten
 MAX_RECORD = 8192  # a kmsg record is at most 1 KiB of text and its escapes
