@@ -521,6 +521,22 @@ def private_dir(path):
     return fd
 
 
+def report_dir(path):
+    """Makes or opens the folder path for a writer that puts its own files
+    there by name (a report and its plots, summary --report-out's too) and
+    returns the path: reached without following a link, each component
+    made or passed in a folder no other user can swap it in
+    (open_nofollow, guard), the folder itself passing check_folder.  Every
+    name on the path is then fixed but for root and the writer, so what is
+    written there by name lands there.  RunFolderError (one line)."""
+    fd = open_nofollow(path, "output folder", make=True, guard=True)
+    try:
+        check_folder(path, fd)
+    finally:
+        os.close(fd)
+    return path
+
+
 class Private:
     """A private folder (tempfile.mkdtemp: 0700, the writer's) inside the
     destination folder dest, where files are made and then put in place in

@@ -59,17 +59,6 @@ class UsageError(Exception):
     """A bad option value: exit 2."""
 
 
-def make_dir(path):
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise InputError(path, "exists and is not a folder")
-    try:
-        # 0755 whatever the umask: a group-writable folder is refused by
-        # runfolder.check_folder as soon as a file is written into it.
-        os.makedirs(path, 0o755, exist_ok=True)
-    except OSError as e:
-        raise InputError(path, "mkdir: %s" % e.strerror)
-
-
 def is_num(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
