@@ -254,12 +254,18 @@ def _v(v):
         return "(a value nested too deeply)"
 
 
-def read_regular(path, limit=MAX_FILE, nofollow=False):
-    """The bytes of path if it is a regular file of at most limit bytes
-    (symlinks followed, unless nofollow: then a symlink is refused); a FIFO,
-    device or socket is refused without blocking (opened O_NONBLOCK,
+def read_regular(path, limit=MAX_FILE, nofollow=None):
+    """The bytes of path if it is a regular file of at most limit bytes; a
+    FIFO, device or socket is refused without blocking (opened O_NONBLOCK,
     checked with fstat before reading), and the read stops at limit + 1
-    bytes whatever the file's size says."""
+    bytes whatever the file's size says.  nofollow: a symlink as path is
+    refused (O_NOFOLLOW); by default (None) so as root, whom a user's
+    symlink in a run folder could otherwise make read and quote a file
+    only root may (host-check's recorded inputs, every result file, a
+    run's health.json), and followed otherwise.  The one opener of every
+    input file."""
+    if nofollow is None:
+        nofollow = os.geteuid() == 0
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0) | (os.O_NOFOLLOW if nofollow else 0)
     try:
         fd = os.open(path, flags)

@@ -256,4 +256,17 @@ rc, so, se = tool("summary", "--screen", d)
 t.ok(rc == 0 and "This machine is a guest" in so and "why why" in so and len(so) < 20000 and len(so.splitlines()) < 200,
      "summary --screen: a 1 MB state_why is cut (%d characters, %d lines on the screen)" % (len(so), len(so.splitlines())),
      se)
+# As root (issue 35, N4): a health.json that is a symlink to a root-only file is not followed: nothing of it shown.
+if os.geteuid() != 0:
+    t.skip("not root: the symlink rule is root's (a user reads only what it may)")
+else:
+    secret = os.path.join(tmp, "health", "root-only.json")
+    d = health_run("link", "secret-marker-of-root")
+    os.rename(os.path.join(d, "health.json"), secret)
+    os.chmod(secret, 0o600)
+    os.symlink(secret, os.path.join(d, "health.json"))
+    rc, so, se = tool("summary", "--screen", d)
+    t.ok(rc == 0 and "secret-marker" not in so + se and "symbolic link" in so,
+         "as root, a health.json symlink to a root-only file: not followed, nothing of it shown, the reason said",
+         [x for x in so.splitlines() if "host-check" in x or "secret" in x][:2])
 t.done()
