@@ -251,9 +251,17 @@ _NAMERS = {
 }
 
 
+# The kernel's longest file name in bytes (NAME_MAX, include/uapi/linux/limits.h):
+# a longer name is no file's, and its digits could pass Python's int limit.
+NAME_MAX = 255
+
+
 def classify(name):
-    """(kind, fields) for a file name of the contract, else None.  fields:
-    cs, vcpus (int), backend ('qemu' or 'libvirt'), ext, gz where they apply."""
+    """(kind, fields) for a file name of the contract, else None (a name
+    over NAME_MAX bytes among them).  fields: cs, vcpus (int), backend
+    ('qemu' or 'libvirt'), ext, gz where they apply."""
+    if not isinstance(name, str) or len(name) > NAME_MAX or len(name.encode("utf-8", "surrogatepass")) > NAME_MAX:
+        return None
     for kind, rx in PATTERNS.items():
         m = rx.fullmatch(name)
         if m:
@@ -278,7 +286,7 @@ def classify_path(rel):
     parts = rel.split("/")
     if len(parts) > 2:
         return None
-    n = round_number(parts[0]) if len(parts) == 2 else None
+    n = round_number(parts[0]) if len(parts) == 2 and len(parts[0]) <= NAME_MAX else None
     if len(parts) == 2 and n is None:
         return None
     c = classify(parts[-1])
