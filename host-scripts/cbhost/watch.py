@@ -79,7 +79,9 @@ HELP = {
     "node_clockbench_kernel_log_events_total": "Kernel-log lines of this boot by kind (cbcontract.kmsg): switches, TSC verdicts, watchdog near misses.",
     "node_clockbench_kernel_log_last_event_timestamp_seconds": "When the last kernel-log line of this kind was logged, Unix time (boot time plus its stamp).",
     "node_clockbench_kernel_log_from_boot": "1 if the kernel log was read from the boot's first record (nothing overwritten before the watch read it).",
-    "node_clockbench_watch_vm_events_dropped_total": "KVM clock events of VMs past the watch's limit of followed VMs (MAX_VMS), not counted.",
+    "node_clockbench_watch_vm_events_dropped_total": "KVM clock events of VMs past the watch's limit of followed VMs (node_clockbench_watch_vm_limit), not counted.",
+    "node_clockbench_watch_vms_followed": "VMs whose KVM clock events the watch follows now (at most node_clockbench_watch_vm_limit).",
+    "node_clockbench_watch_vm_limit": "The most VMs the watch follows at once (MAX_VMS). A VM first seen while that many are followed has no node_clockbench_vm_* series (master clock, stable bit, pvclock updates, TSC-offset writes), so no alert on them, until a followed VM's process ends and a later event of it is seen; its events until then count only in node_clockbench_watch_vm_events_dropped_total.",
     "node_clockbench_vm_master_clock": "1 if KVM's master clock was on at the VM's last master-clock update (kvm_update_master_clock), else 0 (name_from: libvirt, from libvirt's own pid file; cmdline, a name the process's command line claims; pid).",
     "node_clockbench_vm_stable_bit": "1 if the VM's last pvclock update carried PVCLOCK_TSC_STABLE_BIT, else 0.",
     "node_clockbench_vm_pvclock_updates_total": "kvm_pvclock_update events of the VM since the watch started, by whether they carried the stable bit.",
@@ -280,6 +282,8 @@ class State:
                     f.add("node_clockbench_vm_pvclock_updates_total", lab + [("stable_bit", bit)], c["stable_bit"][key])
             f.add("node_clockbench_vm_tsc_offset_writes_total", lab, c["tsc_offset_writes"])
         f.add("node_clockbench_watch_vm_events_dropped_total", [], self.vm_events_dropped)
+        f.add("node_clockbench_watch_vms_followed", [], len(self.vms))
+        f.add("node_clockbench_watch_vm_limit", [], MAX_VMS)
         wd, why = self.watchdog
         f.add("node_clockbench_watchdog_check_available", [("reason", why if wd is None else None)], wd is not None)
         for name, labels, v in watchdog_samples(wd or {}):
@@ -287,7 +291,11 @@ class State:
         ok, why = self.trace
         f.add("node_clockbench_watch_trace_available", [("reason", None if ok else why)], bool(ok))
         f.add("node_clockbench_watch_start_timestamp_seconds", [], round(self.started, 3))
-        return f.text()
+        over = []
+        if self.vm_events_dropped:
+            over.append("VMs past the watch's limit of %d are not followed: no node_clockbench_vm_* series for them; "
+                        "%d of their KVM clock events dropped" % (MAX_VMS, self.vm_events_dropped))
+        return f.text(comments=over)
 
 
 MAX_JSON = 4 << 20
