@@ -34,7 +34,6 @@ import errno
 import os
 import re
 import socket
-import stat
 import sys
 import tempfile
 
@@ -470,8 +469,11 @@ def open_nofollow(path, what="folder", make=False, guard=False):
         check_text(path, what)
     except ValueError as e:
         raise RunFolderError(str(e))
-    fd = os.open("/" if path.startswith("/") else ".", _DIR_FLAGS)
     shown = "/" if path.startswith("/") else "."
+    try:
+        fd = os.open(shown, _DIR_FLAGS)
+    except OSError as e:
+        raise RunFolderError("%s: open %s: %s" % (show(path), shown, e.strerror))
     try:
         for part in [p for p in path.split("/") if p not in ("", ".")]:
             if guard:

@@ -1,6 +1,5 @@
 """util.py: errors, bounded messages and atomic writes, shared by every layer."""
 import math
-import os
 import re
 
 SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate (a name of invalid UTF-8)
