@@ -28,6 +28,8 @@
 #define CB_KMSG_DEV "/dev/kmsg"
 /* The clocksource bracket's state folder: the saved clocksource and the lock. */
 #define CB_STATE_DIR "/run/clockbench"
+/* The watch's own folder (root's, 0700; its unit's RuntimeDirectory=): its single-instance lock. */
+#define CB_WATCH_RUN_DIR "/run/clockbench-watch"
 /* The KVM device: a process holding it runs a VM. */
 #define CB_KVM_DEV "/dev/kvm"
 /* The guest's isa-debug-exit device's port: /init writes its exit code there. */

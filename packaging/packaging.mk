@@ -16,6 +16,8 @@ EXAMPLEDIR ?= $(DATADIR)/clockbench
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # The version, read as the shell commands read it (host-scripts/lib/version.sh).
 CB_VERSION := $(shell bash -c '. host-scripts/lib/version.sh && cb_fact VERSION')
+# The watch's lock folder as the unit's RuntimeDirectory= names it (relative to /run).
+CB_WATCH_RUN_NAME := $(patsubst /run/%,%,$(shell bash -c '. host-scripts/lib/version.sh && cb_fact WATCH_RUN_DIR'))
 COMMANDS := packaging/commands
 # The engine's page's one line (each verb's is in packaging/commands).
 ENGINE_WHAT := measure what a clock read costs, per clock and per path
@@ -102,7 +104,7 @@ install: all guest-initramfs man
 	$(Q)install -m 0644 $(DASHBOARDS) "$(DESTDIR)$(EXAMPLEDIR)/grafana/"
 	$(Q)install -d "$(DESTDIR)$(SYSTEMDUNITDIR)"
 	$(Q)for u in $(UNITS); do \
-		sed 's|@BINDIR@|$(BINDIR)|g' "$$u" >"$(DESTDIR)$(SYSTEMDUNITDIR)/$${u##*/}" && \
+		sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@WATCH_RUN_NAME@|$(CB_WATCH_RUN_NAME)|g' "$$u" >"$(DESTDIR)$(SYSTEMDUNITDIR)/$${u##*/}" && \
 		chmod 0644 "$(DESTDIR)$(SYSTEMDUNITDIR)/$${u##*/}" || exit 1; \
 	done
 	@echo "installed under $(DESTDIR)$(PREFIX); run folders go to /var/lib/clockbench/results as root, else ./results"

@@ -12,10 +12,14 @@ import textwrap
 
 from cbcontract import kmsg
 
-from cbcontract.util import printable
+from cbcontract.util import cut, printable
 from . import interval
 
 WIDTH = 100
+# A value of host-check's report on the screen (state_why, cause_text,
+# advice...) is cut at this many characters, as every quoted value is
+# (util.cut): host-check's longest, its advice to a guest, is some 310.
+SHOWN = 400
 # Fallbacks a host that loses its TSC lands on, and what others measured
 # on them (the figures to plan with where this host offers neither):
 # published host reads through the fallback's syscall and device read.
@@ -48,7 +52,8 @@ def state_lines(state, now):
     if state is None:
         return []
     if state.get("problem"):
-        return ["host-check's report of this host was not read: %s." % state["problem"]]
+        return ["host-check's report of this host was not read: %s." % cut(state["problem"], SHOWN)]
+    state = {k: cut(v, SHOWN) if isinstance(v, str) and k != "cause_line" else v for k, v in state.items()}
     cs = state["current"] or now or "an unread clocksource"
     if state["guest"]:
         out = ["This machine is a guest of %s, on %s: %s (%s)." % (
@@ -61,7 +66,8 @@ def state_lines(state, now):
                                                 if state["cause_detail"] else "")
         if state["cause_line"]:
             msg = kmsg.message(state["cause_line"])  # the kernel's words, without the log's stamp
-            why += "; the kernel's line: \"%s\"" % " ".join((msg.text if msg else state["cause_line"]).split())
+            why += "; the kernel's line: \"%s\"" % cut(" ".join((msg.text if msg else state["cause_line"]).split()),
+                                                        SHOWN)
         out.append(why + ".")
         if state["advice"]:
             out.append("What to do: %s." % state["advice"])

@@ -150,7 +150,7 @@ def text_lines(text):
     return [x[:-1] if x.endswith("\r") else x for x in lines]
 
 
-def file_lines(path, limit, nofollow=False):
+def file_lines(path, limit, nofollow=None):
     """The lines of a recorded log (stream_lines), by load.open_regular's
     rule (a regular file, at most limit bytes; no symlink under nofollow).
     InputError when it cannot be opened (at once: this is not a

@@ -254,13 +254,19 @@ def _v(v):
         return "(a value nested too deeply)"
 
 
-def open_regular(path, limit=MAX_FILE, nofollow=False):
+def open_regular(path, limit=MAX_FILE, nofollow=None):
     """A descriptor of path, open for reading, if it is a regular file of
-    at most limit bytes (symlinks followed, unless nofollow: then a symlink
-    is refused); a FIFO, device or socket is refused without blocking
-    (opened O_NONBLOCK, checked with fstat).  InputError says why not.
+    at most limit bytes; a FIFO, device or socket is refused without
+    blocking (opened O_NONBLOCK, checked with fstat).  nofollow: a symlink
+    as path is refused (O_NOFOLLOW); by default (None) so as root, whom a
+    user's symlink in a run folder could otherwise make read and quote a
+    file only root may (host-check's recorded inputs, every result file, a
+    run's health.json), and followed otherwise.  InputError says why not.
     The caller closes it, and stops at limit + 1 bytes whatever the file's
-    size says (read_regular, klog.file_lines)."""
+    size says (read_regular, klog.file_lines).  The one opener of every
+    input file."""
+    if nofollow is None:
+        nofollow = os.geteuid() == 0
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0) | (os.O_NOFOLLOW if nofollow else 0)
     try:
         fd = os.open(path, flags)
@@ -286,7 +292,7 @@ def open_regular(path, limit=MAX_FILE, nofollow=False):
     return fd
 
 
-def read_regular(path, limit=MAX_FILE, nofollow=False):
+def read_regular(path, limit=MAX_FILE, nofollow=None):
     """The bytes of path if it is a regular file of at most limit bytes
     (open_regular's rules), read whole."""
     fd = open_regular(path, limit, nofollow)

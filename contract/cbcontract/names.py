@@ -61,6 +61,7 @@ VERSION = _NAMES["facts"]["VERSION"]
 CS_SYSFS = _NAMES["facts"]["CS_SYSFS"]
 KMSG_DEV = _NAMES["facts"]["KMSG_DEV"]
 KVM_DEV = _NAMES["facts"]["KVM_DEV"]
+WATCH_RUN_DIR = _NAMES["facts"]["WATCH_RUN_DIR"]  # the watch's lock folder as root (cbhost.watch.lock_dir)
 DEBUG_EXIT_PORT = _NAMES["facts"]["DEBUG_EXIT_PORT"]  # "0xf4": as written, as QEMU's iobase= takes it
 
 

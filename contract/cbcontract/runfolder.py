@@ -30,6 +30,7 @@ Bash reaches it through its command line (host-scripts/runfolder):
 Exit status: 0 done, 1 the folder or file exists (or cannot be made), 2 usage.
 """
 import datetime
+import errno
 import os
 import re
 import socket
@@ -249,9 +250,17 @@ _NAMERS = {
 }
 
 
+# The kernel's longest file name in bytes (NAME_MAX, include/uapi/linux/limits.h):
+# a longer name is no file's, and its digits could pass Python's int limit.
+NAME_MAX = 255
+
+
 def classify(name):
-    """(kind, fields) for a file name of the contract, else None.  fields:
-    cs, vcpus (int), backend ('qemu' or 'libvirt'), ext, gz where they apply."""
+    """(kind, fields) for a file name of the contract, else None (a name
+    over NAME_MAX bytes among them).  fields: cs, vcpus (int), backend
+    ('qemu' or 'libvirt'), ext, gz where they apply."""
+    if not isinstance(name, str) or len(name) > NAME_MAX or len(name.encode("utf-8", "surrogatepass")) > NAME_MAX:
+        return None
     for kind, rx in PATTERNS.items():
         m = rx.fullmatch(name)
         if m:
@@ -276,7 +285,7 @@ def classify_path(rel):
     parts = rel.split("/")
     if len(parts) > 2:
         return None
-    n = round_number(parts[0]) if len(parts) == 2 else None
+    n = round_number(parts[0]) if len(parts) == 2 and len(parts[0]) <= NAME_MAX else None
     if len(parts) == 2 and n is None:
         return None
     c = classify(parts[-1])
@@ -424,6 +433,118 @@ def check_folder(path, fd=None):
     if why:
         raise RunFolderError("%s: a folder other users can write to (mode %04o, %s): refusing to write in it; "
                              "use a folder only you can write to" % (show(path), mode, why))
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _guard(shown, fd, child):
+    """Refuses (RunFolderError, check_folder's line) folder fd (shown) as a
+    part of a path to write under when another user could swap its entry
+    child: it passes check_folder, or it is sticky and child is the
+    writer's or root's (or missing: the writer makes it)."""
+    try:
+        check_folder(shown, fd)
+        return
+    except RunFolderError:
+        if not os.fstat(fd).st_mode & 0o1000:
+            raise
+        try:
+            if os.lstat(child, dir_fd=fd).st_uid not in (os.geteuid(), 0):
+                raise
+        except FileNotFoundError:
+            pass
+
+
+def open_nofollow(path, what="folder", make=False, guard=False):
+    """The folder path open (O_DIRECTORY), reached from / (or the current
+    folder) one component at a time with O_NOFOLLOW, so that no symlink on
+    the way is followed.  make: a missing component is made (mode 0755)
+    through its parent's descriptor.  guard: every folder a component is
+    opened in must be one no other user can swap it in (_guard).  The
+    caller judges the folder returned.  RunFolderError (one line)
+    otherwise.  The one walk of every writer that must not follow a link
+    (textfile folders, report folders, the watch's lock folder)."""
+    try:
+        check_text(path, what)
+    except ValueError as e:
+        raise RunFolderError(str(e))
+    shown = "/" if path.startswith("/") else "."
+    try:
+        fd = os.open(shown, _DIR_FLAGS)
+    except OSError as e:
+        raise RunFolderError("%s: open %s: %s" % (show(path), shown, e.strerror))
+    try:
+        for part in [p for p in path.split("/") if p not in ("", ".")]:
+            if guard:
+                _guard(shown, fd, part)
+            try:
+                try:
+                    nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except FileNotFoundError:
+                    if not make:
+                        raise
+                    try:
+                        os.mkdir(part, 0o755, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                    nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as e:
+                why = "not a folder, or a symlink (never followed)" if e.errno in (errno.ENOTDIR, errno.ELOOP) \
+                    else e.strerror
+                raise RunFolderError("%s: open %s: %s" % (show(path), show(part, 40), why))
+            os.close(fd)
+            fd, shown = nfd, os.path.join(shown, part)
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def private_dir(path):
+    """path open: a folder only the writer can enter (the writer's, no
+    access for group or others), made mode 0700 when missing, in a parent
+    reached by open_nofollow(guard=True) that no other user can swap it in
+    (_guard).  Nothing is followed, and a folder of another owner or
+    mode is refused, never taken over: RunFolderError (one line)."""
+    parent, name = os.path.split(path.rstrip("/"))
+    if not name or name in (".", ".."):
+        raise RunFolderError("%s: not a folder name" % show(path))
+    pfd = open_nofollow(parent or ".", guard=True)
+    try:
+        _guard(parent or ".", pfd, name)
+        try:
+            os.mkdir(name, 0o700, dir_fd=pfd)
+        except FileExistsError:
+            pass
+        fd = os.open(name, _DIR_FLAGS, dir_fd=pfd)
+    except OSError as e:
+        why = "not a folder, or a symlink (never followed)" if e.errno in (errno.ENOTDIR, errno.ELOOP) else e.strerror
+        raise RunFolderError("%s: %s" % (show(path), why))
+    finally:
+        os.close(pfd)
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+        os.close(fd)
+        raise RunFolderError("%s: owned by uid %d, mode %04o: not a folder of uid %d's alone; refusing to use it"
+                             % (show(path), st.st_uid, st.st_mode & 0o7777, os.geteuid()))
+    return fd
+
+
+def report_dir(path):
+    """Makes or opens the folder path for a writer that puts its own files
+    there by name (a report and its plots, summary --report-out's too) and
+    returns the path: reached without following a link, each component
+    made or passed in a folder no other user can swap it in
+    (open_nofollow, guard), the folder itself passing check_folder.  Every
+    name on the path is then fixed but for root and the writer, so what is
+    written there by name lands there.  RunFolderError (one line)."""
+    fd = open_nofollow(path, "output folder", make=True, guard=True)
+    try:
+        check_folder(path, fd)
+    finally:
+        os.close(fd)
+    return path
 
 
 class Private:

@@ -22,8 +22,9 @@ symlink the textfile) it could do to its own input anyway.
 import errno
 import os
 import re
+import stat
 
-from .runfolder import RunFolderError, check_folder, check_text, show
+from .runfolder import RunFolderError, check_folder, check_text, open_nofollow, private_dir, show
 from .util import InputError
 
 # The accounts node_exporter runs as: Debian's prometheus-node-exporter
@@ -140,22 +141,8 @@ def open_folder(path):
     """The folder path open (O_DIRECTORY), reached component by component
     from / (or the current folder) without following a symlink, judged as
     the module's docstring says; RunFolderError (one line) otherwise."""
+    fd = open_nofollow(path, "textfile folder")
     try:
-        check_text(path, "textfile folder")
-    except ValueError as e:
-        raise RunFolderError(str(e))
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open("/" if path.startswith("/") else ".", flags)
-    try:
-        for part in [p for p in path.split("/") if p not in ("", ".")]:
-            try:
-                nfd = os.open(part, flags, dir_fd=fd)
-            except OSError as e:
-                why = "not a folder, or a symlink (never followed)" if e.errno in (errno.ENOTDIR, errno.ELOOP) \
-                    else e.strerror
-                raise RunFolderError("%s: open %s: %s" % (show(path), show(part, 40), why))
-            os.close(fd)
-            fd = nfd
         st = os.fstat(fd)
         if st.st_uid in (os.geteuid(), 0):
             check_folder(path, fd)
@@ -175,27 +162,60 @@ _TMP = ".clockbench-%s.%s.tmp"  # the target's name, 12 hex digits
 _TMP_RE = re.compile(r"\A\.clockbench-(.+)\.[0-9a-f]{12}\.tmp\Z", re.S)
 
 
-def hold(folder, name):
-    """The folder open (open_folder), locked (flock, held until the
-    descriptor is closed) for the one writer of textfile name, whose
-    temporaries a kill left there are then removed (those of other names
-    are kept).  InputError (one line) when it cannot be opened or another
-    process holds it."""
+LOCK = "textfile-%x-%x.lock"  # a textfile folder's lock in the lock folder: its device and inode
+
+
+def hold(folder, name, lock_dir):
+    """(the folder open (open_folder), the lock held) for the one writer of
+    textfile name in it, whose temporaries a kill left there are then
+    removed (those of other names are kept).  The lock is a flock on a
+    file of lock_dir (private_dir: the writer's alone, made 0700 if
+    missing) named after the folder's device and inode (LOCK), created
+    O_NOFOLLOW (the writer's, mode 0600), and held until its
+    descriptor is closed: no other user can open it, so none can hold it
+    (a flock on the folder itself, which any user may open, could).
+    InputError (one line) when the folder or the lock folder cannot be
+    opened, the lock file is not the writer's, or another process holds
+    it."""
     import fcntl
     try:
         fd = open_folder(folder)
     except RunFolderError as e:
         raise InputError(None, str(e))
+    lfd = None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as e:
+        try:
+            ld = private_dir(lock_dir)
+        except RunFolderError as e:
+            raise InputError(None, "the lock folder %s" % e)
+        st = os.fstat(fd)
+        lname = LOCK % (st.st_dev, st.st_ino)
+        try:
+            lfd = os.open(lname, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC,
+                          0o600, dir_fd=ld)
+        except OSError as e:
+            why = "a symlink (never followed)" if e.errno == errno.ELOOP else e.strerror
+            raise InputError(None, "%s: open: %s" % (show(os.path.join(lock_dir, lname)), why))
+        finally:
+            os.close(ld)
+        lst = os.fstat(lfd)
+        if not stat.S_ISREG(lst.st_mode) or lst.st_uid != os.geteuid() or lst.st_mode & 0o077:
+            raise InputError(None, "%s: not a regular file of uid %d's alone: refusing to lock on it"
+                             % (show(os.path.join(lock_dir, lname)), os.geteuid()))
+        try:
+            fcntl.flock(lfd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise InputError(None, "%s: another process writes %s there (it holds the folder's lock in %s)"
+                                 % (show(folder), show(name, 40), show(lock_dir)))
+            raise InputError(None, "%s: flock: %s" % (show(folder), e.strerror))
+    except BaseException:
         os.close(fd)
-        if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-            raise InputError(None, "%s: another process writes %s there (it holds the folder's lock)"
-                             % (show(folder), show(name, 40)))
-        raise InputError(None, "%s: flock: %s" % (show(folder), e.strerror))
+        if lfd is not None:
+            os.close(lfd)
+        raise
     clean(fd, name)
-    return fd
+    return fd, lfd
 
 
 def clean(fd, name):
@@ -227,7 +247,6 @@ def delegate(fd, name, uid, gid):
     folder, the subfolder open: write()'s fd, which reaches it whatever the
     account may traverse).  InputError (one line) when it cannot be
     done."""
-    import stat as st_
     sub = DELEGATE % name
     try:
         try:
@@ -258,7 +277,7 @@ def delegate(fd, name, uid, gid):
             except OSError:
                 os.unlink(tmp, dir_fd=fd)
                 raise
-        if not st_.S_ISLNK(os.lstat(name, dir_fd=fd).st_mode):
+        if not stat.S_ISLNK(os.lstat(name, dir_fd=fd).st_mode):
             raise OSError(errno.EEXIST, "not a symlink")
     except OSError as e:
         os.close(sfd)

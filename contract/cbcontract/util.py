@@ -1,6 +1,5 @@
 """util.py: errors, bounded messages and atomic writes, shared by every layer."""
 import math
-import os
 import re
 
 SURROGATE = re.compile("[\ud800-\udfff]")  # a lone surrogate (a name of invalid UTF-8)
@@ -57,17 +56,6 @@ class InputError(Exception):
 
 class UsageError(Exception):
     """A bad option value: exit 2."""
-
-
-def make_dir(path):
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise InputError(path, "exists and is not a folder")
-    try:
-        # 0755 whatever the umask: a group-writable folder is refused by
-        # runfolder.check_folder as soon as a file is written into it.
-        os.makedirs(path, 0o755, exist_ok=True)
-    except OSError as e:
-        raise InputError(path, "mkdir: %s" % e.strerror)
 
 
 def is_num(v):

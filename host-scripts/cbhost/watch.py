@@ -38,6 +38,25 @@ from cbcontract.util import InputError
 from cbhost import kvmtrace, libvirt
 
 DEFAULT_DIR = "/var/lib/prometheus/node-exporter"
+
+
+def lock_dir():
+    """The folder of the watch's single-instance lock (textfile.hold): as
+    root names.h's WATCH_RUN_DIR (the unit's RuntimeDirectory=, 0700,
+    root's); as a user $XDG_RUNTIME_DIR/clockbench-watch, else one of the
+    user's in the temporary folder.  CB_WATCH_RUN_DIR (a test hook) names
+    another."""
+    d = os.environ.get("CB_WATCH_RUN_DIR")
+    if d:
+        return d
+    if os.geteuid() == 0:
+        return names.WATCH_RUN_DIR
+    base = os.path.basename(names.WATCH_RUN_DIR)
+    run = os.environ.get("XDG_RUNTIME_DIR")
+    if run and run.startswith("/"):
+        return os.path.join(run, base)
+    import tempfile
+    return os.path.join(tempfile.gettempdir(), "%s-%d" % (base, os.geteuid()))
 FILE = "clockbench-watch.prom"
 REFRESH = 60.0  # seconds: the longest the textfile goes unwritten
 MAX_RECORD = 8192  # a kmsg record is at most 1 KiB of text and its escapes
@@ -60,7 +79,9 @@ HELP = {
     "node_clockbench_kernel_log_events_total": "Kernel-log lines of this boot by kind (cbcontract.kmsg): switches, TSC verdicts, watchdog near misses.",
     "node_clockbench_kernel_log_last_event_timestamp_seconds": "When the last kernel-log line of this kind was logged, Unix time (boot time plus its stamp).",
     "node_clockbench_kernel_log_from_boot": "1 if the kernel log was read from the boot's first record (nothing overwritten before the watch read it).",
-    "node_clockbench_watch_vm_events_dropped_total": "KVM clock events of VMs past the watch's limit of followed VMs (MAX_VMS), not counted.",
+    "node_clockbench_watch_vm_events_dropped_total": "KVM clock events of VMs past the watch's limit of followed VMs (node_clockbench_watch_vm_limit), not counted.",
+    "node_clockbench_watch_vms_followed": "VMs whose KVM clock events the watch follows now (at most node_clockbench_watch_vm_limit).",
+    "node_clockbench_watch_vm_limit": "The most VMs the watch follows at once (MAX_VMS). A VM first seen while that many are followed has no node_clockbench_vm_* series (master clock, stable bit, pvclock updates, TSC-offset writes), so no alert on them, until a followed VM's process ends and a later event of it is seen; its events until then count only in node_clockbench_watch_vm_events_dropped_total.",
     "node_clockbench_vm_master_clock": "1 if KVM's master clock was on at the VM's last master-clock update (kvm_update_master_clock), else 0 (name_from: libvirt, from libvirt's own pid file; cmdline, a name the process's command line claims; pid).",
     "node_clockbench_vm_stable_bit": "1 if the VM's last pvclock update carried PVCLOCK_TSC_STABLE_BIT, else 0.",
     "node_clockbench_vm_pvclock_updates_total": "kvm_pvclock_update events of the VM since the watch started, by whether they carried the stable bit.",
@@ -272,6 +293,8 @@ class State:
                     f.add("node_clockbench_vm_pvclock_updates_total", lab + [("stable_bit", bit)], c["stable_bit"][key])
             f.add("node_clockbench_vm_tsc_offset_writes_total", lab, c["tsc_offset_writes"])
         f.add("node_clockbench_watch_vm_events_dropped_total", [], self.vm_events_dropped)
+        f.add("node_clockbench_watch_vms_followed", [], len(self.vms))
+        f.add("node_clockbench_watch_vm_limit", [], MAX_VMS)
         wd, why = self.watchdog
         f.add("node_clockbench_watchdog_check_available", [("reason", why if wd is None else None)], wd is not None)
         for name, labels, v in watchdog_samples(wd or {}):
@@ -279,7 +302,11 @@ class State:
         ok, why = self.trace
         f.add("node_clockbench_watch_trace_available", [("reason", None if ok else why)], bool(ok))
         f.add("node_clockbench_watch_start_timestamp_seconds", [], round(self.started, 3))
-        return f.text()
+        over = []
+        if self.vm_events_dropped:
+            over.append("VMs past the watch's limit of %d are not followed: no node_clockbench_vm_* series for them; "
+                        "%d of their KVM clock events dropped" % (MAX_VMS, self.vm_events_dropped))
+        return f.text(comments=over)
 
 
 MAX_JSON = 4 << 20

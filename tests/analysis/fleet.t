@@ -61,8 +61,8 @@ inventory() {
 	printf '[hypervisors]\nhvtest ansible_connection=local ansible_python_interpreter=%s\n[hypervisors:vars]\nclockbench_become=false\n' "$py" >"$f"
 	for s in "$@"; do echo "$s" >>"$f"; done
 }
-play() { # play INVENTORY LOG
-	ANSIBLE_CONFIG="$tmp/ansible.cfg" ANSIBLE_NOCOLOR=1 ANSIBLE_PIPELINING=1 ANSIBLE_LOCALHOST_WARNING=0 ANSIBLE_INVENTORY_UNPARSED_WARNING=0 \
+play() { # play INVENTORY LOG (the watch's lock folder one of the test's, not the host's)
+	CB_WATCH_RUN_DIR="$tmp/watch-run" ANSIBLE_CONFIG="$tmp/ansible.cfg" ANSIBLE_NOCOLOR=1 ANSIBLE_PIPELINING=1 ANSIBLE_LOCALHOST_WARNING=0 ANSIBLE_INVENTORY_UNPARSED_WARNING=0 \
 		ANSIBLE_REMOTE_TMP="$tmp/ansible-remote" ANSIBLE_LOCAL_TEMP="$tmp/ansible-local" \
 		ansible-playbook -i "$1" "$pb" >"$2" 2>&1
 }

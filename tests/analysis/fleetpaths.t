@@ -133,6 +133,23 @@ if len(HOSTILE) > fp.MAX_SKIP_LINES:
 else:
     t.skip("fewer hostile paths than MAX_SKIP_LINES")
 
+# Numbers past Python's int conversion limit and names past the kernel's 255 bytes (issue 35, N7): each entry one
+# skip line, no error (a ValueError failed the play for that host) and no name no file can have kept.
+LONG = [RUN + "/guest-tsc-%svcpu.json" % ("9" * 5000), RUN + "/kvm-trace-tsc-%svcpu.txt.gz" % ("9" * 5000),
+        RUN + "/round-%s/host-tsc.json" % ("9" * 5000), RUN + "/guest-tsc-%svcpu.json" % ("9" * 300),
+        RUN + "/round-1/kvm-trace-tsc-%svcpu-libvirt.json" % ("7" * 300),
+        RUN + "/host-%s.json" % ("t" * 250), RUN + "/guest-%s-2vcpu.json" % ("\u00e9" * 126)]
+outcome = []
+for p in LONG:
+    try:
+        got, skipped = run_files([p])
+        outcome.append("ok" if got == [] and len(skipped) == 1 and len(skipped[0]) <= 200 else "kept %r" % got)
+    except ValueError as e:
+        outcome.append("ValueError: %s" % str(e)[:80])
+t.ok(outcome == ["ok"] * len(LONG),
+     "a 5000-digit vCPU count or round, a name over the kernel's 255 bytes: one skip line each, nothing kept, no error",
+     outcome)
+
 odd = [None, 5, ["x"], {"path": None}, {"path": 7}, {"no-path": RUN + "/host-tsc.json"}, "not a dict",
        {"path": [RUN + "/host-tsc.json"]}]
 try:

@@ -159,7 +159,8 @@ with open(klog, "w") as f:
 with open(trace, "w") as f:
     f.write(read(os.path.join(HFX, "trace-tsc.txt")) + read(os.path.join(HFX, "trace-kvm-clock.txt")))
 p = subprocess.run([os.path.join(ROOT, "host-scripts", "watch"), "--once", "--textfile-dir", wd],
-                   env=dict(os.environ, CB_KMSG=klog, CB_TRACE_PIPE=trace, CB_PROC=proc, CB_CS_DIR=cs),
+                   env=dict(os.environ, CB_KMSG=klog, CB_TRACE_PIPE=trace, CB_PROC=proc, CB_CS_DIR=cs,
+                            CB_WATCH_RUN_DIR=os.path.join(t.tmp, "watch-run")),
                    capture_output=True, text=True)
 watch_prom = os.path.join(wd, "clockbench-watch.prom")
 wrote = {ln.split()[2] for ln in read(watch_prom).splitlines() if ln.startswith("# TYPE ")} if p.returncode == 0 else set()

@@ -234,4 +234,39 @@ t.ok(rc == 0 and not controlled(so) and "a\\x1b]0;owned" in so and max(len(x) fo
 rc, so, se = tool("table", os.path.join(ctl_run("table"), "guest-hpet-2vcpu.json"))
 t.ok(rc == 0 and not controlled(so) and "a\\x1b]0;owned" in so,
      "table: a guest result's strings escaped (seen: %s)" % ", ".join(controlled(so)), se)
+
+# ---- a run's health.json (host-check's report of the host when it began) ----
+HEALTH = os.path.join(ROOT, "tests", "host-scripts", "fixtures", "lab", "state-10", "health.json")
+
+
+def health_run(name, why):
+    """A copy of BEFORE with host-check's report (a degraded guest) whose state_why is why."""
+    d = os.path.join(tmp, "health", name)
+    shutil.copytree(BEFORE, d)
+    doc = json.loads(read(HEALTH))
+    doc["state_why"] = why
+    with open(os.path.join(d, "health.json"), "w") as f:
+        json.dump(doc, f)
+    return d
+
+
+# A state_why of 1 MB (issue 35, N8): cut on the screen as every quoted value is, not 20,000 lines of it.
+d = health_run("long", "w" * 9 + " " + "why " * (1 << 18))
+rc, so, se = tool("summary", "--screen", d)
+t.ok(rc == 0 and "This machine is a guest" in so and "why why" in so and len(so) < 20000 and len(so.splitlines()) < 200,
+     "summary --screen: a 1 MB state_why is cut (%d characters, %d lines on the screen)" % (len(so), len(so.splitlines())),
+     se)
+# As root (issue 35, N4): a health.json that is a symlink to a root-only file is not followed: nothing of it shown.
+if os.geteuid() != 0:
+    t.skip("not root: the symlink rule is root's (a user reads only what it may)")
+else:
+    secret = os.path.join(tmp, "health", "root-only.json")
+    d = health_run("link", "secret-marker-of-root")
+    os.rename(os.path.join(d, "health.json"), secret)
+    os.chmod(secret, 0o600)
+    os.symlink(secret, os.path.join(d, "health.json"))
+    rc, so, se = tool("summary", "--screen", d)
+    t.ok(rc == 0 and "secret-marker" not in so + se and "symbolic link" in so,
+         "as root, a health.json symlink to a root-only file: not followed, nothing of it shown, the reason said",
+         [x for x in so.splitlines() if "host-check" in x or "secret" in x][:2])
 t.done()

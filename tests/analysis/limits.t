@@ -63,7 +63,9 @@ short_error(rc, se, ["not a regular file"], "check-label on a FIFO")
 d = folder("dev", {})
 os.symlink("/dev/zero", os.path.join(d, "host-tsc.json"))
 rc, so, se = tool("report", "--no-plots", "-o", os.path.join(t.tmp, "r-dev"), d, timeout=30)
-short_error(rc, se, ["host-tsc.json", "not a regular file"], "a device (/dev/zero) as a result file is refused")
+# As root a result file is never read through a symlink (load.read_regular): refused before the device is opened.
+short_error(rc, se, ["host-tsc.json", "a symbolic link" if os.geteuid() == 0 else "not a regular file"],
+            "a device (/dev/zero, through a symlink) as a result file is refused")
 d = folder("big", {})
 with open(os.path.join(d, "host-tsc.json"), "wb") as f:
     f.truncate(64 * 1024 * 1024 + 1)  # sparse: nothing written

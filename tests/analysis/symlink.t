@@ -7,7 +7,8 @@ at the final names and at temporary-name patterns, and swaps every
 temporary file it can reach for such a symlink at each fsync and after each
 gnuplot (the race the issue saw).  The file must keep its bytes, its mode
 and its one link; a folder that user can write to is refused (one line,
-exit 1), a sticky one of ours is written without following anything.
+exit 1), a sticky one of ours is written without following anything.  The report's folder itself: a symlink as
+-o DIR or summary --report-out DIR is never followed, nor a folder made under a parent another user owns.
 """
 import contextlib
 import importlib.machinery
@@ -112,8 +113,18 @@ rc, so, se = invoke("summary", run777)
 t.ok(rc == 1 and "refusing" in se and len(se.splitlines()) == 1 and not os.path.lexists(os.path.join(run777, "summary.md")),
      "summary of a 0777 run folder: exit 1, one line, nothing written (%d)" % rc, se)
 
+# The report's folder is reached without following a link (issue 35, N3): a symlink as -o DIR is refused, even to a
+# folder of ours.
+mine = os.path.join(t.tmp, "mine")
+os.mkdir(mine)
+os.symlink(mine, os.path.join(t.tmp, "to-mine"))
+rc, so, se = invoke("report", BEFORE, "-o", os.path.join(t.tmp, "to-mine"))
+t.ok(rc == 1 and len(se.splitlines()) == 1 and "symlink" in se and os.listdir(mine) == [],
+     "report -o a symlink (to a folder of ours): exit 1, one line, nothing written where it points (%d)" % rc,
+     se + repr(os.listdir(mine)))
+
 if os.geteuid() != 0 or not shutil.which("runuser"):
-    for _ in range(6):
+    for _ in range(9):
         t.skip("another user planting symlinks needs root and runuser")
     t.done()
 
@@ -188,4 +199,31 @@ with Attacker(run_sticky, secret, script):
 t.ok(rc == 1 and untouched(secret) and not os.path.lexists(os.path.join(run_sticky, "summary.md"))
      and os.path.islink(os.path.join(run_sticky, "summary.json")),
      "summary with summary.json planted as a symlink: refused, the pair not split, nothing followed (%d)" % rc, se)
+
+# As root (issue 35, N3): -o DIR and summary --report-out DIR a symlink nobody planted (in the sticky folder) to a
+# root-only folder holding a report: neither follows it; a new folder under a parent nobody owns is not made.
+private = os.path.join(t.tmp, "private")
+os.mkdir(private, 0o700)
+with open(os.path.join(private, "report.md"), "w") as f:
+    f.write("root's own report\n")
+link = os.path.join(sticky, "out")
+as_nobody("ln", "-s", private, link)
+rc, so, se = invoke("report", BEFORE, "-o", link)
+kept = sorted(os.listdir(private)) == ["report.md"] and open(os.path.join(private, "report.md")).read() == "root's own report\n"
+t.ok(os.path.islink(link) and rc == 1 and len(se.splitlines()) == 1 and "symlink" in se and kept,
+     "report -o a symlink nobody planted to a root-only report folder: exit 1, one line, its report.md untouched (%d)"
+     % rc, se + repr(sorted(os.listdir(private))))
+run_r = os.path.join(t.tmp, "run-r")
+shutil.copytree(BEFORE, run_r)
+rc, so, se = invoke("summary", "--report-out", link, run_r)
+kept = sorted(os.listdir(private)) == ["report.md"] and open(os.path.join(private, "report.md")).read() == "root's own report\n"
+t.ok(rc == 1 and "symlink" in se and kept, "summary --report-out the same symlink: the report part refused, exit 1, "
+     "nothing written where it points (%d)" % rc, se + repr(sorted(os.listdir(private))))
+parent = os.path.join(t.tmp, "their-parent")
+os.mkdir(parent, 0o755)
+os.chown(parent, NOBODY, NOBODY)
+rc, so, se = invoke("report", BEFORE, "-o", os.path.join(parent, "out"))
+t.ok(rc == 1 and len(se.splitlines()) == 1 and "refusing" in se and os.listdir(parent) == [],
+     "report -o a new folder under a parent nobody owns: exit 1, one line, nothing made there (%d)" % rc,
+     se + repr(os.listdir(parent)))
 t.done()

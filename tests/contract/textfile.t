@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # tier: fast
 """textfile.t: cbcontract.textfile's escaping of label values (bidi, zero-width and control characters never reach
-a textfile), its folder lock (hold(): one holder a folder, its own temporaries removed, others' kept) and
+a textfile), its folder lock (hold(): one holder a folder, in a lock folder of the holder's alone, never through a symlink;
+its own temporaries removed, others' kept) and
 delegate() (as root: a writer's own subfolder, the textfile a symlink into it, never through a symlink) (TAP)."""
 import os
 import sys
@@ -29,20 +30,44 @@ d = os.path.join(t.tmp, "tf")
 os.mkdir(d, 0o755)
 for n in (".clockbench-w.prom.0123456789ab.tmp", ".clockbench-other.prom.0123456789ab.tmp", "other.prom"):
     open(os.path.join(d, n), "w").close()
-fd = textfile.hold(d, "w.prom")
+LOCKS = os.path.join(t.tmp, "locks")
+fd = textfile.hold(d, "w.prom", LOCKS)
 t.ok(sorted(os.listdir(d)) == [".clockbench-other.prom.0123456789ab.tmp", "other.prom"],
      "hold(): its own temporaries removed, others' kept", sorted(os.listdir(d)))
 try:
-    textfile.hold(d, "w.prom")
+    textfile.hold(d, "w.prom", LOCKS)
     second = None
 except InputError as e:
     second = str(e)
 t.ok(second is not None and "another" in second and len(second.splitlines()) == 1,
      "a second hold() on the folder refused while the first holds it: %s" % second)
-os.close(fd)
-fd = textfile.hold(d, "w.prom")
-os.close(fd)
+for x in fd:
+    os.close(x)
+fd = textfile.hold(d, "w.prom", LOCKS)
+for x in fd:
+    os.close(x)
 t.ok(True, "held again once the first let go")
+st = os.stat(LOCKS)
+t.ok(st.st_uid == os.geteuid() and st.st_mode & 0o7777 == 0o700 and os.listdir(d).count("w.prom") == 0,
+     "the lock folder made the holder's, mode 0700 (%04o); nothing of the lock in the textfile folder"
+     % (st.st_mode & 0o7777))
+# Lock folders no other user may be able to reach: a symlink, a mode that lets others in, a lock file not ours.
+bad = os.path.join(t.tmp, "bad-locks")
+os.mkdir(bad, 0o700)
+os.symlink(bad, os.path.join(t.tmp, "link-locks"))
+os.mkdir(os.path.join(t.tmp, "open-locks"), 0o755)
+os.chmod(os.path.join(t.tmp, "open-locks"), 0o755)
+st = os.stat(d)
+os.symlink("/etc/passwd", os.path.join(bad, textfile.LOCK % (st.st_dev, st.st_ino)))
+for name, why in (("link-locks", "symlink"), ("open-locks", "mode 0755"), ("bad-locks", "symlink")):
+    try:
+        for x in textfile.hold(d, "w.prom", os.path.join(t.tmp, name)):
+            os.close(x)
+        err = None
+    except InputError as e:
+        err = str(e)
+    t.ok(err and len(err.splitlines()) == 1 and ("never followed" in err or "mode 0755" in err),
+         "hold(): a lock folder %s (%s) refused in one line: %s" % (name, why, err))
 textfile.write(d, "w.prom", "x 1\n")
 t.ok(sorted(os.listdir(d)) == [".clockbench-other.prom.0123456789ab.tmp", "other.prom", "w.prom"],
      "write() leaves no temporary behind", sorted(os.listdir(d)))
@@ -58,7 +83,7 @@ else:
     os.mkdir(d2, 0o755)
     with open(os.path.join(d2, "w.prom"), "w") as f:
         f.write("old 1\n")
-    fd = textfile.hold(d2, "w.prom")
+    fd, lfd = textfile.hold(d2, "w.prom", LOCKS)
     sub, sfd = textfile.delegate(fd, "w.prom", nobody.pw_uid, nobody.pw_gid)
     st = os.fstat(sfd)
     textfile.write(os.path.join(d2, sub), "w.prom", "x 1\n", fd=sfd)
@@ -67,18 +92,20 @@ else:
          "delegate(): %s a symlink into %s (nobody's, 0755), written through its descriptor" % ("w.prom", sub))
     os.close(sfd)
     os.close(fd)
+    os.close(lfd)
     d3 = os.path.join(t.tmp, "deleg-link")
     os.mkdir(d3, 0o755)
     target = os.path.join(t.tmp, "elsewhere")
     os.mkdir(target, 0o700)
     os.symlink(target, os.path.join(d3, ".clockbench-w.prom.d"))
-    fd = textfile.hold(d3, "w.prom")
+    fd, lfd = textfile.hold(d3, "w.prom", LOCKS)
     try:
         textfile.delegate(fd, "w.prom", nobody.pw_uid, nobody.pw_gid)
         why = None
     except InputError as e:
         why = str(e)
     os.close(fd)
+    os.close(lfd)
     t.ok(why and "symlink" in why and os.stat(target).st_uid == 0 and os.stat(target).st_mode & 0o777 == 0o700,
          "a symlink in the subfolder's place: refused, what it points to untouched (%s)" % why)
 t.done()

@@ -104,6 +104,7 @@ for name in cfg.sections():
                        capture_output=True, text=True, timeout=120,
                        env=dict(os.environ, CB_CS_DIR=os.path.join(d, "cs"), CB_CPUINFO=os.path.join(CPU, s["cpuinfo"]),
                                 CB_HOST_CHECK_JSON=hcj, CB_WATCH_KEEP_PRIVILEGES="1",
+                                CB_WATCH_RUN_DIR=os.path.join(d, "watch-run"),
                                 CB_KMSG=os.path.join(FX, s["log"]) if s["log"] != "none" else os.devnull))
     text = ""
     for root, _, files in os.walk(tf):

@@ -66,7 +66,7 @@ open(empty, "w").close()
 
 def env(**kw):
     e = dict(os.environ, CB_CS_DIR=fake_cs("tsc"), CB_KMSG=empty, CB_HOST_CHECK_JSON=os.devnull,
-             CB_LIBVIRT_RUN=os.path.join(t.tmp, "no-libvirt"))
+             CB_LIBVIRT_RUN=os.path.join(t.tmp, "no-libvirt"), CB_WATCH_RUN_DIR=os.path.join(t.tmp, "watch-run"))
     e.pop("CB_WATCH_KEEP_PRIVILEGES", None)
     e.update(kw)
     return e
@@ -234,4 +234,12 @@ dropped = [ln for ln in out.splitlines() if ln.startswith("node_clockbench_watch
 t.ok(len(st.vms) == 1 and dropped and float(dropped[0].split()[1]) == 2 * len(lines),
      "VMs past the limit (1 here): their %d events counted in node_clockbench_watch_vm_events_dropped_total"
      % (2 * len(lines)), dropped)
+# What a host past the limit loses, in the textfile itself: the limit and the VMs followed as metrics, a comment.
+said = [ln for ln in out.splitlines() if ln.startswith(("node_clockbench_watch_vm_limit ", "node_clockbench_watch_vms_followed ",
+                                                         "# clockbench: VMs past"))]
+t.ok(said == ["# clockbench: VMs past the watch's limit of 1 are not followed: no node_clockbench_vm_* series for them; "
+              "%d of their KVM clock events dropped" % (2 * len(lines)),
+              "node_clockbench_watch_vms_followed 1", "node_clockbench_watch_vm_limit 1"]
+     and "no node_clockbench_vm_* series" in out.split("# HELP node_clockbench_watch_vm_limit ")[1].split("\n")[0],
+     "the textfile says the limit, the VMs followed and, in a comment and the limit's HELP, what VMs past it lose", said)
 t.done()

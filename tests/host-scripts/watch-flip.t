@@ -44,7 +44,7 @@ shows() {
 }
 export -f shows
 export prom
-host-scripts/watch --textfile-dir "$tmp" --interval 1h --no-trace 2>"$tmp/err" &
+CB_WATCH_RUN_DIR=$tmp/watch-run host-scripts/watch --textfile-dir "$tmp" --interval 1h --no-trace 2>"$tmp/err" &
 pid=$!
 took=$(shows "$cur")
 ok $? "the watch writes the clocksource it starts on ($cur)"

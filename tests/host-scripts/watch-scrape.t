@@ -28,7 +28,7 @@ WATCH = os.path.join(ROOT, "host-scripts", "watch")
 CAP = 60.0
 d = tempfile.mkdtemp(prefix="clockbench-scrape.", dir=t.tmp)
 os.chmod(d, 0o755)
-env = dict(os.environ)
+env = dict(os.environ, CB_WATCH_RUN_DIR=os.path.join(t.tmp, "watch-run"))
 if not os.access("/dev/kmsg", os.R_OK):
     env["CB_KMSG"] = "/dev/null"  # a user where dmesg_restrict hides the log: the clocksource alone
 p = subprocess.run([WATCH, "--once", "--textfile-dir", d], capture_output=True, text=True, env=env, timeout=60)

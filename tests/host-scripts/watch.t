@@ -75,7 +75,8 @@ with open(os.path.join(libvirt_run, "web-1.pid"), "w") as f:
 
 def env(**kw):
     e = dict(os.environ, CB_CS_DIR=fake_cs("tsc") if "CB_CS_DIR" not in kw else kw.pop("CB_CS_DIR"),
-             CB_CPUINFO=cpuinfo, CB_HOST_CHECK_JSON=hcj, CB_LIBVIRT_RUN=libvirt_run)
+             CB_CPUINFO=cpuinfo, CB_HOST_CHECK_JSON=hcj, CB_LIBVIRT_RUN=libvirt_run,
+             CB_WATCH_RUN_DIR=os.path.join(t.tmp, "watch-run"))
     e.update(kw)
     return e
 
@@ -213,6 +214,38 @@ t.ok(rc == 0 and len(err.splitlines()) == 1 and "no-such-log" in err
      and value(s, "node_clockbench_clocksource_info", clocksource="tsc") == 1,
      "a kernel log it cannot open (a user under dmesg_restrict): said in one line and in the textfile, the rest written",
      err)
+
+# The single-instance lock: an object only the watch's own account can open.  Another user (nobody, as root; this
+# user otherwise) holding a flock on the textfile folder, which any user can open and which was the lock, does not
+# stop it; as root, the lock folder is root's alone and nobody cannot open the lock in it.
+os.chmod(t.tmp, 0o755)
+d8 = folder("flocked")
+holder = ["flock", "-n", d8, "sleep", "60"]
+if os.geteuid() == 0:
+    holder = ["runuser", "-u", "nobody", "--"] + holder
+h = subprocess.Popen(holder)
+for _ in range(200):
+    if subprocess.run(["flock", "-n", d8, "true"]).returncode != 0 or h.poll() is not None:
+        break
+    time.sleep(0.02)
+rc, out, err = run_once("--textfile-dir", d8, CB_KMSG=log)
+held = h.poll() is None
+h.kill()
+h.wait()
+t.ok(held and rc == 0 and value(samples(os.path.join(d8, FILE)), "node_clockbench_clocksource_info", clocksource="tsc") == 1,
+     "another user's flock on the textfile folder (%s) does not stop the watch: exit %d" % (" ".join(holder[:4]), rc),
+     err)
+locks = env()["CB_WATCH_RUN_DIR"]
+if os.geteuid() != 0:
+    t.skip("not root: no other user to try the lock as")
+else:
+    st = os.stat(locks)
+    names = os.listdir(locks)
+    p = subprocess.run(["runuser", "-u", "nobody", "--", "flock", "-n", os.path.join(locks, (names or ["none"])[0]),
+                        "true"], capture_output=True, text=True)
+    t.ok((st.st_uid, st.st_mode & 0o7777) == (0, 0o700) and len(names) >= 1 and p.returncode != 0
+         and "Permission denied" in p.stderr,
+         "the lock folder root's, 0700; nobody cannot open the lock in it (%s)" % p.stderr.strip(), (st, names))
 
 # 11-?: the FIFO standing in for /dev/kmsg: each class changes the textfile.
 def wait_for(pred, cap=CAP):

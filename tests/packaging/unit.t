@@ -20,7 +20,8 @@ command -v systemd-analyze >/dev/null || skip_all "systemd-analyze not installed
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # The unit as packaging.mk installs it, with the checkout's engine in place of the installed one.
-sed -e "s|@BINDIR@/clockbench |$PWD/bench/clockbench |" "$unit" >"$tmp/clockbench-watch.service"
+run_name=$(make -pnq --no-print-directory help-packaging 2>/dev/null | sed -n 's/^CB_WATCH_RUN_NAME := //p')
+sed -e "s|@BINDIR@/clockbench |$PWD/bench/clockbench |" -e "s|@WATCH_RUN_NAME@|$run_name|" "$unit" >"$tmp/clockbench-watch.service"
 systemd-analyze verify --man=no "$tmp/clockbench-watch.service" >"$tmp/out" 2>&1
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ ! -s "$tmp/out" ]; echo $?)" "systemd-analyze verify: exit $rc, nothing said"
@@ -48,6 +49,10 @@ ok "$([ "$(key ProtectKernelTunables)" = yes ] && [ "$(key ProtectKernelModules)
 ok "$([ "$(key ExecReload)" = '/bin/kill -HUP $MAINPID' ] && [ "$(key ExecStopPost)" = '-@BINDIR@/clockbench trace clean' ] &&
 	[ "$(key Restart)" = on-failure ]; echo $?)" \
 	"HUP reloads (ExecReload=), an exit other than TERM's restarts it, its stopped tracing instance removed (ExecStopPost=)"
+fact=$(bash -c '. host-scripts/lib/version.sh && cb_fact WATCH_RUN_DIR')
+ok "$([ -n "$run_name" ] && [ "/run/$run_name" = "$fact" ] && [ "$(key RuntimeDirectory)" = @WATCH_RUN_NAME@ ] &&
+	[ "$(key RuntimeDirectoryMode)" = 0700 ] && grep -q "RuntimeDirectory=$run_name\$" "$tmp/clockbench-watch.service"; echo $?)" \
+	"the watch's lock folder: RuntimeDirectory= names.h's $fact (packaging.mk's substitution), mode 0700, root's"
 if systemd-analyze security --offline=true "$tmp/clockbench-watch.service" >"$tmp/sec" 2>&1; then
 	score=$(sed -n 's/.*Overall exposure level for clockbench-watch.service: \([0-9.]*\).*/\1/p' "$tmp/sec")
 	ok "$(awk -v s="${score:-99}" 'BEGIN { exit !(s < 4.4) }'; echo $?)" \
