@@ -197,7 +197,7 @@ crosscheck: deps-crosscheck
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./host-scripts/crosscheck $(call options,$(CROSSCHECK_SETTINGS)) $(call quote,$(RESULTS)) $(call quote,$(RUN_ID)-crosscheck)
 
-# A read-only health report of this host's clock.
+# A health report of this host's clock: read-only, once the engine is built.
 host-check: all
 	$(Q)./host-scripts/host-check
 
@@ -219,10 +219,11 @@ help:
 	@echo "                  always restored; then the verdict, the tables and the report (settings: help-dev)"
 	@echo "make check        run the tests (TAP; no root needed), JOBS at once; SANITIZE=1 adds ASan+UBSan"
 	@echo "make check-fast   the fast tier of the tests only (no QEMU boot, no package build)"
-	@echo "make host-check   read-only health report of this host's clock (exit 0 healthy, 1 degraded)"
+	@echo "make host-check   health report of this host's clock, read-only once the engine is built (gcc, musl-tools);"
+	@echo "                  exit 0 healthy, 1 degraded or not known, 2 usage"
 	@$(MAKE) --no-print-directory -s help-analysis 2>/dev/null | grep '^make report ' || true
 	@echo "make lab          each host clock state of lab/states.cfg on an emulated hypervisor (TCG, SVM),"
-	@echo "                  asserted (root; 12 min for states 1-4, more with the watchdog states 6-9)"
+	@echo "                  asserted (root; states 1-4 and 6-10, about 35 min in all; STATES=1: one, 3-4 min)"
 	@$(MAKE) --no-print-directory -s help-packaging 2>/dev/null | grep -E '^make (install|deb) ' || true
 	@echo "make deps         install the Debian packages make bench needs (root), or print the command"
 	@echo "make clean        remove build products (never results/)"

@@ -5,8 +5,8 @@
 # every `make TARGET VAR=...` example in their text is checked
 # here: the engine's lines by the engine itself with --dry-run appended
 # (the same options, nothing measured), make lines by `make -n` (the target
-# exists) and, for the measuring targets, their settings by bench-host's
-# own preflight (--check-only).  A line of another kind fails: a new README
+# exists, and make takes each setting) and, for the measuring targets,
+# their settings by bench-host's own preflight (--check-only).  A line of another kind fails: a new README
 # command needs a way to be checked here first.
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -43,7 +43,8 @@ check_line() {
 		;;
 	make)
 		target=${words[1]:-all}
-		make -n --no-print-directory "$target" RUN_ID=readme-t >/dev/null 2>"$tmp/out" || rc=$?
+		# make itself refuses a setting no target reads.
+		make -n --no-print-directory "$target" "${words[@]:2}" RUN_ID=readme-t >/dev/null 2>"$tmp/out" || rc=$?
 		if [ "$rc" = 0 ]; then
 			case "$target" in
 			bench | bench-host | compare)
