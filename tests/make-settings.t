@@ -60,7 +60,7 @@ grep -hoE '(^|: *)(private |override |export )?[A-Za-z_][A-Za-z0-9_]* *[:?+]?=' 
 	grep -oE '^[A-Za-z_][A-Za-z0-9_]*' | sort -u >"$tmp/set"
 missing=$(comm -23 "$tmp/read" "$tmp/set" | grep -vxF -f <(tr ' ' '\n' <<<"$settings $own"))
 ok "$([ -s "$tmp/read" ] && [ -z "$missing" ]; echo $?)" \
-	"every variable the makefiles read and do not set is a setting ($(wc -l <"$tmp/read") read)${missing:+; not: $(echo $missing)}"
+	"every variable the makefiles read and do not set is a setting ($(wc -l <"$tmp/read") read)${missing:+; not: $(tr "\n" " " <<<"$missing")}"
 
 # A real invocation stops before its first command: the makefiles in a
 # copy whose every command of the suite is a stub that leaves a mark.
