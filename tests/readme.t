@@ -33,6 +33,8 @@ for doc in $DOCS; do
 	ok "$([ "$n" -ge 1 ]; echo $?)" "$doc holds $n command lines to check"
 done
 
+# shellcheck disable=SC2016 # make's $(...), not the shell's
+host_settings=$(make -s --no-print-directory -f Makefile -f - print <<<'print: ; @echo $(HOST_SETTINGS)')
 check_line() {
 	local line=$1 where=${2:-README} words target rc=0
 	read -r -a words <<<"$line"
@@ -48,7 +50,12 @@ check_line() {
 		if [ "$rc" = 0 ]; then
 			case "$target" in
 			bench | bench-host | compare)
-				env "${words[@]:2}" host-scripts/bench-host --check-only >"$tmp/out" 2>&1 || rc=$?
+				# bench-host's settings among them, as make passes them (NAME=V: --name=V).
+				opts=()
+				for w in "${words[@]:2}"; do
+					[[ " $host_settings " == *" ${w%%=*} "* ]] && opts+=("--$(tr 'A-Z_' 'a-z-' <<<"${w%%=*}")=${w#*=}")
+				done
+				host-scripts/bench-host --check-only "${opts[@]}" >"$tmp/out" 2>&1 || rc=$?
 				;;
 			esac
 		fi
