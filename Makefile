@@ -1,14 +1,30 @@
 # clockbench: what the host's clocksource costs its KVM guests.
 # `make help` lists the targets.
 
+# Settings come from make's command line (make bench ROUNDS=6), never from
+# the environment: each is given a value here or in the file that reads it
+# (:=, not ?=), which the environment's does not override.  The build's
+# conventions alone (ENV_SETTINGS) may also come from the environment, as
+# make's convention has it.  A name on make's command line that is none of
+# SETTINGS is refused before anything runs (the end of this file).
+ENV_SETTINGS := PREFIX BINDIR DESTDIR CC MUSL_CC CFLAGS LDFLAGS
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
+DESTDIR ?=
 CC ?= cc
 MUSL_CC ?= musl-gcc
 CFLAGS ?= -O2 -g
+LDFLAGS ?=
 PROJECT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter
 LDLIBS := -lpthread -lm
 
+# $(call quote,VALUE): VALUE as one shell word, whatever it holds;
+# $(call quotes,LIST): each word of LIST as one shell word.  Every setting
+# a recipe passes to a command goes through one of them.
+quote = '$(subst ','\'',$(1))'
+quotes = $(foreach w,$(1),$(call quote,$(w)))
+
+V :=
 ifeq ($(V),1)
 Q :=
 else
@@ -28,14 +44,15 @@ RESULTS := results
 # Debian's interpreter, whose packages make deps installs (not the first
 # python3 on PATH).
 PYTHON := /usr/bin/python3
-RUN_ID ?= $(shell ./host-scripts/runfolder run-id)
+# Made once, when a recipe first needs it.
+RUN_ID = $(eval RUN_ID := $$(shell ./host-scripts/runfolder run-id))$(RUN_ID)
 
 # Settings: each is an option of its command; make passes a variable given
 # on its command line as the option of its name (make bench ROUNDS=6:
 # --rounds=6), quoted for the shell.  The lists are checked against each
 # command's --help (tests/settings.t).
 lower = $(subst _,-,$(subst A,a,$(subst B,b,$(subst C,c,$(subst D,d,$(subst E,e,$(subst F,f,$(subst G,g,$(subst H,h,$(subst I,i,$(subst J,j,$(subst K,k,$(subst L,l,$(subst M,m,$(subst N,n,$(subst O,o,$(subst P,p,$(subst Q,q,$(subst R,r,$(subst S,s,$(subst T,t,$(subst U,u,$(subst V,v,$(subst W,w,$(subst X,x,$(subst Y,y,$(subst Z,z,$(1))))))))))))))))))))))))))))
-options = $(strip $(foreach v,$(1),$(if $(filter command line,$(origin $(v))),'--$(call lower,$(v))=$(subst ','\'',$($(v)))')))
+options = $(strip $(foreach v,$(1),$(if $(filter command line,$(origin $(v))),$(call quote,--$(call lower,$(v))=$($(v))))))
 # $(call flag,NAME,VALUE,OPTION,OTHER): OPTION when NAME=VALUE was given, nothing when NAME=OTHER, else an error.
 flag = $(if $(filter command line,$(origin $(1))),$(if $(filter $(2),$($(1))),$(3),$(if $(filter $(4),$($(1))),,$(error $(1)=$($(1)): expected 0 or 1))))
 HOST_SETTINGS := DURATION THREADS CLOCKS METHODS WORKLOADS TSC_RATE_SECONDS
@@ -46,23 +63,32 @@ COMPARE_FLAGS = $(strip $(call flag,QUIET,1,-q,0) $(call flag,VERBOSE,1,-v,0) $(
 	$(call flag,FORCE,1,--force,0))
 CROSSCHECK_SETTINGS := DURATION ROUNDS CPUS MSG_SIZE
 LAB_SETTINGS := STATES L1_TIMEOUT KERNEL L1_APPEND
+# The names the suite once read, refused with the new one.
+RENAMED_SETTINGS := LAB_STATES=STATES LAB_TIMEOUT=L1_TIMEOUT LAB_L1_APPEND=L1_APPEND
+# Read by this file's targets: make check (SANITIZE; JOBS and DESTRUCTIVE
+# are tests/run's, from its environment), make bench-watch, V=1.
+SANITIZE :=
+WATCH_SECONDS :=
+SETTINGS = $(sort $(ENV_SETTINGS) RESULTS RUN_ID V SANITIZE JOBS DESTRUCTIVE WATCH_SECONDS QUIET VERBOSE GUEST FORCE \
+	$(HOST_SETTINGS) $(GUEST_SETTINGS) $(COMPARE_SETTINGS) $(CROSSCHECK_SETTINGS) $(LAB_SETTINGS) \
+	$(GUEST_MK_SETTINGS) $(ANALYSIS_SETTINGS) $(FUZZ_SETTINGS) $(TORTURE_SETTINGS) $(PACKAGING_SETTINGS))
 
 .PHONY: all deps deps-lab deps-crosscheck deps-dev deps-integrations check check-fast bench bench-host bench-self bench-watch compare crosscheck host-check lab clean help help-dev
 all: bench/clockbench $(BUILD)/clockbench-static
 
 bench/clockbench: $(HOST_OBJS) $(BUILD)/host/main.o
 	@echo "  LD      $@"
-	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(call quotes,$(CC)) $(PROJECT_CFLAGS) $(call quotes,$(CFLAGS)) $(call quotes,$(LDFLAGS)) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/host/%.o: bench/%.c $(ENGINE_HDRS)
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
-	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -c -o $@ $<
+	$(Q)$(call quotes,$(CC)) $(PROJECT_CFLAGS) $(call quotes,$(CFLAGS)) -c -o $@ $<
 
 # Debian's musl-gcc sees only musl's headers; the seccomp code needs three
 # kernel header folders, and never glibc's.
 $(MUSL_INC)/.stamp:
-	$(Q)command -v $(MUSL_CC) >/dev/null || { echo "clockbench: $(MUSL_CC) not found: run 'make deps' (Debian: apt-get install musl-tools)" >&2; exit 1; }
+	$(Q)command -v $(call quote,$(firstword $(MUSL_CC))) >/dev/null || { echo clockbench: $(call quote,$(firstword $(MUSL_CC)))" not found: run 'make deps' (Debian: apt-get install musl-tools)" >&2; exit 1; }
 	@mkdir -p $(@D)
 	$(Q)ln -sfn /usr/include/linux $(@D)/linux
 	$(Q)ln -sfn /usr/include/asm-generic $(@D)/asm-generic
@@ -72,11 +98,11 @@ $(MUSL_INC)/.stamp:
 $(BUILD)/musl/%.o: bench/%.c $(ENGINE_HDRS) $(MUSL_INC)/.stamp
 	@mkdir -p $(@D)
 	@echo "  MUSLCC  $@"
-	$(Q)$(MUSL_CC) $(PROJECT_CFLAGS) -isystem $(MUSL_INC) $(CFLAGS) -c -o $@ $<
+	$(Q)$(call quotes,$(MUSL_CC)) $(PROJECT_CFLAGS) -isystem $(MUSL_INC) $(call quotes,$(CFLAGS)) -c -o $@ $<
 
 $(BUILD)/clockbench-static: $(MUSL_ENGINE_OBJS) $(BUILD)/musl/main.o
 	@echo "  LD      $@"
-	$(Q)$(MUSL_CC) -static $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(call quotes,$(MUSL_CC)) -static $(call quotes,$(CFLAGS)) $(call quotes,$(LDFLAGS)) -o $@ $^ $(LDLIBS)
 
 -include guest-init/guest.mk
 -include analysis/analysis.mk
@@ -99,7 +125,7 @@ deps-integrations:
 
 $(BUILD)/test-unit: tests/bench/unit.c tests/lib/tap.h $(HOST_OBJS) $(ENGINE_HDRS)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -o $@ tests/bench/unit.c $(HOST_OBJS) $(LDLIBS)
+	$(Q)$(call quotes,$(CC)) $(PROJECT_CFLAGS) $(call quotes,$(CFLAGS)) -o $@ tests/bench/unit.c $(HOST_OBJS) $(LDLIBS)
 
 # SANITIZE=1: the engine and the C unit tests also built with AddressSanitizer
 # and UndefinedBehaviorSanitizer into $(SAN_BUILD)/, and run by tests/bench/sanitize.t.
@@ -111,19 +137,19 @@ SAN_BINS := $(SAN_BUILD)/clockbench $(SAN_BUILD)/test-unit $(SAN_BUILD)/test-gue
 $(SAN_BUILD)/%.o: bench/%.c $(ENGINE_HDRS)
 	@mkdir -p $(@D)
 	@echo "  CC SAN  $@"
-	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -c -o $@ $<
+	$(Q)$(call quotes,$(CC)) $(PROJECT_CFLAGS) $(call quotes,$(CFLAGS)) $(SAN_FLAGS) -c -o $@ $<
 
 $(SAN_BUILD)/clockbench: $(SAN_OBJS) $(SAN_BUILD)/main.o
 	@echo "  LD SAN  $@"
-	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(call quotes,$(CC)) $(PROJECT_CFLAGS) $(call quotes,$(CFLAGS)) $(SAN_FLAGS) $(call quotes,$(LDFLAGS)) -o $@ $^ $(LDLIBS)
 
 $(SAN_BUILD)/test-unit: tests/bench/unit.c tests/lib/tap.h $(SAN_OBJS) $(ENGINE_HDRS)
 	@echo "  LD SAN  $@"
-	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -o $@ tests/bench/unit.c $(SAN_OBJS) $(LDLIBS)
+	$(Q)$(call quotes,$(CC)) $(PROJECT_CFLAGS) $(call quotes,$(CFLAGS)) $(SAN_FLAGS) -o $@ tests/bench/unit.c $(SAN_OBJS) $(LDLIBS)
 
 $(SAN_BUILD)/test-guest-unit: tests/guest-init/unit.c tests/lib/tap.h $(filter-out guest-init/init.c,$(GUEST_SRCS)) $(GUEST_HDRS) $(SAN_OBJS)
 	@echo "  LD SAN  $@"
-	$(Q)$(CC) $(PROJECT_CFLAGS) -Ibench -Iguest-init $(CFLAGS) $(SAN_FLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
+	$(Q)$(call quotes,$(CC)) $(PROJECT_CFLAGS) -Ibench -Iguest-init $(call quotes,$(CFLAGS)) $(SAN_FLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
 # What the tests run, built before any starts (the tests run several at
 # once: none builds a shared product while another reads it); the guest
@@ -134,18 +160,18 @@ CHECK_BUILD = all $(BUILD)/test-unit $(BUILD)/test-guest-unit guest-initramfs \
 # says how they are scheduled).
 check: deps-dev
 	$(Q)$(MAKE) --no-print-directory $(CHECK_BUILD)
-	$(Q)[ ! -x "$(BUSYBOX)" ] || $(MAKE) --no-print-directory -s guest-initramfs DEBUG=1
-	$(Q)CB_SANITIZE="$(SANITIZE)" ./tests/run
+	$(Q)[ ! -x $(call quote,$(BUSYBOX)) ] || $(MAKE) --no-print-directory -s guest-initramfs DEBUG=1
+	$(Q)CB_SANITIZE=$(call quote,$(SANITIZE)) ./tests/run
 
 # The fast tier only: a developer's loop (no QEMU boot, no package build).
 check-fast: deps-dev
 	$(Q)$(MAKE) --no-print-directory $(CHECK_BUILD)
-	$(Q)CB_SANITIZE="$(SANITIZE)" ./tests/run --tier fast
+	$(Q)CB_SANITIZE=$(call quote,$(SANITIZE)) ./tests/run --tier fast
 
 # The default host measurement on the current clocksource.
 bench-host: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)./host-scripts/bench-host $(call options,$(HOST_SETTINGS)) "$(RESULTS)" "$(RUN_ID)"
+	$(Q)./host-scripts/bench-host $(call options,$(HOST_SETTINGS)) $(call quote,$(RESULTS)) $(call quote,$(RUN_ID))
 
 # TSC against every other clocksource, host and guest, always restored, in
 # ROUNDS rounds (default 4, 50 ms a cell; each kept in round-<N>/, every
@@ -155,7 +181,7 @@ bench-host: deps
 # Its settings: host-scripts/compare --help.
 compare: deps
 	$(Q)$(MAKE) --no-print-directory all guest-initramfs
-	$(Q)./host-scripts/compare $(COMPARE_FLAGS) $(call options,$(COMPARE_SETTINGS)) "$(RESULTS)" "$(RUN_ID)"
+	$(Q)./host-scripts/compare $(COMPARE_FLAGS) $(call options,$(COMPARE_SETTINGS)) $(call quote,$(RESULTS)) $(call quote,$(RUN_ID))
 
 # The main job.
 bench: compare
@@ -163,26 +189,26 @@ bench: compare
 # The emulated hypervisor: every host clock state, end to end (root).
 lab: deps-lab
 	$(Q)$(MAKE) --no-print-directory all guest-initramfs
-	$(Q)./lab/run-lab $(call options,$(LAB_SETTINGS)) "$(RESULTS)" "$(RUN_ID)-lab"
+	$(Q)./lab/run-lab $(call options,$(LAB_SETTINGS)) $(call quote,$(RESULTS)) $(call quote,$(RUN_ID)-lab)
 
 # The engine's workloads beside iperf3 and cyclictest on this host, side by
 # side in one run (a benchmark that prints figures, not a test).
 crosscheck: deps-crosscheck
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)./host-scripts/crosscheck $(call options,$(CROSSCHECK_SETTINGS)) "$(RESULTS)" "$(RUN_ID)-crosscheck"
+	$(Q)./host-scripts/crosscheck $(call options,$(CROSSCHECK_SETTINGS)) $(call quote,$(RESULTS)) $(call quote,$(RUN_ID)-crosscheck)
 
-# A read-only health report of this host's clock.
+# A health report of this host's clock: read-only, once the engine is built.
 host-check: all
 	$(Q)./host-scripts/host-check
 
 bench-self: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)./tests/bench/bench-self.sh "$(RESULTS)" "$(RUN_ID)"
+	$(Q)./tests/bench/bench-self.sh $(call quote,$(RESULTS)) $(call quote,$(RUN_ID))
 
 # clockbench watch's own cost: CPU an hour and memory while idle, and the
 # delay from a clocksource switch line to the textfile (a benchmark).
 bench-watch:
-	$(Q)PYTHONPATH=contract:host-scripts $(PYTHON) -m cbhost.watchbench $(WATCH_SECONDS)
+	$(Q)PYTHONPATH=contract:host-scripts $(PYTHON) -m cbhost.watchbench $(call quotes,$(WATCH_SECONDS))
 
 clean:
 	rm -rf $(BUILD) bench/clockbench
@@ -193,10 +219,11 @@ help:
 	@echo "                  always restored; then the verdict, the tables and the report (settings: help-dev)"
 	@echo "make check        run the tests (TAP; no root needed), JOBS at once; SANITIZE=1 adds ASan+UBSan"
 	@echo "make check-fast   the fast tier of the tests only (no QEMU boot, no package build)"
-	@echo "make host-check   read-only health report of this host's clock (exit 0 healthy, 1 degraded)"
+	@echo "make host-check   health report of this host's clock, read-only once the engine is built (gcc, musl-tools);"
+	@echo "                  exit 0 healthy, 1 degraded or not known, 2 usage"
 	@$(MAKE) --no-print-directory -s help-analysis 2>/dev/null | grep '^make report ' || true
 	@echo "make lab          each host clock state of lab/states.cfg on an emulated hypervisor (TCG, SVM),"
-	@echo "                  asserted (root; 12 min for states 1-4, more with the watchdog states 6-9)"
+	@echo "                  asserted (root; states 1-4 and 6-10, about 35 min in all; STATES=1: one, 3-4 min)"
 	@$(MAKE) --no-print-directory -s help-packaging 2>/dev/null | grep -E '^make (install|deb) ' || true
 	@echo "make deps         install the Debian packages make bench needs (root), or print the command"
 	@echo "make clean        remove build products (never results/)"
@@ -211,7 +238,7 @@ help-dev:
 	@echo "                  (root); each in ROUNDS rounds (default 4, each kept in round-<N>/: every ratio with"
 	@echo "                  its interval); then the verdict, summary.md and the report (REPORT_OUT=DIR, default"
 	@echo "                  results/_report/<run-id>); QUIET=1 or VERBOSE=1 for less or more progress"
-	@echo "make bench-host   measure this host on its current clocksource into $(RESULTS)/<run-id>/"
+	@echo "make bench-host   measure this host on its current clocksource into "$(call quote,$(RESULTS))"/<run-id>/"
 	@$(MAKE) --no-print-directory -s help-guest 2>/dev/null || true
 	@$(MAKE) --no-print-directory -s help-analysis 2>/dev/null || true
 	@echo "make crosscheck   the engine's workloads beside iperf3, cyclictest and sockperf, side by side on this host"
@@ -221,3 +248,20 @@ help-dev:
 	@$(MAKE) --no-print-directory -s help-fuzz 2>/dev/null || true
 	@echo "make torture      interrupt harness steps at random moments, fake and real clocksource; check nothing is left (root, ~15 min)"
 	@$(MAKE) --no-print-directory -s help-packaging 2>/dev/null || true
+
+# A variable on make's command line (or in MAKEFLAGS) that none of SETTINGS
+# names is refused here, while make reads its files: nothing has run yet.
+# make's own variables pass (those of its built-in rules and its special
+# ones), and the two debhelper gives every package's make (INSTALL,
+# AM_UPDATE_INFO_DIR).
+MAKE_OWN := MAKEFLAGS GNUMAKEFLAGS MAKEFILES MAKEOVERRIDES MFLAGS MAKELEVEL MAKE MAKECMDGOALS MAKESHELL SHELL \
+	.SHELLFLAGS VPATH CURDIR .DEFAULT_GOAL .RECIPEPREFIX .EXTRA_PREREQS .LIBPATTERNS .INCLUDE_DIRS SUFFIXES \
+	AR AS CXX CPP FC M2C PC CO GET LEX YACC LINT MAKEINFO TEX TEXI2DVI WEAVE CWEAVE TANGLE CTANGLE RM \
+	ARFLAGS ASFLAGS CXXFLAGS COFLAGS CPPFLAGS FFLAGS GFLAGS LDLIBS LFLAGS YFLAGS PFLAGS RFLAGS LINTFLAGS \
+	INSTALL AM_UPDATE_INFO_DIR
+GIVEN_SETTINGS := $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v)))
+UNKNOWN_SETTINGS := $(filter-out $(SETTINGS) $(MAKE_OWN),$(GIVEN_SETTINGS))
+ifneq ($(UNKNOWN_SETTINGS),)
+$(error $(shell awk -f host-scripts/lib/unknown-setting.awk -v unknown=$(call quote,$(UNKNOWN_SETTINGS)) \
+	-v known=$(call quote,$(SETTINGS)) -v renamed=$(call quote,$(RENAMED_SETTINGS))))
+endif

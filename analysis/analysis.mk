@@ -9,39 +9,43 @@
 #   make prom PROM=/var/lib/prometheus/node-exporter/clockbench.prom [RUNS=results/<id>]
 
 REPORT_TOOL := analysis/clockbench-report
+# Its settings, from make's command line only (the top Makefile).
+ANALYSIS_SETTINGS := RUNS RATE FLEET_HOSTS FLEET_VCPUS NS PROM REPORT_OUT BEFORE AFTER
 # Empty RUNS: the tool takes the newest run folder under $(RESULTS).
-RUNS ?=
+RUNS :=
 # Capacity inputs (empty: the tool's defaults, 100 hosts x 64 vCPUs; the
 # rates 1e4, 1e5, 1e6 are always shown).  Not VCPUS: that is bench-guest's.
-RATE ?=
-FLEET_HOSTS ?=
-FLEET_VCPUS ?=
-NS ?=
-PROM ?=
-REPORT_OUT ?=
-REPORT_PLAN = $(if $(FLEET_HOSTS),--hosts "$(FLEET_HOSTS)") $(if $(FLEET_VCPUS),--vcpus "$(FLEET_VCPUS)") \
-	$(foreach r,$(RATE),--rate "$(r)") $(foreach n,$(NS),--ns "$(n)")
+RATE :=
+FLEET_HOSTS :=
+FLEET_VCPUS :=
+NS :=
+PROM :=
+REPORT_OUT :=
+BEFORE :=
+AFTER :=
+REPORT_PLAN = $(if $(FLEET_HOSTS),--hosts $(call quote,$(FLEET_HOSTS))) $(if $(FLEET_VCPUS),--vcpus $(call quote,$(FLEET_VCPUS))) \
+	$(foreach r,$(RATE),--rate $(call quote,$(r))) $(foreach n,$(NS),--ns $(call quote,$(n)))
 
 .PHONY: report report-diff report-compare capacity prom help-analysis
 report:
-	$(Q)$(REPORT_TOOL) report --results "$(RESULTS)" $(REPORT_PLAN) \
-		$(if $(REPORT_OUT),--out "$(REPORT_OUT)") $(if $(PROM),--prom "$(PROM)") $(RUNS)
+	$(Q)$(REPORT_TOOL) report --results $(call quote,$(RESULTS)) $(REPORT_PLAN) \
+		$(if $(REPORT_OUT),--out $(call quote,$(REPORT_OUT))) $(if $(PROM),--prom $(call quote,$(PROM))) $(call quotes,$(RUNS))
 
 report-compare: report-diff  # the old name, until the next release
 report-diff:
-	$(Q)test -n "$(BEFORE)" -a -n "$(AFTER)" || { echo "clockbench: usage: make report-diff BEFORE=results/<id> AFTER=results/<id>" >&2; exit 2; }
-	$(Q)mkdir -p "$(RESULTS)/_report"
-	$(Q)$(REPORT_TOOL) diff --out "$(RESULTS)/_report/diff-$(notdir $(BEFORE:/=))-$(notdir $(AFTER:/=)).md" "$(BEFORE)" "$(AFTER)"
+	$(Q)test -n $(call quote,$(BEFORE)) -a -n $(call quote,$(AFTER)) || { echo "clockbench: usage: make report-diff BEFORE=results/<id> AFTER=results/<id>" >&2; exit 2; }
+	$(Q)mkdir -p $(call quote,$(RESULTS)/_report)
+	$(Q)$(REPORT_TOOL) diff --out $(call quote,$(RESULTS)/_report/diff-$(notdir $(BEFORE:/=))-$(notdir $(AFTER:/=)).md) $(call quote,$(BEFORE)) $(call quote,$(AFTER))
 
 capacity:
-	$(Q)$(REPORT_TOOL) capacity --results "$(RESULTS)" $(REPORT_PLAN) $(RUNS)
+	$(Q)$(REPORT_TOOL) capacity --results $(call quote,$(RESULTS)) $(REPORT_PLAN) $(call quotes,$(RUNS))
 
 prom:
-	$(Q)test -n "$(PROM)" || { echo "clockbench: usage: make prom PROM=FILE [RUNS=results/<id>]" >&2; exit 2; }
-	$(Q)$(REPORT_TOOL) prom --results "$(RESULTS)" --out "$(PROM)" $(RUNS)
+	$(Q)test -n $(call quote,$(PROM)) || { echo "clockbench: usage: make prom PROM=FILE [RUNS=results/<id>]" >&2; exit 2; }
+	$(Q)$(REPORT_TOOL) prom --results $(call quote,$(RESULTS)) --out $(call quote,$(PROM)) $(call quotes,$(RUNS))
 
 help-analysis:
-	@echo "make report       report.md + plots for RUNS (default: the newest run) in $(RESULTS)/_report/<run-id>/"
+	@echo "make report       report.md + plots for RUNS (default: the newest run) in "$(call quote,$(RESULTS))"/_report/<run-id>/"
 	@echo "make report-diff BEFORE=results/<id> AFTER=results/<id>   two runs: deltas with a noise band"
 	@echo "make capacity     share of a vCPU and fleet cores spent (RATE=, FLEET_HOSTS=, FLEET_VCPUS=, NS=)"
 	@echo "make prom PROM=FILE   node_exporter textfile for RUNS (default: the newest run)"

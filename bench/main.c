@@ -206,7 +206,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "clockbench: help takes one verb at most (see 'clockbench help')\n");
 			return CB_EXIT_USAGE;
 		}
-		if (!strcmp(argv[2], "help")) {
+		if (!strcmp(argv[2], "help") || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) {
 			help();
 			return CB_EXIT_OK;
 		}

@@ -143,7 +143,8 @@ static int parse_names(const char *opt, const char *arg, const char *const *name
 		for (i = 0; i < n && strcmp(tok, names[i]); i++)
 			;
 		if (i == n) {
-			fprintf(stderr, "clockbench: %s: unknown name '%s' (see --help)\n", opt, tok);
+			fprintf(stderr, "clockbench: %s: unknown name '%.80s%s' (see --help)\n", opt, tok,
+				strlen(tok) > 80 ? "..." : "");
 			return CB_EXIT_USAGE;
 		}
 		*mask |= 1u << i;

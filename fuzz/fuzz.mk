@@ -7,10 +7,11 @@
 # tests/bench/fuzz.t (make check) runs each briefly.
 # Needs clang, libFuzzer (Debian: libclang-rt-14-dev) and libjansson-dev.
 
-FUZZ_CC ?= clang
-FUZZ_CFLAGS ?= -O1 -g
-FUZZ_SECONDS ?= 60
-PROP_EXAMPLES ?= 5000
+FUZZ_SETTINGS := FUZZ_CC FUZZ_CFLAGS FUZZ_SECONDS PROP_EXAMPLES
+FUZZ_CC := clang
+FUZZ_CFLAGS := -O1 -g
+FUZZ_SECONDS := 60
+PROP_EXAMPLES := 5000
 FUZZ_BUILD := $(BUILD)/fuzz
 FUZZ_TARGETS := opts params json hist
 FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/,$(FUZZ_TARGETS))
@@ -28,34 +29,34 @@ fuzz-build: $(FUZZ_BINS)
 $(FUZZ_BUILD)/obj/%.o: bench/%.c $(ENGINE_HDRS)
 	@mkdir -p $(@D)
 	@echo "  CC FUZZ $@"
-	$(Q)$(FUZZ_CC) $(PROJECT_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(FUZZ_EXTRA) -c -o $@ $<
+	$(Q)$(call quotes,$(FUZZ_CC)) $(PROJECT_CFLAGS) $(call quotes,$(FUZZ_CFLAGS)) $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(FUZZ_EXTRA) -c -o $@ $<
 
 $(FUZZ_BUILD)/obj/params.o: guest-init/params.c guest-init/params.h
 	@mkdir -p $(@D)
 	@echo "  CC FUZZ $@"
-	$(Q)$(FUZZ_CC) $(PROJECT_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(Q)$(call quotes,$(FUZZ_CC)) $(PROJECT_CFLAGS) $(call quotes,$(FUZZ_CFLAGS)) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(FUZZ_BINS): $(FUZZ_BUILD)/%: fuzz/%.c fuzz/fuzz.h $(FUZZ_OBJS) $(ENGINE_HDRS) guest-init/params.h
 	@echo "  LD FUZZ $@"
-	$(Q)$(FUZZ_CC) $(PROJECT_CFLAGS) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer $(FUZZ_EXTRA) -o $@ $< $(FUZZ_OBJS) \
+	$(Q)$(call quotes,$(FUZZ_CC)) $(PROJECT_CFLAGS) $(call quotes,$(FUZZ_CFLAGS)) $(FUZZ_SAN) -fsanitize=fuzzer $(FUZZ_EXTRA) -o $@ $< $(FUZZ_OBJS) \
 		$(LDLIBS) $(FUZZ_LIBS_$*)
 
 # Each target for FUZZ_SECONDS from a scratch copy of its seed corpus
 # (fuzz/corpus/ never grows by itself); fails on any crash or sanitizer
 # report, whose input is kept under $(FUZZ_BUILD)/crashes/<target>/.
 fuzz-c: $(FUZZ_BINS)
-	$(Q)./fuzz/run "$(FUZZ_SECONDS)" $(FUZZ_TARGETS)
+	$(Q)./fuzz/run $(call quote,$(FUZZ_SECONDS)) $(FUZZ_TARGETS)
 
 fuzz: fuzz-c
 ifneq ($(wildcard tests/props/*.t),)
-	$(Q)CB_PROP_EXAMPLES=$(PROP_EXAMPLES) ./tests/run $(wildcard tests/props/*.t)
+	$(Q)CB_PROP_EXAMPLES=$(call quote,$(PROP_EXAMPLES)) ./tests/run $(wildcard tests/props/*.t)
 else
 	@echo "fuzz: no tests/props/*.t: the Python property tests are skipped"
 endif
 
 # The fleet playbook's path filter alone (make fuzz runs it with the others).
 fuzz-fleet:
-	$(Q)CB_PROP_EXAMPLES=$(PROP_EXAMPLES) ./tests/run tests/props/fleetpaths.t
+	$(Q)CB_PROP_EXAMPLES=$(call quote,$(PROP_EXAMPLES)) ./tests/run tests/props/fleetpaths.t
 
 help-fuzz:
 	@echo "make fuzz-c       each libFuzzer target (fuzz/) for FUZZ_SECONDS (default 60) under ASan+UBSan"

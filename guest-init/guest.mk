@@ -4,11 +4,14 @@
 GUEST_BUILD := $(BUILD)/guest
 GUEST_INIT := $(GUEST_BUILD)/init
 # The engine the guest links; the same musl objects as build/clockbench-static.
-GUEST_ENGINE_OBJS ?= $(MUSL_ENGINE_OBJS)
-BUSYBOX ?= /bin/busybox
+GUEST_ENGINE_OBJS := $(MUSL_ENGINE_OBJS)
+# Its settings (DEBUG=1: a debug initramfs with busybox, from BUSYBOX).
+GUEST_MK_SETTINGS := DEBUG BUSYBOX
+DEBUG :=
+BUSYBOX := /bin/busybox
 ifeq ($(DEBUG),1)
 GUEST_INITRAMFS := $(GUEST_BUILD)/initramfs-debug.cpio
-GUEST_CPIO_FLAGS := --busybox "$(BUSYBOX)"
+GUEST_CPIO_FLAGS := --busybox $(call quote,$(BUSYBOX))
 else
 GUEST_INITRAMFS := $(GUEST_BUILD)/initramfs.cpio
 GUEST_CPIO_FLAGS :=
@@ -30,18 +33,18 @@ GUEST_OBJS := $(patsubst guest-init/%.c,$(GUEST_BUILD)/%.o,$(GUEST_SRCS))
 $(GUEST_BUILD)/%.o: guest-init/%.c $(GUEST_HDRS) $(ENGINE_HDRS) $(MUSL_INC)/.stamp
 	@mkdir -p $(@D)
 	@echo "  MUSLCC  $@"
-	$(Q)$(MUSL_CC) $(PROJECT_CFLAGS) -isystem $(MUSL_INC) -Ibench $(CFLAGS) -c -o $@ $<
+	$(Q)$(call quotes,$(MUSL_CC)) $(PROJECT_CFLAGS) -isystem $(MUSL_INC) -Ibench $(call quotes,$(CFLAGS)) -c -o $@ $<
 
 # Stripped: the image holds /init alone and stays well under 1 MiB.
 $(GUEST_INIT): $(GUEST_OBJS) $(GUEST_ENGINE_OBJS)
 	@echo "  LD      $@"
-	$(Q)$(MUSL_CC) -static -s $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(call quotes,$(MUSL_CC)) -static -s $(call quotes,$(CFLAGS)) $(call quotes,$(LDFLAGS)) -o $@ $^ $(LDLIBS)
 
 # The guest's facts and frames on the host, linked with the host engine:
 # tests/guest-init/unit.t.
 $(BUILD)/test-guest-unit: tests/guest-init/unit.c tests/lib/tap.h $(filter-out guest-init/init.c,$(GUEST_SRCS)) $(GUEST_HDRS) $(HOST_OBJS) $(ENGINE_HDRS)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(PROJECT_CFLAGS) -Ibench -Iguest-init $(CFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
+	$(Q)$(call quotes,$(CC)) $(PROJECT_CFLAGS) -Ibench -Iguest-init $(call quotes,$(CFLAGS)) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
 $(GUEST_INITRAMFS): $(GUEST_INIT) guest-init/mkinitramfs.py
 	@echo "  CPIO    $@"
@@ -54,8 +57,8 @@ $(GUEST_INITRAMFS): $(GUEST_INIT) guest-init/mkinitramfs.py
 bench-guest: $(GUEST_INITRAMFS)
 	$(Q)./host-scripts/bench-guest $(if $(filter command line,$(origin INITRAMFS)),,--initramfs="$(GUEST_INITRAMFS)") \
 		$(call options,$(GUEST_SETTINGS)) \
-		--results "$(RESULTS)" --run-id "$(RUN_ID)"
+		--results $(call quote,$(RESULTS)) --run-id $(call quote,$(RUN_ID))
 
 help-guest:
-	@echo "make bench-guest  boot a QEMU guest with clockbench as PID 1; result in $(RESULTS)/<run-id>/guest-*.json"
+	@echo "make bench-guest  boot a QEMU guest with clockbench as PID 1; result in "$(call quote,$(RESULTS))"/<run-id>/guest-*.json"
 	@echo "make guest-initramfs [DEBUG=1]  build $(GUEST_BUILD)/initramfs.cpio (DEBUG=1 adds busybox)"

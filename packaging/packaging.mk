@@ -6,6 +6,9 @@
 # engine, which runs the verbs of packaging/commands (the one list) from
 # there.
 
+# The install folders: build conventions, from the environment too.
+PACKAGING_SETTINGS := LIBDIR DATADIR MANDIR DOCDIR EXAMPLEDIR SYSTEMDUNITDIR
+ENV_SETTINGS += $(PACKAGING_SETTINGS)
 LIBDIR ?= $(PREFIX)/lib/clockbench
 DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
@@ -86,36 +89,36 @@ $(MAN_BUILD)/.stamp: $(COMMANDS) packaging/man.h2m $(wildcard packaging/man/*.h2
 man: $(MAN_BUILD)/.stamp
 
 install: all guest-initramfs man
-	$(Q)install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1" \
-		"$(DESTDIR)$(DOCDIR)/docs" "$(DESTDIR)$(EXAMPLEDIR)/fleet" "$(DESTDIR)$(EXAMPLEDIR)/grafana"
+	$(Q)install -d $(call quote,$(DESTDIR)$(BINDIR)) $(call quote,$(DESTDIR)$(MANDIR)/man1) \
+		$(call quote,$(DESTDIR)$(DOCDIR)/docs) $(call quote,$(DESTDIR)$(EXAMPLEDIR)/fleet) $(call quote,$(DESTDIR)$(EXAMPLEDIR)/grafana)
 	$(Q)for f in $(LIB_PROGRAMS); do \
-		d="$(DESTDIR)$(LIBDIR)/$$(dirname "$$f")" && install -d "$$d" && install -m 0755 "$$f" "$$d/" || exit 1; \
+		d=$(call quote,$(DESTDIR)$(LIBDIR))/"$$(dirname "$$f")" && install -d "$$d" && install -m 0755 "$$f" "$$d/" || exit 1; \
 	done
 	$(Q)for f in $(LIB_DATA); do \
-		d="$(DESTDIR)$(LIBDIR)/$$(dirname "$$f")" && install -d "$$d" && install -m 0644 "$$f" "$$d/" || exit 1; \
+		d=$(call quote,$(DESTDIR)$(LIBDIR))/"$$(dirname "$$f")" && install -d "$$d" && install -m 0644 "$$f" "$$d/" || exit 1; \
 	done
-	$(Q)ln -sfr "$(DESTDIR)$(LIBDIR)/bench/clockbench" "$(DESTDIR)$(BINDIR)/clockbench"
-	$(Q)install -m 0644 $(MAN_BUILD)/*.1 "$(DESTDIR)$(MANDIR)/man1/"
-	$(Q)install -m 0644 README.md "$(DESTDIR)$(DOCDIR)/"
-	$(Q)install -m 0644 $(filter docs/%,$(DOCS)) "$(DESTDIR)$(DOCDIR)/docs/"
-	$(Q)install -m 0644 $(EXAMPLES) "$(DESTDIR)$(EXAMPLEDIR)/fleet/"
-	$(Q)install -d "$(DESTDIR)$(EXAMPLEDIR)/fleet/filter_plugins"
-	$(Q)install -m 0644 $(FLEET_PLUGINS) "$(DESTDIR)$(EXAMPLEDIR)/fleet/filter_plugins/"
-	$(Q)install -m 0644 $(DASHBOARDS) "$(DESTDIR)$(EXAMPLEDIR)/grafana/"
-	$(Q)install -d "$(DESTDIR)$(SYSTEMDUNITDIR)"
-	$(Q)for u in $(UNITS); do \
-		sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@WATCH_RUN_NAME@|$(CB_WATCH_RUN_NAME)|g' "$$u" >"$(DESTDIR)$(SYSTEMDUNITDIR)/$${u##*/}" && \
-		chmod 0644 "$(DESTDIR)$(SYSTEMDUNITDIR)/$${u##*/}" || exit 1; \
+	$(Q)ln -sfr $(call quote,$(DESTDIR)$(LIBDIR)/bench/clockbench) $(call quote,$(DESTDIR)$(BINDIR)/clockbench)
+	$(Q)install -m 0644 $(MAN_BUILD)/*.1 $(call quote,$(DESTDIR)$(MANDIR)/man1/)
+	$(Q)install -m 0644 README.md $(call quote,$(DESTDIR)$(DOCDIR)/)
+	$(Q)install -m 0644 $(filter docs/%,$(DOCS)) $(call quote,$(DESTDIR)$(DOCDIR)/docs/)
+	$(Q)install -m 0644 $(EXAMPLES) $(call quote,$(DESTDIR)$(EXAMPLEDIR)/fleet/)
+	$(Q)install -d $(call quote,$(DESTDIR)$(EXAMPLEDIR)/fleet/filter_plugins)
+	$(Q)install -m 0644 $(FLEET_PLUGINS) $(call quote,$(DESTDIR)$(EXAMPLEDIR)/fleet/filter_plugins/)
+	$(Q)install -m 0644 $(DASHBOARDS) $(call quote,$(DESTDIR)$(EXAMPLEDIR)/grafana/)
+	$(Q)install -d $(call quote,$(DESTDIR)$(SYSTEMDUNITDIR))
+	$(Q)bindir=$$(printf '%s\n' $(call quote,$(BINDIR)) | sed 's/[|&\\]/\\&/g') && for u in $(UNITS); do \
+		sed -e "s|@BINDIR@|$$bindir|g" -e 's|@WATCH_RUN_NAME@|$(CB_WATCH_RUN_NAME)|g' "$$u" >$(call quote,$(DESTDIR)$(SYSTEMDUNITDIR))/"$${u##*/}" && \
+		chmod 0644 $(call quote,$(DESTDIR)$(SYSTEMDUNITDIR))/"$${u##*/}" || exit 1; \
 	done
-	@echo "installed under $(DESTDIR)$(PREFIX); run folders go to /var/lib/clockbench/results as root, else ./results"
+	@echo "installed under "$(call quote,$(DESTDIR)$(PREFIX))"; run folders go to /var/lib/clockbench/results as root, else ./results"
 
 # Removes what install put there (the shared folders such as bin/ stay);
 # never run folders.
 uninstall:
-	$(Q)rm -f "$(DESTDIR)$(BINDIR)/clockbench" "$(DESTDIR)$(MANDIR)/man1/clockbench.1"
-	$(Q)sed '/^#/d' $(COMMANDS) | while read -r verb _; do rm -f "$(DESTDIR)$(MANDIR)/man1/clockbench-$$verb.1"; done
-	$(Q)for u in $(UNITS); do rm -f "$(DESTDIR)$(SYSTEMDUNITDIR)/$${u##*/}"; done
-	$(Q)rm -rf "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(DOCDIR)" "$(DESTDIR)$(EXAMPLEDIR)"
+	$(Q)rm -f $(call quote,$(DESTDIR)$(BINDIR)/clockbench) $(call quote,$(DESTDIR)$(MANDIR)/man1/clockbench.1)
+	$(Q)sed '/^#/d' $(COMMANDS) | while read -r verb _; do rm -f $(call quote,$(DESTDIR)$(MANDIR)/man1)/"clockbench-$$verb.1"; done
+	$(Q)for u in $(UNITS); do rm -f $(call quote,$(DESTDIR)$(SYSTEMDUNITDIR))/"$${u##*/}"; done
+	$(Q)rm -rf $(call quote,$(DESTDIR)$(LIBDIR)) $(call quote,$(DESTDIR)$(DOCDIR)) $(call quote,$(DESTDIR)$(EXAMPLEDIR))
 
 # The Debian package, built by dpkg-buildpackage (debian/) in a copy of the
 # sources under $(DEB_BUILD)/ (dh_clean would empty this build/), which also
@@ -130,7 +133,7 @@ deb:
 	$(Q)ls $(DEB_BUILD)/clockbench_*.deb
 
 help-packaging:
-	@echo "make install      clockbench, its man pages, docs and examples under \$$(DESTDIR)\$$(PREFIX) ($(PREFIX))"
+	@echo "make install      clockbench, its man pages, docs and examples under \$$(DESTDIR)\$$(PREFIX) ("$(call quote,$(PREFIX))")"
 	@echo "                  (the fleet playbook, the Grafana dashboard), the watch's systemd unit (not enabled)"
 	@echo "make uninstall    remove it again (never run folders)"
 	@echo "make man          the man pages, from the engine's and each verb's --help, into $(MAN_BUILD)/"

@@ -30,4 +30,14 @@ ok "$([ "$rc" -eq 0 ] && grep -qx compare "$tmp/devnamed" && [ -z "$(comm -12 "$
 make -qp 2>/dev/null | grep -E '^[a-z][a-z-]*:' | grep -v ':=' | cut -d: -f1 | sort -u >"$tmp/targets"
 unknown=$(sort -u "$tmp/user" "$tmp/devnamed" | comm -23 - "$tmp/targets" | tr '\n' ' ')
 ok "$([ -s "$tmp/targets" ] && [ -z "$unknown" ]; echo $?)" "every target make help and help-dev name is a target ($(wc -l <"$tmp/targets") in all)${unknown:+; not: $unknown}"
+
+# What make help says of a command that a test can read from the command:
+# host-check's exit statuses (its --help), the lab's states (lab/states.cfg).
+said=$(sed -n '/^make host-check /,/^make [a-z]/p' "$tmp/help" | sed '$d' | grep -oE 'exit [0-9].*' | grep -oE '(^exit |, )[0-9]' | grep -oE '[0-9]' | sort -u | tr '\n' ' ')
+has=$(host-scripts/host-check --help | sed -n '/^Exit status/,$p' | grep -oE '^  [0-9]' | tr -d ' ' | sort -u | tr '\n' ' ')
+ok "$([ -n "$has" ] && [ "$said" = "$has" ]; echo $?)" "make help's host-check exit statuses ($said) are its --help's ($has)"
+said=$(sed -n '/^make lab /,/^make [a-z]/p' "$tmp/help" | sed '$d' | tr '\n' ' ' | grep -oE 'states [0-9]+-[0-9]+( and [0-9]+-[0-9]+)*' | grep -oE '[0-9]+-[0-9]+' |
+	while IFS=- read -r a b; do seq "$a" "$b"; done | sort -n | tr '\n' ' ')
+has=$(grep -oE '^\[[0-9]+\]' lab/states.cfg | tr -d '[]' | sort -n | tr '\n' ' ')
+ok "$([ -n "$has" ] && [ "$said" = "$has" ]; echo $?)" "make help's lab states ($said) are lab/states.cfg's ($has)"
 done_testing

@@ -5,8 +5,8 @@
 # every `make TARGET VAR=...` example in their text is checked
 # here: the engine's lines by the engine itself with --dry-run appended
 # (the same options, nothing measured), make lines by `make -n` (the target
-# exists) and, for the measuring targets, their settings by bench-host's
-# own preflight (--check-only).  A line of another kind fails: a new README
+# exists, and make takes each setting) and, for the measuring targets,
+# their settings by bench-host's own preflight (--check-only).  A line of another kind fails: a new README
 # command needs a way to be checked here first.
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -33,6 +33,8 @@ for doc in $DOCS; do
 	ok "$([ "$n" -ge 1 ]; echo $?)" "$doc holds $n command lines to check"
 done
 
+# shellcheck disable=SC2016 # make's $(...), not the shell's
+host_settings=$(make -s --no-print-directory -f Makefile -f - print <<<'print: ; @echo $(HOST_SETTINGS)')
 check_line() {
 	local line=$1 where=${2:-README} words target rc=0
 	read -r -a words <<<"$line"
@@ -43,11 +45,17 @@ check_line() {
 		;;
 	make)
 		target=${words[1]:-all}
-		make -n --no-print-directory "$target" RUN_ID=readme-t >/dev/null 2>"$tmp/out" || rc=$?
+		# make itself refuses a setting no target reads.
+		make -n --no-print-directory "$target" "${words[@]:2}" RUN_ID=readme-t >/dev/null 2>"$tmp/out" || rc=$?
 		if [ "$rc" = 0 ]; then
 			case "$target" in
 			bench | bench-host | compare)
-				env "${words[@]:2}" host-scripts/bench-host --check-only >"$tmp/out" 2>&1 || rc=$?
+				# bench-host's settings among them, as make passes them (NAME=V: --name=V).
+				opts=()
+				for w in "${words[@]:2}"; do
+					[[ " $host_settings " == *" ${w%%=*} "* ]] && opts+=("--$(tr 'A-Z_' 'a-z-' <<<"${w%%=*}")=${w#*=}")
+				done
+				host-scripts/bench-host --check-only "${opts[@]}" >"$tmp/out" 2>&1 || rc=$?
 				;;
 			esac
 		fi

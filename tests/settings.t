@@ -48,9 +48,9 @@ list CROSSCHECK_SETTINGS | as_options >"$tmp/make-cross"
 between "$tmp/cross" '^Options' '^Exit status' | grep -vxE -- '--(help|version)' >"$tmp/help-cross"
 same "crosscheck: the Makefile's CROSSCHECK_SETTINGS are its options" "$tmp/make-cross" "$tmp/help-cross"
 
-/usr/bin/python3 -c 'import runpy, sys; sys.argv = ["run-lab"]; print(runpy.run_path("lab/run-lab", run_name="lab")["__doc__"])' >"$tmp/lab"
+lab/run-lab --help >"$tmp/lab"
 list LAB_SETTINGS | as_options >"$tmp/make-lab"
-between "$tmp/lab" '^Options' '^Exit status' >"$tmp/help-lab"
+between "$tmp/lab" '^Options' '^Exit status' | grep -vxE -- '--(help|version)' >"$tmp/help-lab"
 same "run-lab: the Makefile's LAB_SETTINGS are its options" "$tmp/make-lab" "$tmp/help-lab"
 
 # What make runs: each variable given as its option, quoted for the shell,

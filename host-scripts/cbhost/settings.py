@@ -22,6 +22,11 @@ def flag(name):
 
 
 class Parser(argparse.ArgumentParser):
+    """One name an option: a prefix of one (--vcpu) is no abbreviation of it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, allow_abbrev=False, **kwargs)
+
     def error(self, message):
         raise Usage("%s (see --help)" % message)
 

@@ -107,6 +107,12 @@ long=$(printf '9%.0s' $(seq 5000))x
 rc=$?
 ok "$([ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/se")" -eq 1 ] && [ "$(wc -c <"$tmp/se")" -lt 250 ]; echo $?)" \
 	"--duration of 5001 characters: exit $rc, one line of $(wc -c <"$tmp/se") bytes"
+# An unknown name in a list is cut as every value is (80 bytes and "...").
+long=$(printf 'x%.0s' $(seq 155))
+"$bin" --dry-run --clock "monotonic,$long" >"$tmp/so" 2>"$tmp/se"
+rc=$?
+ok "$([ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/se")" -eq 1 ] && grep -q "unknown name '$(printf 'x%.0s' $(seq 80))\.\.\.'" "$tmp/se"; echo $?)" \
+	"--clock with a 155-character unknown name: exit $rc, the name cut at 80 bytes: $(head -c 140 "$tmp/se")"
 # The limit is named after the unit's conversion.
 "$bin" --dry-run --duration 61m >"$tmp/so" 2>"$tmp/se"
 rc=$?

@@ -42,6 +42,13 @@ bad() {
 bad 2 "an unknown verb" "clockbench: 'frob' is not a verb; 'clockbench help' lists them" "$bin" frob --help
 bad 2 "help of an unknown verb" "clockbench: 'frob' is not a verb" "$bin" help frob
 bad 2 "help of two verbs" "clockbench: help takes one verb at most" "$bin" help health host
+# help's own --help (and -h): the list, as help help gives it.
+for h in --help -h; do
+	"$bin" help "$h" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	ok "$([ "$rc" -eq 0 ] && [ ! -s "$tmp/err" ] && cmp -s "$tmp/out" <("$bin" help help); echo $?)" \
+		"clockbench help $h: exit $rc, the list on stdout$([ -s "$tmp/err" ] && echo ": $(head -n1 "$tmp/err")")"
+done
 
 # health through the engine: host-check's --help, under the verb's name; its errors too.
 out=$("$bin" health --help 2>&1)

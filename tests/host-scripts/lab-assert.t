@@ -505,7 +505,7 @@ for what, name, fn, want in (
          sorted(failing(seen2)))
 
 # State 9 met a real verdict (2026-12-01: a full make lab, at 33.8 s; and
-# results/20261201-215823-vm-lab, LAB_STATES=9, at 76.5 s).  Either
+# results/20261201-215823-vm-lab, STATES=9, at 76.5 s).  Either
 # outcome is asserted by its evidence: the latter's verdict lines, appended
 # to the recorded state 9's log (no verdict) with L1 then on hpet, are the
 # verdict's whole chain.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tier: fast
-# usage.t: every command's usage error is one line on stderr and exit 2,
-# with nothing made or switched (each bad call here fails before the
+# usage.t: every command's usage error (an unknown or misspelled option
+# among them) is one line on stderr and exit 2, with nothing made or switched (each bad call here fails before the
 # command reads or writes anything of the host's).
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -49,4 +49,18 @@ bad "deps, an unknown option" "$top/host-scripts/deps" --bogus
 bad "clockbench-report, no command" "$top/analysis/clockbench-report"
 bad "clockbench-report, an unknown option" "$top/analysis/clockbench-report" report --bogus
 bad "clockbench, an unknown option" "$top/bench/clockbench" --bogus
+bad "clockbench, an unknown verb" "$top/bench/clockbench" frob
+bad "watch, an unknown option" "$top/host-scripts/watch" --bogus
+bad "crosscheck, an unknown option" "$top/host-scripts/crosscheck" --bogus
+# A prefix of an option is no abbreviation of it (argparse's allow_abbrev):
+# taken, bench-guest --check-only and host-check (both read-only) would
+# answer 0 or 1, and crosscheck, with no tool on PATH, stop there (exit 1).
+bad "crosscheck, a prefix of --rounds (--round)" env PATH=/nonexistent "$top/host-scripts/crosscheck" --round=2
+bad "bench-guest, a prefix of --vcpus (--vcpu)" "$top/host-scripts/bench-guest" --check-only --vcpu=2 --kernel=/bin/sh
+bad "host-check, a prefix of --trace-seconds (--trace)" "$top/host-scripts/host-check" --trace=0 --no-tsc-check
+bad "clockbench-report, a prefix of --rate (--rat)" "$top/analysis/clockbench-report" capacity --rat=1e4 "$tmp/none"
+bad "compare, a near name (--clocksource)" "$top/host-scripts/compare" --clocksource=hpet results x
+bad "run-lab, an unknown option" "$top/lab/run-lab" --bogus results x
+bad "run-lab, its old setting's name as an option (--lab-states)" "$top/lab/run-lab" --lab-states=9 results x
+bad "provoke, an unknown option" "$top/lab/provoke" --bogus
 done_testing

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# tier: fast
+# make-settings.t: what make takes is what it reads.  A variable on make's
+# command line (or in MAKEFLAGS) that no target reads is refused in one
+# line naming the setting meant, exit 2, before anything runs; an old name
+# gets its new one.  Every setting a recipe passes to a command is one shell
+# word whatever it holds, and none but the build's conventions is read from
+# the environment.  (Nothing here switches a clocksource: the real
+# invocations run in a copy of the makefiles whose commands are stubs.)
+set -u -o pipefail
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=tests/lib/lib.sh
+. tests/lib/lib.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# value NAME: the Makefile's variable NAME as make expands it.
+value() { make -s --no-print-directory -f Makefile -f - print <<<"print: ; @echo \$($1)"; }
+settings=$(value SETTINGS)
+env_ok=$(value ENV_SETTINGS)
+ok "$([ "$(wc -w <<<"$settings")" -ge 60 ]; echo $?)" "the Makefile's SETTINGS: $(wc -w <<<"$settings") names"
+
+# refused ARGS... -- WANT: make -n ARGS exits 2 with the one line WANT, nothing on stdout.
+refused() {
+	local args=() want rc
+	while [ "$1" != -- ]; do args+=("$1"); shift; done
+	want=$2
+	make -n --no-print-directory "${args[@]}" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	ok "$([ "$rc" = 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -qF "$want" "$tmp/err"; echo $?)" \
+		"make -n ${args[*]}: exit $rc, one line: $(head -c 160 "$tmp/err" | head -n1)$([ -s "$tmp/out" ] && echo "; ran: $(head -n1 "$tmp/out")")"
+}
+refused bench CLOCKSOURCE=hpet -- "unknown setting CLOCKSOURCE (did you mean CLOCKSOURCES?)"
+refused bench ROUND=2 -- "unknown setting ROUND (did you mean ROUNDS?)"
+refused bench rounds=2 -- "unknown setting rounds (did you mean ROUNDS?)"
+refused lab LAB_STATES=9 -- "unknown setting LAB_STATES (now STATES)"
+refused lab LAB_L1_APPEND=loglevel=7 -- "unknown setting LAB_L1_APPEND (now L1_APPEND)"
+refused lab LAB_TIMEOUT=1h -- "unknown setting LAB_TIMEOUT (now L1_TIMEOUT)"
+refused report XYZZY=1 -- "unknown setting XYZZY (no target of this Makefile reads it)"
+refused check-fast SANITISE=1 -- "unknown setting SANITISE (did you mean SANITIZE?)"
+out=$(MAKEFLAGS=CLOCKSOURCE=hpet make -n --no-print-directory bench 2>&1)
+rc=$?
+ok "$([ "$rc" = 2 ] && [[ $out == *"unknown setting CLOCKSOURCE (did you mean CLOCKSOURCES?)"* ]] && [ "$(wc -l <<<"$out")" = 1 ]; echo $?)" \
+	"MAKEFLAGS=CLOCKSOURCE=hpet make -n bench: exit $rc: $out"
+
+# Every name of SETTINGS passes, with make's own and debhelper's.
+args=()
+for n in $settings; do args+=("$n=1"); done
+make -n --no-print-directory help "${args[@]}" SHELL=/bin/sh CPPFLAGS=-DX INSTALL=install AM_UPDATE_INFO_DIR=no >/dev/null 2>"$tmp/err"
+rc=$?
+ok "$([ "$rc" = 0 ]; echo $?)" "make -n help with every setting, SHELL, CPPFLAGS, INSTALL, AM_UPDATE_INFO_DIR: exit $rc $(head -n1 "$tmp/err")"
+
+# Every variable the makefiles read and none of them sets is a setting
+# (or make's own): else a user's value of it would be refused.
+files=(Makefile guest-init/guest.mk analysis/analysis.mk fuzz/fuzz.mk tests/torture/torture.mk packaging/packaging.mk)
+own=$(value MAKE_OWN)
+grep -hoE '\$\(([A-Z][A-Z0-9_]*)\)|\$\(origin ([A-Z][A-Z0-9_]*)\)|ifeq \(\$\(([A-Z][A-Z0-9_]*)\)' "${files[@]}" |
+	grep -oE '[A-Z][A-Z0-9_]*\)?$' | tr -d ')' | sort -u >"$tmp/read"
+grep -hoE '(^|: *)(private |override |export )?[A-Za-z_][A-Za-z0-9_]* *[:?+]?=' "${files[@]}" | sed -E 's/^: *//; s/^(private|override|export) //' |
+	grep -oE '^[A-Za-z_][A-Za-z0-9_]*' | sort -u >"$tmp/set"
+missing=$(comm -23 "$tmp/read" "$tmp/set" | grep -vxF -f <(tr ' ' '\n' <<<"$settings $own"))
+ok "$([ -s "$tmp/read" ] && [ -z "$missing" ]; echo $?)" \
+	"every variable the makefiles read and do not set is a setting ($(wc -l <"$tmp/read") read)${missing:+; not: $(tr "\n" " " <<<"$missing")}"
+
+# A real invocation stops before its first command: the makefiles in a
+# copy whose every command of the suite is a stub that leaves a mark.
+mkdir -p "$tmp/copy"
+cp --parents "${files[@]}" host-scripts/lib/unknown-setting.awk host-scripts/lib/version.sh bench/names.h \
+	packaging/commands "$tmp/copy/"
+for s in host-scripts/deps host-scripts/compare host-scripts/runfolder lab/run-lab; do
+	mkdir -p "$tmp/copy/${s%/*}"
+	printf '#!/bin/sh\necho "%s $*" >>"%s"\nexit 1\n' "$s" "$tmp/ran" >"$tmp/copy/$s"
+	chmod +x "$tmp/copy/$s"
+done
+for a in "bench CLOCKSOURCE=hpet" "bench ROUND=2" "lab LAB_STATES=9"; do
+	read -r -a w <<<"$a"
+	(cd "$tmp/copy" && timeout 60 make --no-print-directory "${w[@]}") >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	ok "$([ "$rc" = 2 ] && [ ! -e "$tmp/ran" ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ]; echo $?)" \
+		"make $a (run, not -n): exit $rc in one line, nothing started: $(head -n1 "$tmp/err")$([ -e "$tmp/ran" ] && echo "; ran: $(tr '\n' ' ' <"$tmp/ran")")"
+	rm -f "$tmp/ran"
+done
+
+# One shell word each: every target's commands (make -n) with every
+# setting holding a quote: each value appears only as quote() writes it.
+targets=$(make -qp 2>/dev/null | grep -E '^[a-z][a-z-]*:' | grep -v ':=' | cut -d: -f1 | sort -u)
+args=()
+for n in $settings; do
+	case $n in
+	QUIET | VERBOSE | GUEST | FORCE) args+=("$n=0") ;; # 0 or 1, or make refuses it
+	*) args+=("$n=$n'@") ;;
+	esac
+done
+# shellcheck disable=SC2086 # the targets are words
+make -n -k --no-print-directory $targets "${args[@]}" >"$tmp/cmds" 2>&1
+raw=$(grep -oE "[A-Z][A-Z0-9_]*'@" "$tmp/cmds" | sort -u | tr '\n' ' ')
+seen=$(grep -oE "[A-Z][A-Z0-9_]*'\\\\''@" "$tmp/cmds" | sort -u | wc -l)
+ok "$([ "$seen" -ge 20 ] && [ -z "$raw" ]; echo $?)" \
+	"make -n of $(wc -w <<<"$targets") targets, every setting a quote: $seen passed as one word each${raw:+; as shell text: $raw}"
+
+# The two of the audit, run for real (clockbench-report reads a results
+# folder that is not there and fails; nothing else may run).
+make -s --no-print-directory capacity "RESULTS=x\"; touch $tmp/F1; echo \"" >/dev/null 2>&1
+RUNS="; touch $tmp/F2 #" make -s --no-print-directory capacity RESULTS="$tmp/none" >/dev/null 2>&1
+ok "$([ ! -e "$tmp/F1" ] && [ ! -e "$tmp/F2" ]; echo $?)" \
+	"make capacity RESULTS='x\"; touch F...' and RUNS='; touch F #' in the environment run nothing"
+
+# None read from the environment but the build's conventions: every
+# other setting set there, and no command of any target shows it.
+env_args=()
+for n in $settings; do
+	grep -qxF "$n" <(tr ' ' '\n' <<<"$env_ok") || env_args+=("$n=ENV$n")
+done
+# shellcheck disable=SC2086
+env "${env_args[@]}" make -n -k --no-print-directory $targets >"$tmp/cmds" 2>&1
+leaked=$(grep -oE "ENV[A-Z][A-Z0-9_]*" "$tmp/cmds" | sort -u | tr '\n' ' ')
+ok "$([ "${#env_args[@]}" -ge 50 ] && [ -z "$leaked" ]; echo $?)" \
+	"${#env_args[@]} settings in the environment: none reaches a command${leaked:+; read: $leaked}"
+done_testing
