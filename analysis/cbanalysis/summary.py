@@ -10,10 +10,11 @@ number, x / tsc), FIELD_interval beside it says how far it can be trusted.
 """
 import json
 import os
+import textwrap
 
 from cbcontract import rounds as cbrounds, runfolder
 from . import interval, verdict
-from cbcontract.load import WORKLOAD_UNITS, WORKLOADS, load_host_check, trace_facts
+from cbcontract.load import WORKLOAD_UNITS, WORKLOADS, load_host_check, running_vms, trace_facts
 from .report import mitigation_text
 from cbcontract.util import InputError, printable
 
@@ -176,8 +177,16 @@ def _trace_note(g, f):
     return None
 
 
-def render(run, rows):
-    """(summary.md text, summary.json document) of merged rows (rows_of)."""
+def running_lines(vms):
+    """One line a fallback for the VMs that ran across a switch
+    (load.RunningVM), in the words the screen and summary.md share."""
+    return ["A VM running across the switch to %s: %s (%s; KVM's events of that VM, Linux %s)."
+            % (v.fallback, v.sentence(), v.file, v.host_kernel or "?") for v in vms]
+
+
+def render(run, rows, vms=()):
+    """(summary.md text, summary.json document) of merged rows (rows_of)
+    and the run's VMs that ran across a switch (load.running_vms)."""
     base = _base(rows)
     wls = [n for n in WORKLOADS if any(n in r["workloads"] for r in rows)]
     nrounds = max((r.get("rounds", 1) for r in rows), default=1)
@@ -229,8 +238,12 @@ def render(run, rows):
         lines.append("Figures marked emulated come from QEMU's TCG: an emulator's timings, not a "
                      "hypervisor's cost. What holds from them is the mechanism: clocksource, path, "
                      "master clock, stable bit.")
+    if vms:
+        lines += ["", "## VMs running across a switch", ""] + ["- " + x for x in running_lines(vms)]
     doc = {"schema": runfolder.SCHEMA_SUMMARY, "run": run, "baseline": base["clocksource"] if base else None, "rounds": nrounds,
-           "rows": rows, "notes": notes}
+           "rows": rows, "notes": notes,
+           "running_vms": [{"fallback": v.fallback, "baseline": v.baseline, "file": v.file, "phases": v.phases,
+                            "pause_ms": v.pause_ms, "complete": v.complete, "text": v.sentence()} for v in vms]}
     # Each line's strings from the results made printable: one place, every line.
     return "\n".join(printable(x) for x in lines) + "\n", doc
 
@@ -282,7 +295,8 @@ def write(run_dir, screen=False, now=None):
     ms = [m for _, round_ms in cbrounds.load_rounds(run_dir) for m in round_ms]
     run = os.path.basename(os.path.abspath(run_dir))
     rows = rows_of(ms)
-    text, doc = render(run, rows)
+    vms = running_vms(run_dir)
+    text, doc = render(run, rows, vms)
     names = (runfolder.SUMMARY_MD, runfolder.SUMMARY_JSON)
     for n in names:
         p = os.path.join(run_dir, n)
@@ -301,7 +315,10 @@ def write(run_dir, screen=False, now=None):
         raise InputError(None, "%s; nothing kept" % e)
     if screen:
         avail = next((m.available_clocksources for m in ms if m.kind == "host"), None)
-        return verdict.screen(rows, avail, now, state=host_state(run_dir)) + "\nThe full table: %s\n" % os.path.join(run_dir, runfolder.SUMMARY_MD)
+        wrapped = [w for x in running_lines(vms) for w in textwrap.wrap(printable(x), verdict.WIDTH,
+                                                                          subsequent_indent="  ", break_on_hyphens=False)]
+        return verdict.screen(rows, avail, now, state=host_state(run_dir)) + "".join("\n" + w for w in wrapped) \
+            + "\nThe full table: %s\n" % os.path.join(run_dir, runfolder.SUMMARY_MD)
     return text
 
 

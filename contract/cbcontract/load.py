@@ -954,6 +954,94 @@ def load_file(path, run=None):
     raise InputError(path, "not a host-<cs>.json or guest-<cs>-<N>vcpu.json result file (nor a tsc-rate-<cs>.json)")
 
 
+# ---- a VM that ran across a switch (running-vm-<cs>.json) ----
+
+RUNNING_VM_PHASES = ("before", "fallback", "return", "heal")
+
+
+class RunningVM:
+    """A running-vm-<cs>.json, read: fallback, baseline, phases (each a
+    dict of RUNNING_VM_PHASES' facts), pause_ms, complete, host_kernel,
+    file."""
+
+    def __init__(self, path, doc):
+        self.file = os.path.basename(path)
+        self.fallback, self.baseline = doc["fallback"], doc["baseline"]
+        self.phases, self.pause_ms = doc["phases"], doc["pause_ms"]
+        self.complete, self.host_kernel = doc["complete"], doc["host_kernel"]
+
+    def sentence(self):
+        """The row's one sentence, derived here from the phases as recorded
+        (a file's own words are never shown as a verdict)."""
+        by = {p["phase"]: p for p in self.phases}
+        onoff = {True: "on", False: "off", None: "not seen"}
+        b, f = by.get("before", {}), by.get("fallback", {})
+        parts = ["on %s the stable bit %s" % (self.baseline, onoff[b.get("stable_bit")]),
+                 "on %s %s" % (self.fallback, onoff[f.get("stable_bit")])]
+        r = by.get("return")
+        if r is None:
+            parts.append("the return not traced")
+        elif r["stable_bit"] is False and not r["master_on_updates"]:
+            n = r["pvclock_with"] + r["pvclock_without"]
+            parts.append("after the return to %s it stayed off (%d pvclock update%s, %d with the bit; no "
+                         "master-clock update)" % (self.baseline, n, "" if n == 1 else "s", r["pvclock_with"]))
+        elif r["stable_bit"] or r["master_clock"]:
+            parts.append("after the return to %s it came back by itself (this kernel turned the master clock on)"
+                         % self.baseline)
+        else:
+            parts.append("after the return: no evidence either way")
+        h = by.get("heal")
+        if h is not None and self.pause_ms is not None:
+            back = h["stable_bit"] and h["master_on_updates"]
+            parts.append("pause and resume %s (the pause took %.1f ms)" % (
+                "brought it back" if back else "did not bring it back", self.pause_ms))
+        if self.complete is False:
+            parts.append("the trace lost events: not trusted")
+        return "; ".join(parts)
+
+
+def load_running_vm(path):
+    """A running-vm-<cs>.json (clockbench-running-vm/1), strictly."""
+    doc = load_json(path)
+    check_schema(path, doc, runfolder.SCHEMA_RUNNING_VM)
+    for k in ("fallback", "baseline"):
+        v = _str(path, k, doc.get(k))
+        if not runfolder.CS_RE.fullmatch(v):
+            raise InputError(path, "%s %s: not a clocksource name" % (k, _v(v)))
+    c = runfolder.classify(os.path.basename(path))
+    if not c or c[0] != "running-vm" or c[1]["cs"] != doc["fallback"]:
+        raise InputError(path, "fallback %s: not this file's (its name says otherwise)" % _v(doc["fallback"]))
+    _str(path, "host_kernel", doc.get("host_kernel"), null=True)
+    _num(path, "pause_ms", doc.get("pause_ms"), 0, null=True)
+    if doc.get("complete") not in (True, False, None):
+        raise InputError(path, "complete: expected true, false or null, got %s" % _v(doc.get("complete")))
+    ph = doc.get("phases")
+    if not isinstance(ph, list) or len(ph) > len(RUNNING_VM_PHASES):
+        raise InputError(path, "phases: expected a list of at most %d phases" % len(RUNNING_VM_PHASES))
+    for i, p in enumerate(ph):
+        at = "phases[%d]" % i
+        _obj(path, at, p)
+        if p.get("phase") not in RUNNING_VM_PHASES:
+            raise InputError(path, "%s.phase %s: expected one of %s" % (at, _v(p.get("phase")), ", ".join(RUNNING_VM_PHASES)))
+        for k in ("pvclock_with", "pvclock_without", "master_on_updates", "master_off_updates"):
+            _int(path, "%s.%s" % (at, k), p.get(k))
+        for k in ("master_clock", "stable_bit"):
+            _bool(path, "%s.%s" % (at, k), p.get(k), null=True)
+        _str(path, at + ".hostclock", p.get("hostclock"), null=True)
+    return RunningVM(path, doc)
+
+
+def running_vms(folder):
+    """The running-vm-<cs>.json files of a run folder, read (sorted by name);
+    InputError on the first bad one."""
+    out = []
+    for n in folder_names(folder):
+        c = runfolder.classify(n)
+        if c and c[0] == "running-vm":
+            out.append(load_running_vm(os.path.join(folder, n)))
+    return out
+
+
 # ---- run folders ----
 
 SCHEMA_HOST_CHECK = "clockbench-host-check/1"

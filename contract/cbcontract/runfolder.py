@@ -45,6 +45,7 @@ SCHEMA_HOST = "clockbench/1"
 SCHEMA_GUEST = "clockbench-guest/1"
 SCHEMA_KVM_TRACE = "clockbench-kvm-trace/1"
 SCHEMA_SUMMARY = "clockbench-compare/2"
+SCHEMA_RUNNING_VM = "clockbench-running-vm/1"
 
 # A run id and a clocksource name become parts of paths: plain words only.
 # Every pattern here is anchored with \A..\Z and matched with fullmatch:
@@ -71,6 +72,8 @@ PATTERNS = {
     "kvm-observe-raw": re.compile(r"\Akvm-observe-%s\.txt(?P<gz>\.gz)?\Z" % _GUEST),
     "tsc-rate": re.compile(r"\Atsc-rate-(?P<cs>%s)\.json\Z" % WORD),
     "crosscheck": re.compile(r"\Acrosscheck\.(?P<ext>json|txt)\Z"),
+    "running-vm": re.compile(r"\Arunning-vm-(?P<cs>%s)\.json\Z" % WORD),
+    "running-vm-raw": re.compile(r"\Arunning-vm-(?P<cs>%s)\.txt(?P<gz>\.gz)?\Z" % WORD),
     "health": re.compile(r"\Ahealth\.json\Z"),
     "summary-md": re.compile(r"\Asummary\.md\Z"),
     "summary-json": re.compile(r"\Asummary\.json\Z"),
@@ -229,6 +232,17 @@ def crosscheck_name(ext):
     return "crosscheck.%s" % ext
 
 
+def running_vm_name(cs):
+    """A VM that ran across the switch to fallback cs and back (schema
+    clockbench-running-vm/1): its phases' master clock and stable bit."""
+    return "running-vm-%s.json" % check_cs(cs)
+
+
+def running_vm_raw_name(cs):
+    """That VM's raw trace (gzipped when large: + .gz)."""
+    return "running-vm-%s.txt" % check_cs(cs)
+
+
 SUMMARY_MD = "summary.md"
 SUMMARY_JSON = "summary.json"
 # host-check's report of the host when a compare run began (why it is off
@@ -244,6 +258,8 @@ _NAMERS = {
     "kvm-observe-raw": (kvm_observe_raw_name, 3),
     "tsc-rate": (tsc_rate_name, 1),
     "crosscheck": (crosscheck_name, 1),
+    "running-vm": (running_vm_name, 1),
+    "running-vm-raw": (running_vm_raw_name, 1),
     "summary-md": (lambda: SUMMARY_MD, 0),
     "summary-json": (lambda: SUMMARY_JSON, 0),
     "health": (lambda: HEALTH, 0),

@@ -1,0 +1,154 @@
+"""runningvm.py: compare's running-VM step: a KVM VM started on tsc lives through the switch to a fallback and back, then is paused and resumed; its master clock and stable bit in each phase, from its own KVM trace, into running-vm-<cs>.json.
+
+compare measures a fresh guest on each clocksource; the VMs an operator
+lives with were already running when the host switched.  KVM turns a VM's
+master clock off when the host leaves tsc and does not turn it back on
+when the host returns (cbhost.heal): this step shows it, or shows a kernel
+that does.  Phases, each PHASE_S long and opened by a trace marker:
+before (the VM starts, the host on tsc), fallback (the host on the
+fallback: the bracket, host-scripts/clocksource, switches and always puts
+back), return (the host on tsc again), heal (QMP stop then cont).  Each
+phase's facts are read from the VM's own events: the updates in it, and
+the state at its end (the last master-clock update and the last pvclock
+update so far: a state changes only by an event, and the trace is checked
+complete).  The VM boots the host's kernel without an initramfs: it runs
+no clockbench, so its own read path is not measured here (said in the
+file).
+"""
+import json
+import os
+import subprocess
+import tempfile
+import time
+
+from cbcontract import load, runfolder
+from cbcontract.util import cut
+from . import heal, kvmtrace, qemu, tracing
+from .msg import RunError
+
+PHASES = load.RUNNING_VM_PHASES
+PHASE_S = 3.0
+MARK = "clockbench-phase-"
+TRACE_KB = 4096
+VCPUS = 2
+
+
+def phases(lines, pid):
+    """[{phase, updates..., master_clock, stable_bit, hostclock}] of VM pid
+    from a trace with the phase markers: per phase the events in it, and
+    the state at its end (carried from earlier phases when it had none).
+    One pass."""
+    out, cur, clock = [], None, heal.Clock()
+    win = None
+    for line in lines:
+        if line.startswith("#"):
+            continue
+        f = kvmtrace.fields(line)
+        if f is None:
+            continue
+        tg, ts, ev, msg = f
+        if ev == "tracing_mark_write":
+            m = msg.strip()
+            if m.startswith(MARK) and m[len(MARK):] in PHASES + ("end",):
+                if cur is not None:
+                    out.append(_close(cur, win, clock))
+                cur = m[len(MARK):] if m[len(MARK):] != "end" else None
+                win = kvmtrace.Counts()
+            continue
+        if tg is None or int(tg) != pid or ev not in kvmtrace.EVENTS or cur is None:
+            continue
+        clock.add(float(ts), ev, msg)
+        win.add(ev, msg)
+    if cur is not None:
+        out.append(_close(cur, win, clock))
+    return out
+
+
+def _close(name, win, clock):
+    c = win.done()
+    return {"phase": name, "pvclock_with": c["stable_bit"]["with"], "pvclock_without": c["stable_bit"]["without"],
+            "master_on_updates": c["master_clock"]["on_updates"], "master_off_updates": c["master_clock"]["off_updates"],
+            "hostclock": c["master_clock"]["hostclock"], "master_clock": clock.master, "stable_bit": clock.stable}
+
+
+def run(run_dir, fallback, kernel, qemu_bin=qemu.BINARY, baseline="tsc", seconds=PHASE_S, force=False,
+        clocksource=None, say=None):
+    """The step: writes running-vm-<fallback>.json (and its raw trace) into
+    run_dir once; returns it as read back (load.RunningVM).  RunError on a failure (the
+    clocksource is the bracket's to put back, the VM and the trace
+    instance are removed on every path)."""
+    say = say or (lambda m: None)
+    name = runfolder.running_vm_name(fallback)
+    runfolder.free_path(run_dir, name)
+    work = tempfile.mkdtemp(prefix="clockbench-running-vm.")
+    ident, proc, pause_ms = os.getpid(), None, None
+    raw = os.path.join(work, "trace.txt")
+    kvmtrace.clean()
+    inst = kvmtrace.start(ident, TRACE_KB)
+    try:
+        heal.marker(inst, MARK + "before")
+        argv = qemu.command(kernel, qemu=qemu_bin, accel="kvm", cpu=None, vcpus=VCPUS, mem=256,
+                            append="console=ttyS0 panic=-1", serials=(os.path.join(work, "console.log"),),
+                            qmp=os.path.join(work, "qmp.sock"), pidfile=os.path.join(work, "qemu.pid"))
+        with open(os.path.join(work, "qemu.log"), "wb") as log:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        q = _qmp(os.path.join(work, "qmp.sock"), proc, work)
+        pid = q.pid
+        say("a KVM VM (pid %d) started on %s; %g s a phase" % (pid, baseline, seconds))
+        time.sleep(seconds)
+        heal.marker(inst, MARK + "fallback")
+        env = dict(os.environ, CB_OWN_PIDS=str(pid), CB_CS_NOTES="0")
+        cmd = [clocksource, "set", fallback] + (["--force"] if force else []) + ["--", "sleep", "%g" % seconds]
+        r = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                           errors="replace")
+        if r.returncode != 0:
+            raise RunError("the switch to %s under the VM failed (exit %d): %s" % (
+                fallback, r.returncode, cut((r.stderr.strip().splitlines() or ["?"])[-1], 300)))
+        heal.marker(inst, MARK + "return")
+        time.sleep(seconds)
+        heal.marker(inst, MARK + "heal")
+        t0 = time.monotonic()
+        q.cmd("stop")
+        q.cmd("cont")
+        pause_ms = (time.monotonic() - t0) * 1000.0
+        time.sleep(seconds)
+        heal.marker(inst, MARK + "end")
+        q.close()
+    finally:
+        kvmtrace.stop(ident, raw)
+        if proc is not None:
+            try:
+                os.killpg(proc.pid, 9)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+    lines = list(kvmtrace.read_lines(raw))
+    ph = phases(lines, pid)
+    summ = kvmtrace.summarize(lines, pid)
+    doc = {"schema": runfolder.SCHEMA_RUNNING_VM, "baseline": baseline, "fallback": fallback,
+           "host_kernel": os.uname().release, "phase_seconds": seconds,
+           "vm": {"pid": pid, "accel": "kvm", "cpu": "QEMU's default model", "vcpus": VCPUS, "kernel": kernel},
+           "phases": ph, "pause_ms": None if pause_ms is None else round(pause_ms, 3),
+           "complete": summ["complete"],
+           "in_guest": {"measured": False, "reason": "the VM boots the host's kernel without clockbench as its "
+                                                     "PID 1 (it exists for KVM's side of its clock)"},
+           "trace_file": tracing.place_raw(run_dir, runfolder.running_vm_raw_name(fallback), raw)}
+    runfolder.write_once(os.path.join(run_dir, name), json.dumps(doc, indent=1) + "\n")
+    for f in os.listdir(work):
+        os.unlink(os.path.join(work, f))
+    os.rmdir(work)
+    return load.load_running_vm(os.path.join(run_dir, name))
+
+
+def _qmp(path, proc, work):
+    """A QMP connection to the VM just started (heal.QMP, whose peer pid is
+    the VM's), once QEMU opened its socket; RunError when it did not."""
+    end = time.monotonic() + 10
+    while not os.path.exists(path):
+        if proc.poll() is not None or time.monotonic() > end:
+            from .boot import last_line
+            raise RunError("QEMU did not start a KVM VM: %s" % (last_line(os.path.join(work, "qemu.log")) or
+                                                                 "no QMP socket in 10 s"))
+        time.sleep(0.02)
+    return heal.QMP(path)
