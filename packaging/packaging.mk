@@ -30,7 +30,7 @@ DEB_BUILD := $(BUILD)/deb
 # What goes under $(LIBDIR), by its checkout path: programs (the engine,
 # every verb's, from packaging/commands, and the helpers they run), then
 # data (the list of verbs among them: the engine reads it there).
-LIB_PROGRAMS := bench/clockbench $(shell sed '/^\#/d' $(COMMANDS) | awk '{print $$2}') host-scripts/runfolder \
+LIB_PROGRAMS := bench/clockbench $(shell sed '/^\#/d' $(COMMANDS) | awk '{print $$2}') host-scripts/runfolder host-scripts/bench-running-vm \
 	guest-init/mkinitramfs.py $(BUILD)/clockbench-static $(GUEST_BUILD)/init
 LIB_DATA := $(COMMANDS) bench/names.h host-scripts/lib/clocksource.sh host-scripts/lib/version.sh $(wildcard contract/cbcontract/*.py) $(wildcard host-scripts/cbhost/*.py) $(wildcard analysis/cbanalysis/*.py) \
 	$(GUEST_BUILD)/initramfs.cpio

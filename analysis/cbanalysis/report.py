@@ -10,6 +10,7 @@ round)]" with one round.  The tsc row itself shows 1.00.
 import os
 
 from . import capacity, interval, plots
+from cbcontract import load, runfolder
 from cbcontract.load import QUANTS, WORKLOADS, trace_facts
 from cbcontract.runfolder import write_atomic
 from cbcontract.util import obj, printable
@@ -551,6 +552,29 @@ def input_name(m, ms):
     return os.path.join(m.run, os.path.basename(m.path))
 
 
+def running_vm_section(ms, outdir):
+    """The VMs that ran across a switch in the runs of ms (each run
+    folder's running-vm-<cs>.json, load.running_vms), one line a fallback
+    as summary.md says it; [] where no run has one."""
+    folders = []
+    for m in ms:
+        d = os.path.dirname(m.path)
+        if runfolder.round_number(os.path.basename(d)) is not None:
+            d = os.path.dirname(d)
+        if d not in folders:
+            folders.append(d)
+    lines = []
+    for d in folders:
+        vms = load.running_vms(d)
+        lines += ["- %s ([%s](%s))" % (v.line(), v.file, os.path.relpath(os.path.join(d, v.file), outdir))
+                  for v in vms]
+    if not lines:
+        return []
+    return ["## VMs running across a switch", "",
+            "A KVM VM started with the host on tsc, kept running while the host switched to a fallback and back, "
+            "then paused and resumed; its master clock and stable bit from KVM's events of that VM.", ""] + lines + [""]
+
+
 def build(ms, outdir, rates, hosts, vcpus, given, want_plots, warn):
     """Writes outdir/report.md (and the plots); returns its path."""
     ms = sorted(ms, key=sort_key)
@@ -573,6 +597,7 @@ def build(ms, outdir, rates, hosts, vcpus, given, want_plots, warn):
     lines += kernel_read_section(ms, multi)
     lines += workloads_section(ms, multi)
     lines += tsc_rate_section(every, multi)
+    lines += running_vm_section(every, outdir)
     lines += plot_section(ms, outdir, multi, want_plots, warn)
     base = capacity.given_baseline(given) or capacity.tsc_state(ms)
     states = capacity.states_from(ms, multi) + capacity.states_given(given, base)

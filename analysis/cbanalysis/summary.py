@@ -177,13 +177,6 @@ def _trace_note(g, f):
     return None
 
 
-def running_lines(vms):
-    """One line a fallback for the VMs that ran across a switch
-    (load.RunningVM), in the words the screen and summary.md share."""
-    return ["A VM running across the switch to %s: %s (%s; KVM's events of that VM, Linux %s)."
-            % (v.fallback, v.sentence(), v.file, v.host_kernel or "?") for v in vms]
-
-
 def render(run, rows, vms=()):
     """(summary.md text, summary.json document) of merged rows (rows_of)
     and the run's VMs that ran across a switch (load.running_vms)."""
@@ -239,7 +232,7 @@ def render(run, rows, vms=()):
                      "hypervisor's cost. What holds from them is the mechanism: clocksource, path, "
                      "master clock, stable bit.")
     if vms:
-        lines += ["", "## VMs running across a switch", ""] + ["- " + x for x in running_lines(vms)]
+        lines += ["", "## VMs running across a switch", ""] + ["- " + v.line() for v in vms]
     doc = {"schema": runfolder.SCHEMA_SUMMARY, "run": run, "baseline": base["clocksource"] if base else None, "rounds": nrounds,
            "rows": rows, "notes": notes,
            "running_vms": [{"fallback": v.fallback, "baseline": v.baseline, "file": v.file, "phases": v.phases,
@@ -315,7 +308,7 @@ def write(run_dir, screen=False, now=None):
         raise InputError(None, "%s; nothing kept" % e)
     if screen:
         avail = next((m.available_clocksources for m in ms if m.kind == "host"), None)
-        wrapped = [w for x in running_lines(vms) for w in textwrap.wrap(printable(x), verdict.WIDTH,
+        wrapped = [w for v in vms for w in textwrap.wrap(printable(v.line()), verdict.WIDTH,
                                                                           subsequent_indent="  ", break_on_hyphens=False)]
         return verdict.screen(rows, avail, now, state=host_state(run_dir)) + "".join("\n" + w for w in wrapped) \
             + "\nThe full table: %s\n" % os.path.join(run_dir, runfolder.SUMMARY_MD)

@@ -970,6 +970,11 @@ class RunningVM:
         self.phases, self.pause_ms = doc["phases"], doc["pause_ms"]
         self.complete, self.host_kernel = doc["complete"], doc["host_kernel"]
 
+    def line(self):
+        """The row as the screen, summary.md and the report say it."""
+        return "A VM running across the switch to %s: %s (%s; KVM's events of that VM, Linux %s)." % (
+            self.fallback, self.sentence(), self.file, self.host_kernel or "?")
+
     def sentence(self):
         """The row's one sentence, derived here from the phases as recorded
         (a file's own words are never shown as a verdict)."""

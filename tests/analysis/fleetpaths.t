@@ -56,7 +56,8 @@ def run_files(paths, run=RUN):
 
 # Every name the contract makes, from its own namers (runfolder._NAMERS), their arguments by their number.
 ARGS = {"host": [(cs, ext) for cs in ("tsc", "hpet", "acpi_pm", "kvm-clock") for ext in ("json", "csv", "txt")],
-        "tsc-rate": [("tsc",)], "crosscheck": [("json",), ("txt",)]}
+        "tsc-rate": [("tsc",)], "crosscheck": [("json",), ("txt",)], "running-vm": [("hpet",)],
+        "running-vm-raw": [("kvm-clock",)]}
 names, kinds = [], set()
 for kind, (namer, n) in rf._NAMERS.items():
     args = [()] if n == 0 else ARGS.get(kind, []) if n < 3 else \

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # tier: fast
 """running-vm.t: compare's running-VM step read back (TAP).  A real step recorded on this project's machine
-(tests/analysis/fixtures/running-vm: Linux 6.18.44, nested KVM, QEMU 7.2): its raw trace's phases, read again by
+(tests/host-scripts/fixtures/running-vm: Linux 6.18.44, nested KVM, QEMU 7.2): its raw trace's phases, read again by
 runningvm.phases, are the file's; the loader's sentence says what was measured (stable bit on, off on the fallback,
 still off after the return, back after the pause, the pause's length), from the phases, never from the file's words;
 a kernel that turned the master clock back on by itself, an incomplete trace and forged files (an unknown phase, a
@@ -25,7 +25,7 @@ from cbcontract.util import InputError  # noqa: E402
 from cbhost import kvmtrace, runningvm  # noqa: E402
 
 t = Tap()
-FX = os.path.join(ROOT, "tests", "analysis", "fixtures", "running-vm")
+FX = os.path.join(ROOT, "tests", "host-scripts", "fixtures", "running-vm")
 JS, RAW = os.path.join(FX, "running-vm-kvm-clock.json"), os.path.join(FX, "running-vm-kvm-clock.txt")
 doc = json.load(open(JS))
 
@@ -93,6 +93,10 @@ t.ok(rv[0].get("fallback") == "kvm-clock" and rv[0].get("text") == s and rv[0].g
      "summary.json: running_vms, with the phases' sentence")
 t.ok("A VM running across the switch to kvm-clock: on tsc the stable bit on" in so
      and max(len(x) for x in so.split("\n")) <= 100, "the screen: the row, wrapped at 100 columns", so[-600:])
+
+rc, so, se = run("report", d, "-o", os.path.join(t.tmp, "report"), "--no-plots")
+rep = read(os.path.join(t.tmp, "report", "report.md")) if rc == 0 else ""
+t.ok("## VMs running across a switch" in rep and m.line() in rep, "report.md: the same row", se)
 
 # bench-running-vm's usage.
 BR = os.path.join(ROOT, "host-scripts", "bench-running-vm")

@@ -38,6 +38,8 @@ ARGS = {
     "host": st.tuples(word, st.sampled_from(["json", "csv", "txt"])),
     "tsc-rate": st.tuples(word),
     "crosscheck": st.tuples(st.sampled_from(["json", "txt"])),
+    "running-vm": st.tuples(word),
+    "running-vm-raw": st.tuples(word),
 }
 
 
