@@ -60,6 +60,15 @@ check_line() {
 			esac
 		fi
 		;;
+	clockbench)
+		# An installed verb's line: the verb exists, and each option it
+		# shows is in the verb's --help (nothing run).
+		bench/clockbench "${words[1]}" --help >"$tmp/help" 2>"$tmp/out" || rc=$?
+		for w in "${words[@]:2}"; do
+			[[ $w == -* ]] || continue
+			grep -q -- "${w%%=*}" "$tmp/help" || { echo "${words[1]} --help has no ${w%%=*}" >"$tmp/out"; rc=1; }
+		done
+		;;
 	host-scripts/host-check)
 		# Read-only: run as written; 0 healthy and 1 degraded are both answers.
 		"${words[@]}" >"$tmp/out" 2>&1 || rc=$?

@@ -100,11 +100,10 @@ def run(run_dir, fallback, kernel, qemu_bin=qemu.BINARY, baseline="tsc", seconds
         heal.marker(inst, MARK + "fallback")
         env = dict(os.environ, CB_OWN_PIDS=str(pid), CB_CS_NOTES="0")
         cmd = [clocksource, "set", fallback] + (["--force"] if force else []) + ["--", "sleep", "%g" % seconds]
-        r = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                           errors="replace")
-        if r.returncode != 0:
+        rc, err = bracket(cmd, env)
+        if rc != 0:
             raise RunError("the switch to %s under the VM failed (exit %d): %s" % (
-                fallback, r.returncode, cut((r.stderr.strip().splitlines() or ["?"])[-1], 300)))
+                fallback, rc, cut((err.strip().splitlines() or ["?"])[-1], 300)))
         heal.marker(inst, MARK + "return")
         time.sleep(seconds)
         heal.marker(inst, MARK + "heal")
@@ -139,6 +138,21 @@ def run(run_dir, fallback, kernel, qemu_bin=qemu.BINARY, baseline="tsc", seconds
         os.unlink(os.path.join(work, f))
     os.rmdir(work)
     return load.load_running_vm(os.path.join(run_dir, name))
+
+
+def bracket(cmd, env):
+    """Runs the clocksource bracket (cmd) and waits for it: (status, its
+    stderr).  Interrupted (KeyboardInterrupt: INT, TERM, HUP), it is never
+    killed before it has put the clocksource back: it is sent TERM (on
+    which it restores) and waited for, then the interrupt goes on."""
+    p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
+    try:
+        _, err = p.communicate()
+    except KeyboardInterrupt:
+        p.terminate()
+        p.communicate()
+        raise
+    return p.returncode, err
 
 
 def _qmp(path, proc, work):

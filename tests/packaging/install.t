@@ -43,12 +43,13 @@ done
 ok "${#bad[@]}" "man1 holds clockbench.1 and clockbench-VERB.1 of each verb of packaging/commands, each rendered by man -l"
 for b in "${bad[@]+"${bad[@]}"}"; do diag "$b"; done
 # Every program of host-scripts/ is a verb's, but deps (the checkout's
-# apt-get), runfolder (the programs' own helper) and read-frames (a reader
-# of a guest's channel capture, for debugging a checkout).
+# apt-get), runfolder (the programs' own helper), bench-running-vm
+# (compare's running-VM step) and read-frames (a reader of a guest's
+# channel capture, for debugging a checkout).
 unlisted=()
 for f in host-scripts/*; do
 	if [ ! -f "$f" ] || [ ! -x "$f" ]; then continue; fi
-	case "${f##*/}" in deps | runfolder | read-frames) continue ;; esac
+	case "${f##*/}" in deps | runfolder | bench-running-vm | read-frames) continue ;; esac
 	sed '/^#/d' packaging/commands | awk '{print $2}' | grep -qx "$f" || unlisted+=("$f")
 done
 ok "${#unlisted[@]}" "every program of host-scripts/ is a verb's of packaging/commands"

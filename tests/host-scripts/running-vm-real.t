@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# tier: destructive
+# serial: host
+# test-timeout: 300
+# running-vm-real.t: compare's running-VM step on this machine's own KVM,
+# as root with DESTRUCTIVE=1: bench-running-vm writes running-vm-CS.json
+# whose phases show the stable bit on tsc, gone on CS, and the pause and
+# resume's effect, read by the report tool's loader; then a run
+# interrupted (INT to its process group, as a Ctrl-C) while the host is on
+# CS: the clocksource back on tsc, no state file, no VM, no tracing
+# instance of its own and no result file left.  Skips, saying why, where
+# /dev/kvm is missing, the host is not on tsc or offers nothing else, or
+# other VMs run.
+set -u -o pipefail
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib/lib.sh
+destructive || skip_all "changes the host clocksource and runs a KVM VM: as root with DESTRUCTIVE=1"
+real=/sys/devices/system/clocksource/clocksource0
+[ "$(cat "$real/current_clocksource")" = tsc ] || skip_all "the host is on $(cat "$real/current_clocksource"), not tsc"
+read -r -a offered <"$real/available_clocksource"
+other=
+for c in "${offered[@]}"; do [ "$c" = tsc ] || { other=$c; break; }; done
+[ -n "$other" ] || skip_all "the host offers no clocksource but tsc"
+[ -c /dev/kvm ] || skip_all "no /dev/kvm"
+kernels=(/boot/vmlinuz-*)
+kernel=${CB_TEST_KERNEL:-${kernels[-1]}}
+[ -r "$kernel" ] || skip_all "no kernel in /boot for the VM"
+[ -z "$(bash -c '. host-scripts/lib/clocksource.sh; cs_foreign_vms')" ] || skip_all "KVM guests are running on this machine: no real flip under them"
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+trap 'host-scripts/clocksource restore >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+step=host-scripts/bench-running-vm
+
+mkdir -m 0755 "$tmp/run"
+"$step" --run-dir "$tmp/run" --fallback "$other" --kernel "$kernel" --phase-seconds 2 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+diag "$(cat "$tmp/err")"
+ok "$([ "$rc" = 0 ] && [ -s "$tmp/run/running-vm-$other.json" ] && [ "$(cat "$real/current_clocksource")" = tsc ]; echo $?)" \
+	"the step: exit $rc, running-vm-$other.json written, the host back on tsc"
+line=$(python3 -c 'import sys; sys.path[:0] = ["contract"]
+from cbcontract import load
+print(load.load_running_vm(sys.argv[1]).sentence())' "$tmp/run/running-vm-$other.json" 2>&1)
+ok "$([[ $line == "on tsc the stable bit on; on $other off; after the return to tsc "* ]] && [[ $line == *"pause and resume brought it back"* ]]; echo $?)" \
+	"its phases, as the loader reads them: $line"
+
+# Interrupted while the host is on the fallback: a Ctrl-C to its group.
+mkdir -m 0755 "$tmp/run2"
+setsid "$step" --run-dir "$tmp/run2" --fallback "$other" --kernel "$kernel" --phase-seconds 5 >/dev/null 2>"$tmp/err2" &
+p=$!
+for _ in $(seq 200); do [ "$(cat "$real/current_clocksource")" = "$other" ] && break; sleep 0.05; done
+on=$(cat "$real/current_clocksource")
+kill -INT -- "-$p"
+wait "$p"
+rc=$?
+sleep 0.5
+left=$(pgrep -f "clockbench-running-vm\." || true)
+ok "$([ "$on" = "$other" ] && [ "$rc" = 130 ] && [ "$(cat "$real/current_clocksource")" = tsc ] && [ ! -e /run/clockbench/clocksource.state ] &&
+	[ -z "$left" ] && [ ! -e "/sys/kernel/tracing/instances/clockbench-$p" ] && [ -z "$(ls -A "$tmp/run2")" ]; echo $?)" \
+	"interrupted on $on: exit $rc, tsc back, no state file, no VM (${left:-none}), no instance, no file ($(tail -n1 "$tmp/err2"))"
+done_testing
