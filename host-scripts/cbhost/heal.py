@@ -160,13 +160,7 @@ def clocks(lines, after=None):
     trace_marker line that holds it.  One pass over bounded lines
     (kvmtrace.fields)."""
     out, on = {}, after is None
-    for line in lines:
-        if line.startswith("#"):
-            continue
-        f = kvmtrace.fields(line)
-        if f is None:
-            continue
-        tg, ts, ev, msg = f
+    for tg, ts, ev, msg in kvmtrace.events(lines):
         if ev == "tracing_mark_write":
             on = on or msg.strip() == after
             continue

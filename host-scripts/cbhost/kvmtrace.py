@@ -335,6 +335,16 @@ def fields(line):
     return (tgid if tgid and tgid[0] != "-" else None), m.group(1), m.group(2), line[m.end():].rstrip("\n")
 
 
+def events(lines):
+    """(tgid or None, ts, event, msg) of each event line of a trace
+    (fields()); '#' lines and lines that are no event skipped."""
+    for line in lines:
+        if not line.startswith("#"):
+            f = fields(line)
+            if f is not None:
+                yield f
+
+
 class Counts:
     """COUNTS of docs/run-folder.md, an event at a time."""
 

@@ -40,13 +40,7 @@ def phases(lines, pid):
     One pass."""
     out, cur, clock = [], None, heal.Clock()
     win = None
-    for line in lines:
-        if line.startswith("#"):
-            continue
-        f = kvmtrace.fields(line)
-        if f is None:
-            continue
-        tg, ts, ev, msg = f
+    for tg, ts, ev, msg in kvmtrace.events(lines):
         if ev == "tracing_mark_write":
             m = msg.strip()
             if m.startswith(MARK) and m[len(MARK):] in PHASES + ("end",):
