@@ -112,10 +112,10 @@ def judge(guest, current, path=None, flags=None, vms=None):
                                 "clock: %s)" % (current, running, lost, n, why))
         return state, "%s (it runs %s, %d of them without the stable bit now)" % (why, running, lost)
     if lost:
-        return state, ("%s; %d of the %s it runs still lack the stable bit (their last pvclock update): KVM turns "
+        return state, ("%s; %d of the %s it runs still %s the stable bit (their last pvclock update): KVM turns "
                        "a VM's master clock back on only when its clock is set again, so a VM that lived through a "
                        "switch off tsc keeps it off: pause and resume each (clockbench heal), else migrate or "
-                       "restart it" % (why, lost, running))
+                       "restart it" % (why, lost, running, "lacks" if lost == 1 else "lack"))
     return state, why
 
 

@@ -24,12 +24,13 @@ socket the operator names, never by a signal.
 """
 import json
 import os
+import re
 import socket
 import struct
 import time
 
-from cbcontract import kmsg, names
-from cbcontract.util import cut
+from cbcontract import kmsg, load, names
+from cbcontract.util import InputError, cut
 from . import kvmtrace, libvirt
 from .msg import RunError
 
@@ -175,6 +176,31 @@ def clocks(lines, after=None):
     return out
 
 
+# The watch's record, where its own trace saw nothing: a VM whose master
+# clock is off may make no clock update for minutes, and the watch has
+# followed every VM's events since it started.
+_WATCHED = re.compile(r'node_clockbench_vm_(stable_bit|master_clock)\{[^}\n]{0,512}?\bpid="([0-9]{1,10})"[^}\n]{0,512}\} ([01])$')
+MAX_TEXTFILE = 4 << 20
+
+
+def watched(path):
+    """{pid: {"stable_bit": bool, "master_clock": bool}} from the watch's
+    textfile (clockbench-watch.prom), or {} when it cannot be read; at most
+    MAX_TEXTFILE bytes, each line matched by a bounded pattern.  The file
+    is the watch's (a symlink into its own folder, by design): what it
+    says counts only for the VMs running now (survey checks the pid)."""
+    try:
+        raw = load.read_regular(path, MAX_TEXTFILE, nofollow=False)
+    except InputError:
+        return {}
+    out = {}
+    for line in raw.decode("utf-8", "replace").split("\n"):
+        m = _WATCHED.match(line)
+        if m and len(out) < MAX_VMS:
+            out.setdefault(int(m.group(2)), {})[m.group(1)] = m.group(3) == "1"
+    return out
+
+
 # The QMP peer: a socket the operator names.
 
 def peer_pid(sock):
@@ -257,6 +283,7 @@ class VM:
     def __init__(self, pid, name, name_from, started):
         self.pid, self.name, self.name_from, self.started = pid, name, name_from, started
         self.via, self.qmp = None, None
+        self.source = "KVM's events"  # where its clock state was read
         self.clock = Clock()
         self.booted_off = None
         self.result = None  # the heal's outcome: text
@@ -269,23 +296,28 @@ class VM:
                     "the stable bit", "unknown": "no KVM clock event seen"}[st],
                     "its kernel chose at boot to read the clock by syscall, and a pause does not change that: "
                     "reboot the guest (from inside it) to read in user space again")
+        if self.source != "KVM's events":
+            st_text = " (%s)" % self.source
+        else:
+            st_text = ""
         if st == "ok":
-            return "has the stable bit", "nothing to do"
+            return "has the stable bit" + st_text, "nothing to do"
         if st == "unknown":
             return "no KVM clock event seen", "its state is not known (a VM whose master clock is on is quiet)"
         if self.via is None:
-            return ("lost the stable bit", "pause and resume it (clockbench heal --qmp ITS-QMP-SOCKET %s: it is "
-                    "not libvirt's), else migrate or restart it" % self.pid)
+            return ("lost the stable bit" + st_text, "pause and resume it (clockbench heal --qmp ITS-QMP-SOCKET %s: "
+                    "it is not libvirt's), else migrate or restart it" % self.pid)
         why = "" if self.booted_off is False else " (when it booted is not known: if the host was off tsc then, " \
                                                   "only a reboot of the guest helps)"
-        return "lost the stable bit", "pause and resume it: clockbench heal --yes" + why
+        return "lost the stable bit" + st_text, "pause and resume it: clockbench heal --yes" + why
 
 
-def survey(trace_lines, log, qmp_paths=(), libvirt_run=None):
+def survey(trace_lines, log, qmp_paths=(), libvirt_run=None, watch_file=None):
     """The running VMs, their clocks (trace_lines: the heal's own trace so
-    far), whether each booted while the host was off tsc (log: this boot's
-    kmsg.summarize(), or None when the log was not read), and how each can
-    be paused.  Returns ([VM], [warning])."""
+    far; where it holds no event of a VM, the watch's textfile watch_file
+    when given and it has that VM), whether each booted while the host was
+    off tsc (log: this boot's kmsg.summarize(), or None when the log was
+    not read), and how each can be paused.  Returns ([VM], [warning])."""
     warnings = []
     domains = libvirt.domain_pids(libvirt_run)
     periods = off_tsc(log["switch_times"], log["switch_times_cut"]) if log is not None else None
@@ -321,6 +353,11 @@ def survey(trace_lines, log, qmp_paths=(), libvirt_run=None):
     for tg, c in clocks(trace_lines).items():
         if tg in vms:
             vms[tg].clock = c
+    w = watched(watch_file) if watch_file else {}
+    for pid, vm in vms.items():
+        if vm.clock.state() == "unknown" and pid in w:
+            vm.clock.stable, vm.clock.master = w[pid].get("stable_bit"), w[pid].get("master_clock")
+            vm.source = "the watch's record"
     return [vms[p] for p in sorted(vms)], warnings
 
 

@@ -104,7 +104,7 @@ class Peer:
             c.close()
 
 
-def world(name, cs="tsc", start_s=300.0, libvirt=None):
+def world(name, cs="tsc", start_s=300.0, libvirt=None, events=True):
     """A folder standing in for the host: /proc with this process as the
     one VM (holding the stand-in KVM device, started at start_s), the
     clocksource, libvirt's pid files, and a trace in which the VM lost the
@@ -127,7 +127,7 @@ def world(name, cs="tsc", start_s=300.0, libvirt=None):
         with open(os.path.join(d, "libvirt", libvirt + ".pid"), "w") as f:
             f.write("%d\n" % pid)
     with open(os.path.join(d, "trace"), "w") as f:
-        for ln in lines[:heal_at]:
+        for ln in lines[:heal_at] if events else []:
             f.write(ln.replace("(   2832)", "(%7d)" % pid) + "\n")
     return dict(os.environ, CB_PROC=os.path.join(d, "proc"), CB_CS_DIR=os.path.join(d, "cs"), CB_KVM_DEV=kvm,
                 CB_LIBVIRT_RUN=os.path.join(d, "libvirt"), CB_KMSG=KMSG, CB_TRACE_FILE=os.path.join(d, "trace")), d
@@ -195,6 +195,19 @@ log = open(os.path.join(d, "virsh.log")).read() if os.path.exists(os.path.join(d
 t.ok(rc == 1 and "dom1 (pid %d, libvirt)" % os.getpid() in out and "failed to get domain" in err,
      "a libvirt domain virsh does not know: said, exit 1", out + err)
 t.ok("suspend dom1" in log and "resume dom1" in log, "a failed suspend is still followed by a resume", log)
+
+# A VM quiet while traced: the watch's textfile says what it last saw.
+env, d = world("watched", events=False)
+peer = Peer(os.path.join(d, "qmp.sock"), "good", env["CB_TRACE_FILE"])
+with open(os.path.join(d, "clockbench-watch.prom"), "w") as f:
+    f.write('node_clockbench_vm_master_clock{vm="vm1",pid="%d",name_from="cmdline"} 0\n' % os.getpid())
+    f.write('node_clockbench_vm_stable_bit{vm="vm1",pid="%d",name_from="cmdline"} 0\n' % os.getpid())
+    f.write('node_clockbench_vm_stable_bit{vm="gone",pid="999999999",name_from="pid"} 0\n')
+rc, out, err = heal_cmd(env, "--qmp", peer.path, "--textfile-dir", d)
+t.ok("vm1 (pid %d, qmp): lost the stable bit (the watch's record)" % os.getpid() in out and "gone" not in out,
+     "a VM quiet while traced: judged by the watch's record, which names no VM not running", out + err)
+rc, out, err = heal_cmd(env, "--qmp", peer.path, "--textfile-dir", os.path.join(d, "nowhere"))
+t.ok("vm1 (pid %d, qmp): no KVM clock event seen" % os.getpid() in out, "no textfile: not known, said", out + err)
 
 env, d = world("missing")
 rc, out, err = heal_cmd(env, "vm-that-is-not-here")
