@@ -25,6 +25,7 @@ socket the operator names, never by a signal.
 import json
 import os
 import re
+import signal
 import socket
 import struct
 import time
@@ -37,6 +38,7 @@ from .msg import RunError
 TSC_NAMES = kmsg.TSC_NAMES
 MAX_VMS = 1024
 MAX_QMP_LINE = 1 << 16
+INTERRUPTS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 CONFIRM_S = 5.0  # the longest a resumed VM's master clock is waited for
 TRACE_KB = 1024  # the heal's own instance: a few seconds of clock events
 
@@ -369,11 +371,17 @@ def pause_resume(vm):
     steps = (lambda: libvirt.virsh("suspend", vm.name), lambda: libvirt.virsh("resume", vm.name)) \
         if vm.via == "libvirt" else (lambda: vm.qmp.cmd("stop"), lambda: vm.qmp.cmd("cont"))
     errors = []
-    for step in steps:
-        try:
-            step()
-        except RunError as e:
-            errors.append(str(e))
+    # A Ctrl-C (INT), TERM or HUP waits until the VM runs again: never a VM
+    # left paused by an interrupted heal.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)
+    try:
+        for step in steps:
+            try:
+                step()
+            except RunError as e:
+                errors.append(str(e))
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
     if errors:
         raise RunError("; ".join(errors))
     return (time.monotonic() - t0) * 1000.0

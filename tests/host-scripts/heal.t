@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 sys.dont_write_bytecode = True
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -59,6 +60,7 @@ class Peer:
 
     def __init__(self, path, mode, trace):
         self.path, self.mode, self.trace, self.got = path, mode, trace, []
+        self.stopping = threading.Event()
         self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.s.bind(path)
         self.s.listen(4)
@@ -89,9 +91,12 @@ class Peer:
                 self.got.append(cmd)
                 if cmd == "stop" and self.mode == "vanish":
                     return
+                if cmd == "stop" and self.mode == "slowstop":
+                    self.stopping.set()
+                    time.sleep(1.0)
                 f.write(b'{"event": "STOP"}\n{"return": {}}\n' if cmd == "stop" else b'{"return": {}}\n')
                 f.flush()
-                if cmd == "cont" and self.mode == "good":
+                if cmd == "cont" and self.mode in ("good", "slowstop"):
                     with open(self.trace, "a") as tf:
                         tf.write(" qemu-system-x86-%d (%7d) [001] d..1.   900.000001: kvm_update_master_clock: "
                                  "masterclock 1 hostclock tsc offsetmatched 1\n" % (os.getpid(), os.getpid()))
@@ -182,6 +187,18 @@ for mode, expect, what in (("vanish", "closed the connection", "a QMP peer that 
     peer = Peer(os.path.join(d, "qmp.sock"), mode, env["CB_TRACE_FILE"])
     rc, out, err = heal_cmd(env, "--qmp", peer.path, "--yes")
     t.ok(rc == 1 and expect in err and "Traceback" not in err, "%s: said (%s), exit 1" % (what, expect), err)
+
+# A Ctrl-C while the VM is paused: it is resumed first, then heal stops.
+env, d = world("ctrlc")
+peer = Peer(os.path.join(d, "qmp.sock"), "slowstop", env["CB_TRACE_FILE"])
+p = subprocess.Popen([sys.executable, HEAL, "--qmp", peer.path, "--yes"], env=env, stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, text=True)
+got_stop = peer.stopping.wait(30)
+p.send_signal(2)
+out, err = p.communicate(timeout=60)
+t.ok(got_stop and peer.got[-2:] == ["stop", "cont"] and p.returncode == 130 and "no VM left paused" in err
+     and "Traceback" not in err, "a Ctrl-C between stop and cont: the VM resumed, then exit 130 in one line",
+     "%s %s %s" % (p.returncode, peer.got, err))
 
 env, d = world("libvirt", libvirt="dom1")
 bin_dir = os.path.join(d, "bin")
