@@ -80,6 +80,6 @@ def text(m, path=None):
     if not m.rows and not m.workloads and not t:
         out.append("(no result rows)")
     if m.emulated:
-        out.append("EMULATED: accel tcg; timings are QEMU's emulator, not a hypervisor's. Compare paths and facts, "
-                   "not nanoseconds.")
+        out.append("EMULATED: accel tcg; timings, clocksource and path are QEMU's emulator's, not a hypervisor's: "
+                   "KVM's facts come from the observer VM's trace.")
     return "\n".join(printable(x) for x in out)  # a result's strings: controls escaped, each line one
