@@ -31,18 +31,22 @@ def text(m, path=None):
         " (EMULATED: TCG figures, not a KVM guest's)" if m.emulated else "",
         host.get("clocksource"), fmt(la.get("boot_ms")), fmt(la.get("result_ms"))))
     avail = m.available_clocksources
-    out.append("guest clocksource %s (available: %s); kvm stable bit %s; sched_clock stable %s; TSC marked unstable %s; "
-               "invtsc %s" % (fmt(m.clocksource_after), " ".join(avail) if avail else "-",
+    out.append("guest clocksource %s%s (available: %s); kvm stable bit %s; sched_clock stable %s; TSC marked unstable %s; "
+               "invtsc %s" % (fmt(m.clocksource_after), " (TCG's: the emulator's, not evidence about the host)" if m.emulated
+                              else "", " ".join(avail) if avail else "-",
                               fmt(m.stable_bit_advertised), fmt(lg.get("sched_clock_marked_stable")),
                               fmt(lg.get("tsc_marked_unstable")), fmt(m.invtsc)))
     w = m.guest.get("clocksource_settle")
     if isinstance(w, dict):
         out.append(settle_text(w))
-    f = trace_facts(m)
+    f = trace_facts(m, observer=True)
+    # The observer VM's facts on a line of their own, named as its: KVM's
+    # state on this host, not the TCG guest's.
+    who = "the observer VM's trace (KVM on this host, not this guest)" if f.source == "observer" else "host trace"
     if f.reason:
         out.append("host trace: %s" % f.reason)
     else:
-        out.append("host trace: master clock %s (hostclock %s); stable bit %s%s" % (
+        out.append(who + ": master clock %s (hostclock %s); stable bit %s%s" % (
             {True: "on", False: "off", None: "-"}[f.master_clock], fmt(f.hostclock),
             {True: "set", False: "clear", None: "-"}[f.stable_bit],
             " (%d updates with, %d without)" % (f.with_, f.without)))
@@ -76,6 +80,6 @@ def text(m, path=None):
     if not m.rows and not m.workloads and not t:
         out.append("(no result rows)")
     if m.emulated:
-        out.append("EMULATED: accel tcg; timings are QEMU's emulator, not a hypervisor's. Compare paths and facts, "
-                   "not nanoseconds.")
+        out.append("EMULATED: accel tcg; timings, clocksource and path are QEMU's emulator's, not a hypervisor's: "
+                   "KVM's facts come from the observer VM's trace.")
     return "\n".join(printable(x) for x in out)  # a result's strings: controls escaped, each line one

@@ -151,7 +151,7 @@ def _rows_one(ms):
                 r.update(guest_file=os.path.basename(g.path), guest_vcpus=g.vcpus, guest_backend=g.backend,
                          accel=g.accel, emulated=g.emulated, guest_clocksource=g.clocksource_after,
                          guest_path=g.probe_path, master_clock=f.master_clock, hostclock=f.hostclock,
-                         stable_bit=f.stable_bit, stable_with=f.with_, stable_without=f.without,
+                         hostclock_raw=f.hostclock_raw, kvm_facts_from=f.source, stable_bit=f.stable_bit, stable_with=f.with_, stable_without=f.without,
                          trace_subject=t.subject_text if t is not None and t.available else None,
                          trace_note=_trace_note(g, f))
                 _ends(r, g, "guest_1", "guest_all")
@@ -177,6 +177,29 @@ def _trace_note(g, f):
     return None
 
 
+# Under TCG the guest's own clocksource and path are the emulator's.
+EMULATORS = " (TCG's: the emulator's)"
+from_text = verdict.summary_from  # whose master clock and stable bit a row shows
+
+
+def mechanism(rows):
+    """What holds from the run's figures, by accelerator: the sentences
+    summary.md ends with (none where nothing ran emulated)."""
+    tcg = any(r.get("emulated") for r in rows)
+    kvm = any("guest_file" in r and not r.get("emulated") for r in rows)
+    out = []
+    if tcg or any(r.get("host_emulated") for r in rows):
+        out.append("Figures marked emulated come from QEMU's TCG: an emulator's timings, not a hypervisor's cost.")
+    if tcg:
+        out.append("Under TCG the guest's clocksource and read path are the emulator's (it has no kvm-clock): they "
+                   "say nothing about the host; the master clock and stable bit there are KVM's on this host, from "
+                   "the observer VM's trace, not the TCG guest's.")
+    if kvm:
+        out.append("Under KVM all four are the guest's own: its clocksource and read path, and the master clock and "
+                   "stable bit from the host's trace of its QEMU.")
+    return out
+
+
 def render(run, rows, vms=()):
     """(summary.md text, summary.json document) of merged rows (rows_of)
     and the run's VMs that ran across a switch (load.running_vms)."""
@@ -191,8 +214,8 @@ def render(run, rows, vms=()):
              + (" %d rounds: each figure the median over them." % nrounds if nrounds > 1 else ""),
 
              "", "| host clocksource | host 1 thr | host all | guest 1 vCPU | guest all vCPUs | master clock | "
-                 "stable bit | guest clocksource | guest path | accel |"
-             + "".join(" %s %s |" % (n, WORKLOAD_UNITS[n]) for n in wls), "|" + "---|" * (10 + len(wls))]
+                 "stable bit | master clock and stable bit from | guest clocksource | guest path | accel |"
+             + "".join(" %s %s |" % (n, WORKLOAD_UNITS[n]) for n in wls), "|" + "---|" * (11 + len(wls))]
     notes = []
     for r in rows:
         mark = ""
@@ -215,11 +238,12 @@ def render(run, rows, vms=()):
                 "n/a" if w.get(side) is None else "%g" % w[side] + ratio_text(w, side, r is base) + (
                     " (TCG, emulated)" if emulated else "")
                 for side, emulated in (("host", r["host_emulated"]), ("guest", r.get("emulated"))))
-        lines.append("| %s | %s | %s | %s | %s | %s%s | %s%s | %s | %s | %s |" % (
+        em = EMULATORS if r.get("emulated") else ""
+        lines.append("| %s | %s | %s | %s | %s | %s%s | %s%s | %s | %s | %s | %s |" % (
             r["label"], fig("host_1", r["host_emulated"]), fig("host_all", r["host_emulated"]),
             fig("guest_1", r.get("emulated")), fig("guest_all", r.get("emulated")),
-            mc if guest else "n/a", mark, sb, mark,
-            r.get("guest_clocksource") or "n/a", r.get("guest_path") or "n/a", r.get("accel") or "n/a")
+            mc if guest else "n/a", mark, sb, mark, from_text(r) if guest else "n/a",
+            (r.get("guest_clocksource") or "n/a") + em, (r.get("guest_path") or "n/a") + em, r.get("accel") or "n/a")
             + "".join(" %s |" % work(n) for n in wls))
     lines += [""] + ([interval.method_note(sorted({r.get("rounds", 1) for r in rows}))] if base else [])
     for i, n in enumerate(notes, 1):
@@ -227,10 +251,9 @@ def render(run, rows, vms=()):
     mit = sorted({r["host_mitigations"] for r in rows if r.get("host_mitigations")})
     if mit:
         lines.append("Host speculation mitigations (they set what a syscall costs): %s" % " | ".join(mit))
-    if any(r.get("emulated") or r.get("host_emulated") for r in rows):
-        lines.append("Figures marked emulated come from QEMU's TCG: an emulator's timings, not a "
-                     "hypervisor's cost. What holds from them is the mechanism: clocksource, path, "
-                     "master clock, stable bit.")
+    m = mechanism(rows)
+    if m and any(r.get("emulated") or r.get("host_emulated") for r in rows):
+        lines.append(" ".join(m))
     if vms:
         lines += ["", "## VMs running across a switch", ""] + ["- " + v.line() for v in vms]
     doc = {"schema": runfolder.SCHEMA_SUMMARY, "run": run, "baseline": base["clocksource"] if base else None, "rounds": nrounds,

@@ -41,6 +41,10 @@ def _guests(r):
     if r.get("stable_bit") is None:
         return "whether guests get the stable bit is not known (no KVM trace of it)"
     mc = "" if r.get("master_clock") is None else " (master clock %s)" % ("on" if r["master_clock"] else "off")
+    if r.get("kvm_facts_from") == "observer":
+        # The guest ran under TCG: KVM's state is the observer VM's.
+        return ("a KVM VM here gets the stable bit" if r["stable_bit"] else "a KVM VM here does not get the stable "
+                "bit") + mc + ", the observer VM's trace"
     return ("guests get the stable bit" if r["stable_bit"] else "guests do not get the stable bit") + mc
 
 
@@ -195,6 +199,15 @@ def _title(text, width):
     return textwrap.wrap(text, width, subsequent_indent="  ", break_on_hyphens=False)
 
 
+# Whose trace gave a row's master clock and stable bit (its
+# kvm_facts_from): the one wording of the screen and summary.md.
+FROM = {"guest": "this guest's QEMU (KVM trace)", "observer": "the observer VM (a short KVM VM)"}
+
+
+def summary_from(r):
+    return FROM.get(r.get("kvm_facts_from"), "n/a")
+
+
 def screen(rows, available, now=None, width=WIDTH, state=None):
     """The whole screen: the verdict, then the tables, each line at most
     width columns (the verdict's lines wrapped).  A figure whose interval
@@ -222,8 +235,8 @@ def screen(rows, available, now=None, width=WIDTH, state=None):
     guests = [r for r in rows if "guest_file" in r]
     if guests:
         out += [""] + _title("Guests: the same read in a guest on that host clocksource, median ns (%s)" % (
-                             "x to tsc [interval]" if base else NO_BASE) + ("; TCG rows are an emulator's timings, not a hypervisor's cost (the "
-                                              "mechanism holds)" if any(g.get("emulated") for g in guests) else ""),
+                             "x to tsc [interval]" if base else NO_BASE) + ("; TCG rows are an emulator's timings, not a hypervisor's cost (their "
+                                              "clocksource and path are the emulator's)" if any(g.get("emulated") for g in guests) else ""),
                              width)
         body = []
         for g in guests:
@@ -231,11 +244,20 @@ def screen(rows, available, now=None, width=WIDTH, state=None):
                 body.append([g["label"], g.get("guest_vcpus") or "n/a", what, _x(g, k, g is base, has_base=base is not None),
                              "TCG" if g.get("emulated") else (g.get("accel") or "n/a")])
         out += table(["host clocksource", "vCPUs", "reading", "median ns", "accel"], body, width, keep=(3,))
-        out += [""] + table(["host clocksource", "vCPUs", "master clock", "stable bit", "path"],
-                            [[g["label"], g.get("guest_vcpus") or "n/a",
+        # KVM's state on each host clocksource, with whose trace it is
+        # (under TCG the observer VM's), apart from what the guest itself
+        # ran on (under TCG the emulator's: no evidence about the host).
+        out += [""] + table(["host clocksource", "master clock", "hostclock", "stable bit", "from"],
+                            [[g["label"],
                               "n/a" if g.get("master_clock") is None else ("on" if g["master_clock"] else "off"),
+                              g.get("hostclock") or "n/a",
                               "n/a" if g.get("stable_bit") is None else ("set" if g["stable_bit"] else "clear"),
-                              g.get("guest_path") or "n/a"] for g in guests], width)
+                              summary_from(g)] for g in guests], width)
+        out += [""] + table(["host clocksource", "vCPUs", "guest clocksource", "path", "ran under"],
+                            [[g["label"], g.get("guest_vcpus") or "n/a", g.get("guest_clocksource") or "n/a",
+                              g.get("guest_path") or "n/a",
+                              "TCG: the emulator's" if g.get("emulated") else (g.get("accel") or "n/a")]
+                             for g in guests], width)
     wls = []
     for r in rows:
         for n in r.get("workloads", {}):

@@ -852,15 +852,32 @@ def parse_trace(path, doc):
     return Trace(path, True, None, subject, st, complete, lost, life, meas)
 
 
+# KVM's kvm_update_master_clock tracepoint prints the host's vclock mode
+# by name only for none and tsc (arch/x86/kvm/trace.h); the others as
+# numbers (enum vdso_clock_mode: 2 pvclock, 3 hvclock): a host that is
+# itself a KVM guest on kvm-clock prints 0x2.  The one mapping of the
+# trace's word to a name; the raw word is kept beside it.
+HOSTCLOCK_NAMES = {"none": "none", "tsc": "tsc", "0x2": "kvm-clock (pvclock)", "0x3": "Hyper-V TSC page (hvclock)"}
+
+
+def hostclock_name(raw):
+    """The host clock KVM's trace names with raw, as a name (raw itself
+    where the mapping has none); None for None."""
+    return None if raw is None else HOSTCLOCK_NAMES.get(raw, raw)
+
+
 class TraceFacts:
     """What a guest's KVM trace says, or why it says nothing (reason).
-    master_clock, stable_bit: True, False or None; with_/without: the
-    pvclock update counts (None without facts); clear_vcpus: the vCPUs
-    with an update without the bit."""
+    master_clock, stable_bit: True, False or None; hostclock: the host's
+    clock by name (hostclock_raw: as the trace printed it); with_/without:
+    the pvclock update counts (None without facts); clear_vcpus: the vCPUs
+    with an update without the bit; source: "guest" (the trace of this
+    guest's own QEMU) or "observer" (the observer VM's)."""
 
     def __init__(self, reason=None, master_clock=None, hostclock=None, transitions=None,
-                 stable_bit=None, with_=None, without=None, clear_vcpus=()):
-        self.reason, self.master_clock, self.hostclock, self.transitions = reason, master_clock, hostclock, transitions
+                 stable_bit=None, with_=None, without=None, clear_vcpus=(), source=None):
+        self.reason, self.master_clock, self.transitions = reason, master_clock, transitions
+        self.hostclock_raw, self.hostclock, self.source = hostclock, hostclock_name(hostclock), source
         self.stable_bit, self.with_, self.without = stable_bit, with_, without
         self.clear_vcpus = list(clear_vcpus)
 
@@ -889,7 +906,7 @@ def trace_facts(m, observer=False):
     per = sb.get("per_vcpu") if isinstance(sb.get("per_vcpu"), dict) else {}
     clear = sorted((v for v, c in per.items() if c.get("without")), key=_vcpu_key)
     return TraceFacts(None, last, mc.get("hostclock"), tr, stable_all(sb["with"], sb["without"]),
-                      sb["with"], sb["without"], clear)
+                      sb["with"], sb["without"], clear, t.subject)
 
 
 def _vcpu_key(v):

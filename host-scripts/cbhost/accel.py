@@ -2,7 +2,8 @@
 
 check(a) judges ACCEL as set, before anything boots; choose(a) decides
 (ACCEL=auto boots the guest once under KVM, the KVM probe, within
-PROBE_TIMEOUT) and sets a.accel, a.accel_note and a.cpu.  The KVM probe
+PROBE_TIMEOUT) and sets a.accel, a.accel_note and a.cpu.  compare probes
+once a run (--probe-only) and gives each step the answer (--probed).  The KVM probe
 is not the engine's path probe (whether a clock read stays in user space).
 """
 import os
@@ -53,33 +54,61 @@ def probe(a):
     return False, "guest did not reach /init under -accel kvm (QEMU status %s)" % b["status"]
 
 
+# QEMU's own words when KVM could not even create the VM (accel/kvm's
+# init): any other failed probe had a VM that KVM created, and it never
+# ran the guest's kernel to /init.
+NO_VM = ("Could not access KVM kernel module", "KVM_CREATE_VM", "failed to initialize kvm")
+
+
+def probe_note(why):
+    """The reason a failed KVM probe gives, naming what failed: KVM that
+    could not create the VM, or a KVM that created it and could not run
+    this ordinary guest kernel (a nested KVM that aborts QEMU, or never
+    reaches the kernel's first line)."""
+    if any(w in why for w in NO_VM):
+        return "KVM could not create a VM: %s" % why
+    return "this KVM cannot run an ordinary guest kernel: %s" % why
+
+
+# How a result's accelerator was decided (launcher.accel_decided):
+# as set (--accel=kvm|tcg), by this launcher's own KVM probe (auto), or by
+# the one probe of compare's run (--probed).
+SET, PROBE, RUN_PROBE = "set", "probe", "run-probe"
+
+
 def choose(a):
-    """Sets a.accel, a.accel_note and a.cpu, after check.  /dev/kvm alone
-    proves nothing (a nested hypervisor may create the VM and never run the
-    kernel), so auto boots the guest once under KVM and falls back to TCG."""
-    a.accel_note = None
+    """Sets a.accel, a.accel_note (auto's answer: why TCG, or how soon KVM
+    reached /init), a.accel_requested, a.accel_decided and a.cpu, after
+    check.  /dev/kvm alone proves nothing (a nested hypervisor may create
+    the VM and never run the kernel), so auto boots the guest once under KVM
+    and falls back to TCG, said once, whole.  With --probed (compare's: the
+    accelerator its one --probe-only of the run decided, as --accel=kvm|tcg)
+    nothing is probed or said again: the result records auto, the run's
+    probe, and its answer."""
+    a.accel_note, a.accel_requested = None, a.ACCEL
     kvm = kvm_dev()
-    if a.ACCEL in ("tcg", "kvm"):
-        a.accel = a.ACCEL
+    if a.probed is not None:
+        a.accel, a.accel_requested, a.accel_decided, a.accel_note = a.ACCEL, "auto", RUN_PROBE, a.probed
+    elif a.ACCEL in ("tcg", "kvm"):
+        a.accel, a.accel_decided = a.ACCEL, SET
     else:
+        a.accel_decided, why = PROBE, None
         if not os.path.exists(kvm):
-            a.accel_note = "no %s" % kvm
+            why = "no %s" % kvm
         elif not os.access(kvm, os.R_OK | os.W_OK):
-            a.accel_note = "%s: permission denied" % kvm
+            why = "%s: permission denied" % kvm
         else:
             good, what = probe(a)
             if good:
-                msg.note("KVM probe: guest reached /init in %d ms: using KVM" % what)
+                a.accel_note = "the KVM probe's guest reached /init in %d ms" % what
+                msg.note("%s: using KVM" % a.accel_note)
             else:
-                a.accel_note = "KVM probe failed: %s" % what
-        a.accel = "tcg" if a.accel_note else "kvm"
-        if a.accel_note:
-            # One terminal line: the whole reason is in the result
-            # (launcher.accel_note).
-            tail = "; using TCG: every figure EMULATED"
-            room = 100 - len("%s: warning: " % msg.PROG) - len(tail)
-            why = a.accel_note if len(a.accel_note) <= room else a.accel_note[:room - 3] + "..."
-            msg.warn(why + tail)
+                why = probe_note(what)
+        a.accel = "tcg" if why else "kvm"
+        if why:
+            a.accel_note = why
+            # The whole reason, once, wrapped (the result records it too).
+            msg.warn_wrapped("%s; using TCG: every figure EMULATED" % why)
     if a.accel == "tcg" and a.CPU and re.match(r"host(,|$)", a.CPU):
         raise RunError("--cpu=%s: the host model needs KVM, and --accel=auto fell back to TCG: use --cpu=max, or fix KVM"
                        % a.CPU)

@@ -58,7 +58,11 @@ def _main(argv):
             return 1  # no guest booted for a step whose host result is wrong
         accel.choose(a)
         if a.probe_only:
+            # The accelerator; when probed, the probe's reason on a second
+            # line (compare passes both to each step: --accel, --probed).
             print(a.accel)
+            if a.accel_decided == accel.PROBE:
+                print(a.accel_note)
             return 0
         path = run.run(a)
         if step and mislabelled(path, a.clocksource):

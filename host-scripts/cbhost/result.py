@@ -87,7 +87,7 @@ def document(a, doc, b, host, cs, names, append, started):
         "backend": a.BACKEND, "qemu": a.QEMU, "qemu_version": qemu_version(a.QEMU),
         "machine": a.MACHINE, "machine_options": ",".join([a.MACHINE] + qemu.machine_opts(a)),
         "cpu": a.cpu, "accel": a.accel, "emulated": a.accel == "tcg",
-        "accel_requested": a.ACCEL, "accel_note": a.accel_note,
+        "accel_requested": a.accel_requested, "accel_note": a.accel_note, "accel_decided": a.accel_decided,
         "vcpus": a.VCPUS, "memory_mb": a.MEM, "hpet": a.HPET,
         "kernel": os.path.abspath(a.KERNEL), "initramfs": os.path.abspath(a.INITRAMFS),
         "initramfs_sha256": sha256(a.INITRAMFS), "append": append,

@@ -61,7 +61,12 @@ def parser():
                                                        "current one]")
     g.add_argument("--trace", action="store_true",
                    help="trace KVM's clock events (kvm-trace-<cs>-<N>vcpu.json beside the result)")
-    g.add_argument("--probe-only", action="store_true", help="print the accelerator ACCEL=auto would choose, and exit")
+    g.add_argument("--probe-only", action="store_true",
+                   help="print the accelerator --accel would choose, and exit; with --accel=auto, the probe's answer "
+                        "on a second line (why TCG, or how soon KVM ran the guest)")
+    g.add_argument("--probed", metavar="WHY", help="with --accel=kvm or tcg: that accelerator was decided by this "
+                                                   "run's one --probe-only, for the reason WHY (compare's, once a run: "
+                                                   "the result records auto and WHY; nothing is probed again)")
     g.add_argument("--check-only", action="store_true",
                    help="check every setting as a run would (the kernel, initramfs and QEMU, the accelerator, the "
                         "engine's options by the engine's own dry run, the results folder) and exit: 0 and no "
@@ -139,6 +144,11 @@ def read(argv):
         raise Usage(str(e))
     _one_of("BACKEND", a.BACKEND, "qemu", "libvirt")
     _one_of("ACCEL", a.ACCEL, "auto", "kvm", "tcg")
+    if a.probed is not None and (a.ACCEL == "auto" or a.probe_only):
+        raise Usage("--probed: the accelerator a probe decided, with --accel=kvm or tcg; not with %s"
+                    % ("--probe-only" if a.probe_only else "--accel=auto"))
+    if a.probed is not None and ("\n" in a.probed or not a.probed.strip()):
+        raise Usage("--probed: one line, not empty")
     _one_of("MACHINE", a.MACHINE, "q35", "pc", "microvm")
     _one_of("HPET", a.HPET, "on", "off", "default")
     a.PIN = int(_one_of("PIN", a.PIN, "0", "1"))

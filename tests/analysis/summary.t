@@ -28,11 +28,13 @@ t.ok(rc == 0 and se == "" and so == md and md.startswith("# clockbench compare: 
      "summary: exit 0, prints summary.md", se)
 # 1500/25 = 60.00, 1900/26 = 73.08; guest 187/28 = 6.68, 244/31 = 7.87.
 t.ok(table_row(md, "tsc") == ["tsc", "25.0 (x1.00)", "26.0 (x1.00)", "28.0 (x1.00)", "31.0 (x1.00)",
-                              "on (hostclock tsc)", "set (4 with, 0 without)", "kvm-clock", "user", "kvm"],
-     "tsc row: medians, ratio 1, master clock on, stable bit on all 4 updates", table_row(md, "tsc"))
+                              "on (hostclock tsc)", "set (4 with, 0 without)", "this guest's QEMU (KVM trace)",
+                              "kvm-clock", "user", "kvm"],
+     "tsc row: medians, ratio 1, master clock on, stable bit on all 4 updates, from the guest's own trace", table_row(md, "tsc"))
 t.ok(table_row(md, "hpet") == ["hpet", "1500.0 (x60.00 [n/a (1 round)])", "1900.0 (x73.08 [n/a (1 round)])",
                                "187.0 (x6.68 [n/a (1 round)])", "244.0 (x7.87 [n/a (1 round)])",
-                               "off (hostclock none)", "clear (0 with, 340 without)", "kvm-clock", "syscall", "kvm"],
+                               "off (hostclock none)", "clear (0 with, 340 without)", "this guest's QEMU (KVM trace)",
+                               "kvm-clock", "syscall", "kvm"],
      "hpet row: ratios to tsc, one round so no interval, master clock off, stable bit clear with its counts",
      table_row(md, "hpet"))
 doc = json.loads(read(os.path.join(d, "summary.json"))) if rc == 0 else {}
@@ -51,6 +53,28 @@ rc, so, se = run("summary", copy(LAB, "lab"))
 t.ok(rc == 0 and "(TCG, emulated)" in (table_row(so, "tsc") or [""])[3] and "[1] not traced" in so
      and "an emulator's timings, not a hypervisor's cost" in so, "an emulated guest: marked, its trace note, the footnote",
      so + se)
+# Under TCG the guest's clocksource and path are the emulator's, said in
+# the row and in the sentence of what holds (not "the mechanism" of all four).
+row = table_row(so, "tsc") or [""] * 11
+t.ok(rc == 0 and row[8].endswith("(TCG's: the emulator's)") and row[9].endswith("(TCG's: the emulator's)")
+     and "What holds from them is the mechanism" not in so
+     and "Under TCG the guest's clocksource and read path are the emulator's" in so,
+     "an emulated guest's clocksource and path: the emulator's, and the summary says which facts hold under TCG", row)
+
+# KVM's tracepoint prints a nested host's kvm-clock as its number (0x2):
+# the row names it, summary.json keeps the raw word beside the name.
+nest = copy(BEFORE, "nested")
+p = os.path.join(nest, "kvm-trace-hpet-2vcpu.json")
+tr = json.loads(read(p))
+tr["life"]["master_clock"]["hostclock"] = "0x2"
+with open(p, "w") as f:
+    json.dump(tr, f)
+rc, so, se = run("summary", nest)
+hp = [r for r in json.loads(read(os.path.join(nest, "summary.json"))).get("rows", []) if r["clocksource"] == "hpet"] \
+    if rc == 0 else []
+t.ok(rc == 0 and (table_row(so, "hpet") or [""] * 6)[5] == "off (hostclock kvm-clock (pvclock))"
+     and hp and (hp[0]["hostclock"], hp[0]["hostclock_raw"]) == ("kvm-clock (pvclock)", "0x2"),
+     "hostclock 0x2 shown as kvm-clock (pvclock), the raw word kept in summary.json", so + se)
 
 # The observer VM's trace, and an incomplete one: each row says so in a note.
 obs = copy(BEFORE, "obs")
@@ -66,7 +90,8 @@ tr["completeness"].update(overrun=7, lost=7)
 with open(p, "w") as f:
     json.dump(tr, f)
 rc, so, se = run("summary", obs)
-t.ok(rc == 0 and (table_row(so, "hpet") or [""] * 7)[5:7] == ["off (hostclock none) [2]", "clear (0 with, 340 without) [2]"]
+t.ok(rc == 0 and (table_row(so, "hpet") or [""] * 8)[5:8] == ["off (hostclock none) [2]", "clear (0 with, 340 without) [2]",
+                                                              "the observer VM (a short KVM VM)"]
      and "[2] KVM state observed from: a short KVM VM clockbench booted" in so,
      "the observer's KVM state, marked with whose it is", so + se)
 t.ok((table_row(so, "tsc") or [""] * 7)[5:7] == ["n/a [1]", "n/a [1]"] and "[1] incomplete trace (7 events lost)" in so,

@@ -86,7 +86,22 @@ if os.path.isdir(real):
     t.ok("an emulator's timings, not a hypervisor's cost" in " ".join(guests.split()) and len(body) == 4 and all(
         l.rstrip().endswith("TCG") for l in body),
         "a TCG guest: the title says so and every row's accel is TCG", guests)
+    # The observer VM's master clock and stable bit in a table of their
+    # own, named as its; the TCG guest's clocksource and path in another,
+    # named as the emulator's: never side by side as if one guest's.
+    tables = [x.splitlines() for x in guests.split("\n\n")]
+    kvm = [x for x in tables if x and "stable bit" in x[0]]
+    ran = [x for x in tables if x and "path" in x[0]]
+    nested = [l for l in (kvm[0] if kvm else []) if l.startswith("kvm-clock")]
+    t.ok(len(kvm) == 1 and "path" not in kvm[0][0] and all(l.rstrip().endswith("the observer VM (a short KVM VM)")
+                                                           for l in kvm[0][2:])
+         and nested and "kvm-clock (pvclock)" in nested[0]
+         and len(ran) == 1 and "stable bit" not in ran[0][0] and all(l.rstrip().endswith("TCG: the emulator's")
+                                                                    for l in ran[0][2:]),
+         "TCG guests: KVM's state from the observer VM (hostclock named) apart from the guest's emulated "
+         "clocksource and path", guests)
 else:
+    t.skip("no recorded TCG run folder")
     t.skip("no recorded TCG run folder")
 
 # Five rounds: every ratio with its interval; one whose interval holds 1 is

@@ -215,7 +215,7 @@ t.ok(rc == 1 and "results[1].ns_per_call.p99: null but not named in below_overhe
 # guest result of today's PID 1 (TCG) shows them, and a KVM guest's too.
 g_new = os.path.join(NEW, "guest-tsc-1vcpu.json")
 rc, so, se = run("table", g_new)
-t.ok(rc == 0 and "\nguest clocksource tsc (available: tsc hpet acpi_pm); kvm stable bit -; sched_clock stable True; "
+t.ok(rc == 0 and "\nguest clocksource tsc (TCG's: the emulator's, not evidence about the host) (available: tsc hpet acpi_pm); kvm stable bit -; sched_clock stable True; "
      "TSC marked unstable False; invtsc False\n" in so, "today's guest result: the launcher's table shows its clocksource",
      so + se)
 rc, md, se = report(folder("new", files=("guest-tsc-1vcpu.json",), src=NEW))

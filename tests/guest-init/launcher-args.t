@@ -356,12 +356,25 @@ queue CB_KVM_DEV="$tmp/kvm" -- "${base[@]}" --accel=auto --probe-only
 judge_auto() {
 	local s=1
 	load "$1"
-	[ "$rc" -eq 0 ] && [ "${out%$'\n'}" = tcg ] && grep -q "^bench-guest: warning: no $tmp/kvm; using TCG: every figure EMULATED$" "$errf" &&
-		s=0
+	[ "$rc" -eq 0 ] && [ "${out%$'\n'}" = "tcg"$'\n'"no $tmp/kvm" ] &&
+		grep -q "^bench-guest: warning: no $tmp/kvm; using TCG: every figure EMULATED$" "$errf" && s=0
 	ok "$s" \
-		"--accel=auto without /dev/kvm: TCG, with the warning (exit $rc)"
+		"--accel=auto without /dev/kvm: TCG and why (the probe's answer compare passes on), with the warning (exit $rc)"
 }
 later judge_auto "$n"
+# --probed (compare's: the accelerator its one probe decided) goes with
+# --accel=kvm or tcg, never with auto or --probe-only; a set accelerator
+# is printed alone by --probe-only (no probe, no reason).
+expect 2 "--probed: the accelerator a probe decided, with --accel=kvm or tcg; not with --accel=auto" \
+	"--probed with --accel=auto" --accel=auto --probed=why
+expect 2 "--probed: the accelerator a probe decided, with --accel=kvm or tcg; not with --probe-only" \
+	"--probed with --probe-only" --probe-only --probed=why
+queue -- "${base[@]}" --probe-only
+judge_set() {
+	load "$1"
+	ok "$([ "$rc" -eq 0 ] && [ "$out" = tcg$'\n' ] && [ ! -s "$errf" ]; echo $?)" "--accel=tcg --probe-only: tcg alone, nothing said"
+}
+later judge_set "$n"
 
 # --workloads reaches the guest's kernel command line as clockbench.workload=
 # (its /init passes it to the engine as --workload); unset, no parameter
@@ -443,6 +456,7 @@ else
 	start=$SECONDS
 	accel=$("$launch" --kernel="$kernel" --initramfs="$initrd" --probe-timeout=6 --probe-only 2>"$tmp/stderr")
 	rc=$?
+	accel=${accel%%$'\n'*} # the probe's answer on its second line
 	took=$((SECONDS - start))
 	if [ "$accel" = tcg ] && [ -e /dev/kvm ]; then
 		ok "$([ "$rc" -eq 0 ] && grep -q 'using TCG: every figure EMULATED' "$tmp/stderr" &&
@@ -456,11 +470,12 @@ else
 	start=$SECONDS
 	accel=$("$launch" --cpu=qemu64 --kernel="$kernel" --initramfs="$initrd" --probe-timeout=3 --probe-only 2>"$tmp/stderr")
 	rc=$?
+	accel=${accel%%$'\n'*}
 	took=$((SECONDS - start))
 	if [ "$accel" = tcg ] && [ -e /dev/kvm ] && { [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; }; then
 		skip "--accel=auto, --cpu=qemu64: /dev/kvm is not open to $(id -un), so no probe ran to be limited"
 	elif [ "$accel" = tcg ] && [ -e /dev/kvm ]; then
-		ok "$([ "$rc" -eq 0 ] && [ "$took" -le 10 ] && grep -qE 'KVM probe failed: (no guest /init within 3|guest did not reach|QEMU failed)' "$tmp/stderr"; echo $?)" \
+		ok "$([ "$rc" -eq 0 ] && [ "$took" -le 10 ] && grep -qE 'this KVM cannot run an ordinary guest kernel: (no guest /init within 3|guest did not reach|QEMU failed)' "$tmp/stderr"; echo $?)" \
 			"--accel=auto, --cpu=qemu64: probe limited to 3 s, fell back in ${took}s"
 	else
 		ok "$([ "$rc" -eq 0 ] && { [ "$accel" = kvm ] || [ "$accel" = tcg ]; } && [ "$took" -le 10 ]; echo $?)" \
