@@ -73,7 +73,7 @@ SETTINGS = $(sort $(ENV_SETTINGS) RESULTS RUN_ID V SANITIZE JOBS DESTRUCTIVE WAT
 	$(HOST_SETTINGS) $(GUEST_SETTINGS) $(COMPARE_SETTINGS) $(CROSSCHECK_SETTINGS) $(LAB_SETTINGS) \
 	$(GUEST_MK_SETTINGS) $(ANALYSIS_SETTINGS) $(FUZZ_SETTINGS) $(TORTURE_SETTINGS) $(PACKAGING_SETTINGS))
 
-.PHONY: all deps deps-lab deps-crosscheck deps-dev deps-integrations check check-fast bench bench-host bench-self bench-watch compare crosscheck host-check lab clean help help-dev
+.PHONY: all deps deps-lab deps-crosscheck deps-dev deps-integrations check check-fast bench bench-host bench-self bench-watch compare crosscheck health host-check lab clean help help-dev
 all: bench/clockbench $(BUILD)/clockbench-static
 
 bench/clockbench: $(HOST_OBJS) $(BUILD)/host/main.o
@@ -198,7 +198,9 @@ crosscheck: deps-crosscheck
 	$(Q)./host-scripts/crosscheck $(call options,$(CROSSCHECK_SETTINGS)) $(call quote,$(RESULTS)) $(call quote,$(RUN_ID)-crosscheck)
 
 # A health report of this host's clock: read-only, once the engine is built.
-host-check: all
+# host-check: its old name, kept as an alias that says the new one.
+health host-check: all
+	$(if $(filter host-check,$@),@echo "clockbench: make host-check is now make health" >&2)
 	$(Q)./host-scripts/host-check
 
 bench-self: deps
@@ -219,7 +221,7 @@ help:
 	@echo "                  always restored; then the verdict, the tables and the report (settings: help-dev)"
 	@echo "make check        run the tests (TAP; no root needed), JOBS at once; SANITIZE=1 adds ASan+UBSan"
 	@echo "make check-fast   the fast tier of the tests only (no QEMU boot, no package build)"
-	@echo "make host-check   health report of this host's clock, read-only once the engine is built (gcc, musl-tools);"
+	@echo "make health       health report of this host's clock, read-only once the engine is built (gcc, musl-tools);"
 	@echo "                  exit 0 healthy, 1 degraded or not known, 2 usage"
 	@$(MAKE) --no-print-directory -s help-analysis 2>/dev/null | grep '^make report ' || true
 	@echo "make lab          each host clock state of lab/states.cfg on an emulated hypervisor (TCG, SVM),"

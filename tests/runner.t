@@ -9,8 +9,7 @@
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib/lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tap_tmp
 
 # fixture NAME BODY: an executable bash test file in $tmp.
 fixture() {

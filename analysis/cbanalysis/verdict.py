@@ -91,7 +91,7 @@ def lines(rows, available, now=None, state=None):
         elif now == "tsc":
             first = "This host is on tsc: healthy."
         else:
-            first = "This host is on %s, not tsc: DEGRADED (make host-check says why)." % now
+            first = "This host is on %s, not tsc: DEGRADED (make health says why)." % now
         out.append(first)
     if state and state.get("guest") and any(r.get("emulated") for r in rows):
         out[1] = out[1][:-1] + " under TCG, an emulator: their figures are not a hypervisor's cost."

@@ -10,16 +10,12 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from taplib import edited_copy, ROOT, WL, Tap, read, run, table_row  # noqa: E402
+from taplib import ROOT, WL, Tap, read, run, table_row  # noqa: E402
 
 sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "analysis")]
 from cbcontract import load, runfolder as rf  # noqa: E402
 
 t = Tap()
-
-
-def folder(name, edits=None, src=WL):
-    return edited_copy(t.tmp, name, src, edits)
 
 
 def tr(doc):
@@ -75,11 +71,11 @@ cases = [
      "bench.checks.tsc_rate: expected an object or null"),
 ]
 for name, fn, e, words in cases:
-    d = folder(name, {fn: e})
+    d = t.copy(name, {fn: e})
     rc, so, se = run("report", "--no-plots", "-o", d + ".out", d)
     t.ok(rc == 1 and so == "" and len(se.splitlines()) == 1 and se.startswith("clockbench-report: %s: " % os.path.join(d, fn))
          and words in se and "Traceback" not in se, "refused (%s): exit 1, one line naming the file and the field" % name, se)
-d = folder("extra", {"tsc-rate-tsc.json": lambda d: tr(d).update(samples=[1, 2, 3], note="later engine")})
+d = t.copy("extra", {"tsc-rate-tsc.json": lambda d: tr(d).update(samples=[1, 2, 3], note="later engine")})
 t.ok(run("report", "--no-plots", "-o", d + ".out", d)[0] == 0, "unknown extra fields are ignored")
 
 # The report's section: per clocksource, RTC (or why not), ppm, NTP.
@@ -97,7 +93,7 @@ t.ok(r2 is not None and r2[3:5] == ["engine 2500001.2 kHz (the kernel's not know
      "hpet: no RTC, said plainly with the reason; the engine's calibration as the reference", r2)
 t.ok("No CLOCK_MONOTONIC vdso row in tsc-rate" not in md and "### 20260220-120000-wl: tsc-rate" not in md,
      "a tsc-rate file is not taken for a cost measurement")
-d = folder("inline", {"host-tsc.json": lambda doc: doc["checks"].update(
+d = t.copy("inline", {"host-tsc.json": lambda doc: doc["checks"].update(
     tsc_rate=json.loads(read(os.path.join(WL, "tsc-rate-tsc.json")))["checks"]["tsc_rate"])})
 os.unlink(os.path.join(d, "tsc-rate-tsc.json"))
 rc, so, se = run("report", "--no-plots", "-o", d + ".out", d)

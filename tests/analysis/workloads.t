@@ -10,16 +10,12 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from taplib import edited_copy, BEFORE, ROOT, WL, Tap, read, run, table_row  # noqa: E402
+from taplib import BEFORE, ROOT, WL, Tap, read, run, table_row  # noqa: E402
 
 sys.path[:0] = [os.path.join(ROOT, "contract"), os.path.join(ROOT, "analysis")]
 from cbcontract import load  # noqa: E402
 
 t = Tap()
-
-
-def folder(name, edits=None, src=WL):
-    return edited_copy(t.tmp, name, src, edits)
 
 
 def report(d):
@@ -75,11 +71,11 @@ cases = [
     ("seconds", "host-tsc.json", lambda d: wl(d, "timer").update(seconds=0), "workloads[2] (timer).seconds: expected a number > 0"),
 ]
 for name, fn, e, words in cases:
-    d = folder(name, {fn: e})
+    d = t.copy(name, {fn: e})
     rc, so, se = run("report", "--no-plots", "-o", os.path.join(t.tmp, "out-" + name), d)
     t.ok(rc == 1 and so == "" and len(se.splitlines()) == 1 and se.startswith("clockbench-report: %s: " % os.path.join(d, fn))
          and words in se and "Traceback" not in se, "refused (%s): exit 1, one line naming the file and the field" % name, se)
-d = folder("extra", {"host-tsc.json": lambda d: wl(d, "timer").update(future_field={"x": 1}, histogram=[1, 2])})
+d = t.copy("extra", {"host-tsc.json": lambda d: wl(d, "timer").update(future_field={"x": 1}, histogram=[1, 2])})
 rc, md, se = report(d)
 t.ok(rc == 0, "unknown extra fields in a row are ignored", se)
 
@@ -100,7 +96,7 @@ def emulate(doc):
     wl(doc, "timer")["after_change"] = True
 
 
-d = folder("marks", {"host-hpet.json": emulate})
+d = t.copy("marks", {"host-hpet.json": emulate})
 rc, md, se = report(d)
 t.ok(rc == 0 and table_row(md, "timer", "host†*", "hpet") is not None and "* measured after the kernel's clocksource" in md
      and "EMULATED" in md.split("## Workloads")[1].split("## ")[0],
@@ -120,7 +116,7 @@ rc, so, se = run("capacity", "--hosts", "10", WL)
 r = table_row(so, "host on hpet", "tcp-rr") or []
 t.ok(rc == 0 and r[4:6] == ["60.0 %", "15"] and "10 x 50000 / 20000 - 10 = 15.00, rounded up: 15" in so,
      "--hosts 10, tcp-rr 20000 against 50000: 15 more hosts exactly (not 16)", r)
-d = folder("emucap", {"guest-hpet-2vcpu.json": lambda doc: doc["launcher"].update(accel="tcg", emulated=True)})
+d = t.copy("emucap", {"guest-hpet-2vcpu.json": lambda doc: doc["launcher"].update(accel="tcg", emulated=True)})
 rc, so, se = run("capacity", d)
 real = so.split("### Real work")[1] if "### Real work" in so else ""
 t.ok(rc == 0 and real and "guest" not in real.split("Working:")[0].split("| state")[1]
@@ -149,7 +145,7 @@ else:
     t.skip("promtool not installed (Debian: prometheus)")
 
 # summary.md: one column per workload, host / guest with the ratio to tsc.
-d = folder("summary")
+d = t.copy("summary")
 rc, so, se = run("summary", d)
 r = table_row(so, "hpet") or []
 doc = json.loads(read(os.path.join(d, "summary.json"))) if rc == 0 else {}
@@ -157,7 +153,7 @@ hp = [x for x in doc.get("rows", []) if x["clocksource"] == "hpet"]
 t.ok(rc == 0 and r[10:] == ["1.6 (x0.12 [n/a (1 round)]) / 8 (x0.80 [n/a (1 round)])", "20000 (x0.40 [n/a (1 round)]) / 32000 (x0.80 [n/a (1 round)])", "30000 (x0.79 [n/a (1 round)]) / 34000 (x0.94 [n/a (1 round)])"]
      and hp and hp[0]["workloads"]["tcp-rr"]["guest_ratio"] == 0.8,
      "summary: a column per workload, host / guest rates with their ratios to tsc, in the JSON too", (r, se))
-rc, so, se = run("summary", folder("summary-old", src=BEFORE))
+rc, so, se = run("summary", t.copy("summary-old", src=BEFORE))
 t.ok(rc == 0 and "tcp-stream" not in so and so.splitlines()[4].count("|") == 11,
      "summary of a run without workloads: the table as before", so.splitlines()[4:5])
 # The engine's own output, where it is built: its workloads load and report.

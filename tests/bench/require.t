@@ -9,10 +9,8 @@
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
-bin=${CB_BIN:-bench/clockbench}
-[ -x "$bin" ] || skip_all "$bin not built (make all)" 10
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+need_engine 10
+tap_tmp
 # a sanitizer build wants its runtime first; the preload comes before it
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 

@@ -11,10 +11,8 @@
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
-bin=${CB_BIN:-bench/clockbench}
-[ -x "$bin" ] || skip_all "$bin not built (make all)" 20
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+need_engine 20
+tap_tmp
 
 run() { "$@" >"$tmp/so" 2>"$tmp/se"; rc=$?; }
 # sched FILE N SLOW-INDEX...: N readouts of no delay but 120 ms at each index

@@ -8,22 +8,9 @@
 # into the guest), then microvm.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib/lib.sh
 . tests/guest-init/guest-lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export TMPDIR=$tmp
-
-kernel=$(guest_kernel)
-if ! command -v qemu-system-x86_64 >/dev/null; then
-	skip_all "no qemu-system-x86_64 (apt-get install qemu-system-x86)"
-fi
-if [ -z "$kernel" ]; then
-	skip_all "no readable kernel image: set CB_TEST_KERNEL= (Debian: apt-get install linux-image-amd64)"
-fi
-initrd=$(guest_initramfs)
-ok "$([ -n "$initrd" ]; echo $?)" "make guest-initramfs"
-[ -n "$initrd" ] || { done_testing; exit; }
+tap_tmp --tmpdir
+guest_boot_needs
 
 cs=$(host_cs)
 out=$tmp/results/run

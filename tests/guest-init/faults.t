@@ -8,23 +8,13 @@
 # settle.t's checks made on that result).
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib/lib.sh
 . tests/guest-init/guest-lib.sh
 tmp=$(mktemp -d)
 grace=
 trap '[ -z "$grace" ] || kill "$grace" 2>/dev/null; rm -rf "$tmp"' EXIT
 export TMPDIR=$tmp
 
-kernel=$(guest_kernel)
-if ! command -v qemu-system-x86_64 >/dev/null || [ -z "$kernel" ]; then
-	skip_all "needs qemu-system-x86_64 and a kernel image (CB_TEST_KERNEL=)" 10
-fi
-initrd=$(guest_initramfs)
-if [ -z "$initrd" ]; then
-	ok 1 "make guest-initramfs"
-	done_testing
-	exit
-fi
+guest_boot_needs 10
 
 # The smallest run: 1 vCPU, one short row, no checks.
 base=(--kernel="$kernel" --initramfs="$initrd" --accel=tcg --vcpus=1 --timeout=60 --duration=0.1 --clocks=monotonic

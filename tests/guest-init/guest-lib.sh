@@ -1,5 +1,7 @@
-# guest-lib.sh: helpers for the guest tests (sourced, not run).
+# guest-lib.sh: helpers for the guest tests (sourced from the top of the
+# tree, not run), with the TAP helpers of tests/lib/lib.sh.
 # shellcheck shell=bash
+. tests/lib/lib.sh
 
 # guest_kernel: prints the kernel the boot tests use: $CB_TEST_KERNEL (a
 # test hook: a developer's choice of kernel image; the launcher itself takes
@@ -29,6 +31,23 @@ guest_kernel() {
 guest_initramfs() {
 	if make --no-print-directory -s guest-initramfs >&2; then
 		echo build/guest/initramfs.cpio
+	fi
+}
+
+# guest_boot_needs [N]: what a real guest boot needs, in $kernel
+# (guest_kernel) and $initrd (guest_initramfs); skips the file (N tests,
+# skip_all) without QEMU or a kernel image, and fails it (one test) when
+# the initramfs does not build.
+# shellcheck disable=SC2120 # the argument is optional
+guest_boot_needs() {
+	kernel=$(guest_kernel)
+	command -v qemu-system-x86_64 >/dev/null || skip_all "no qemu-system-x86_64 (apt-get install qemu-system-x86)" "${1:-}"
+	[ -n "$kernel" ] || skip_all "no readable kernel image: set CB_TEST_KERNEL= (Debian: apt-get install linux-image-amd64)" "${1:-}"
+	initrd=$(guest_initramfs)
+	if [ -z "$initrd" ]; then
+		ok 1 "make guest-initramfs"
+		done_testing
+		exit
 	fi
 }
 

@@ -4,10 +4,8 @@
 # root, holding a static /init, the mount points and /dev/console, under 1 MiB.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib/lib.sh
 . tests/guest-init/guest-lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tap_tmp
 
 img=$(guest_initramfs)
 if [ -z "$img" ]; then

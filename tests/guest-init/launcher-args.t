@@ -9,11 +9,8 @@
 # checked on boot-tcg.t's pc boot.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib/lib.sh
 . tests/guest-init/guest-lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export TMPDIR=$tmp # the launcher keeps a failed run's work folder there
+tap_tmp --tmpdir # the launcher keeps a failed run's work folder there
 fake=$tmp/fake-image
 echo not-a-kernel >"$fake"
 launch=host-scripts/bench-guest

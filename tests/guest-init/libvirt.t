@@ -7,7 +7,6 @@
 # stops exactly those (by pid) at the end.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib/lib.sh
 . tests/guest-init/guest-lib.sh
 tmp=$(mktemp -d)
 chmod 755 "$tmp" # libvirt's QEMU user reads the run's work folder below it

@@ -12,22 +12,9 @@
 # DEBUG image has the same /init) and workload.t's.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib/lib.sh
 . tests/guest-init/guest-lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export TMPDIR=$tmp
-
-kernel=$(guest_kernel)
-if ! command -v qemu-system-x86_64 >/dev/null || [ -z "$kernel" ]; then
-	skip_all "needs qemu-system-x86_64 and a kernel image (CB_TEST_KERNEL=)" 6
-fi
-initrd=$(guest_initramfs)
-if [ -z "$initrd" ]; then
-	ok 1 "make guest-initramfs"
-	done_testing
-	exit
-fi
+tap_tmp --tmpdir
+guest_boot_needs 6
 
 cs=$(host_cs)
 res=$tmp/results/r1/guest-$cs-1vcpu.json

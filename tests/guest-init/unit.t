@@ -5,7 +5,6 @@
 # kernel lines hold invalid UTF-8 still reads as JSON, with U+FFFD in place.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib/lib.sh
 . tests/guest-init/guest-lib.sh
 unit=build/test-guest-unit
 [ -x "$unit" ] || skip_all "$unit not built (make check builds it)"

@@ -8,17 +8,9 @@
 # settle.t's checks are made on this boot too.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
-. tests/lib/lib.sh
 . tests/guest-init/guest-lib.sh
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export TMPDIR=$tmp
-
-kernel=$(guest_kernel)
-command -v qemu-system-x86_64 >/dev/null || skip_all "no qemu-system-x86_64 (apt-get install qemu-system-x86)"
-[ -n "$kernel" ] || skip_all "no readable kernel image: set CB_TEST_KERNEL= (Debian: apt-get install linux-image-amd64)"
-initrd=$(guest_initramfs)
-[ -n "$initrd" ] || skip_all "make guest-initramfs failed"
+tap_tmp --tmpdir
+guest_boot_needs
 
 res=$tmp/results/run/guest-$(host_cs)-1vcpu.json
 start=$SECONDS

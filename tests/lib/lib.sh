@@ -54,6 +54,25 @@ tap_pass() {
 }
 
 
+# tap_tmp [--tmpdir]: a scratch folder in $tmp, removed when the file exits
+# (its EXIT trap: a file that needs more at exit sets its own trap); with
+# --tmpdir it is TMPDIR too, so what the tested programs leave is removed
+# with it.
+# shellcheck disable=SC2120 # the argument is optional
+tap_tmp() {
+	tmp=$(mktemp -d) || exit 1
+	trap 'rm -rf "$tmp"' EXIT
+	if [ "${1:-}" = --tmpdir ]; then export TMPDIR=$tmp; fi
+}
+
+# need_engine [N]: the engine under test in $bin ($CB_BIN, else
+# bench/clockbench); skips the file (N tests, skip_all) when it is not built.
+# shellcheck disable=SC2120 # the argument is optional
+need_engine() {
+	bin=${CB_BIN:-bench/clockbench}
+	[ -x "$bin" ] || skip_all "$bin not built (make all)" "${1:-}"
+}
+
 # destructive: true when this run may change the host: DESTRUCTIVE=1, as
 # root (CI sets it).  Without it make check changes nothing here: no real
 # clocksource flip, no package installed, no daemon started.

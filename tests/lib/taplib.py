@@ -66,6 +66,11 @@ class Tap:
         self.n += 1
         print("ok %d # SKIP %s" % (self.n, reason))
 
+    def copy(self, name, edits=None, src=WL):
+        """edited_copy into tmp: run folder src (the workloads fixture
+        unless named) as tmp/name, edits {file name: fn(doc)} applied."""
+        return edited_copy(self.tmp, name, src, edits)
+
     def done(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
         print("1..%d" % self.n)

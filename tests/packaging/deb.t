@@ -16,7 +16,6 @@
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/lib/lib.sh
-. tests/lib/lib.sh
 . tests/guest-init/guest-lib.sh
 top=$PWD
 plan=20
