@@ -500,11 +500,7 @@ def open_nofollow(path, what="folder", make=False, guard=False):
                 except FileNotFoundError:
                     if not make:
                         raise
-                    try:
-                        os.mkdir(part, 0o755, dir_fd=fd)
-                    except FileExistsError:
-                        pass
-                    nfd = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                    nfd = _make_open(part, 0o755, fd)
             except OSError as e:
                 why = "not a folder, or a symlink (never followed)" if e.errno in (errno.ENOTDIR, errno.ELOOP) \
                     else e.strerror
@@ -515,6 +511,16 @@ def open_nofollow(path, what="folder", make=False, guard=False):
     except BaseException:
         os.close(fd)
         raise
+
+
+def _make_open(name, mode, dir_fd):
+    """Folder name in folder dir_fd, made with mode when missing (a race
+    that made it first is fine), opened as a folder, no link followed."""
+    try:
+        os.mkdir(name, mode, dir_fd=dir_fd)
+    except FileExistsError:
+        pass
+    return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
 
 
 def private_dir(path):
@@ -529,11 +535,7 @@ def private_dir(path):
     pfd = open_nofollow(parent or ".", guard=True)
     try:
         _guard(parent or ".", pfd, name)
-        try:
-            os.mkdir(name, 0o700, dir_fd=pfd)
-        except FileExistsError:
-            pass
-        fd = os.open(name, _DIR_FLAGS, dir_fd=pfd)
+        fd = _make_open(name, 0o700, pfd)
     except OSError as e:
         why = "not a folder, or a symlink (never followed)" if e.errno in (errno.ENOTDIR, errno.ELOOP) else e.strerror
         raise RunFolderError("%s: %s" % (show(path), why))
