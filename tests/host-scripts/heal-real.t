@@ -69,7 +69,7 @@ sleep 1
 "$cs" restore 2>/dev/null
 ok "$([ "$(cat "$real/current_clocksource")" = tsc ] && kill -0 "$late"; echo $?)" "a second VM started while on $other; back on tsc"
 
-"$heal" --trace-seconds 5 --qmp "$tmp/early.qmp" --qmp "$tmp/late.qmp" >"$tmp/list.out" 2>"$tmp/list.err"
+"$heal" --trace-seconds 8 --qmp "$tmp/early.qmp" --qmp "$tmp/late.qmp" >"$tmp/list.out" 2>"$tmp/list.err"
 diag "$(cat "$tmp/list.out")"
 ok "$(grep -q "^early (pid $early, qmp): lost the stable bit" "$tmp/list.out"; echo $?)" \
 	"heal lists the VM that lived through the round trip as without the stable bit (KVM's events)"
