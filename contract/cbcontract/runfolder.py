@@ -349,12 +349,10 @@ def host_step_names(cs):
     return [host_name(cs, e) for e in ("json", "csv", "txt")] + [tsc_rate_name(cs)]
 
 
-def plan(results, run_id, rounds, css):
-    """Creates a new run folder (make_run) for rounds rounds over the
-    clocksources css and returns (its path, [(n, cs, round folder, host
-    paths)...]).  Every argument is judged before the folder is made; the
-    round folders (round_name) are named, not made: each is made when its
-    round begins, in the new folder no other user can write in."""
+def check_plan(rounds, css):
+    """ValueError unless rounds rounds over the clocksources css can be
+    named: a round count of round_name's, and each clocksource a name of
+    check_cs's, given once (its files would have one name)."""
     round_name(rounds)
     if not css:
         raise ValueError("no clocksource to plan for")
@@ -363,6 +361,15 @@ def plan(results, run_id, rounds, css):
     twice = sorted({cs for cs in css if css.count(cs) > 1})
     if twice:
         raise ValueError("clocksource %s given twice: its files would have one name" % show(twice[0]))
+
+
+def plan(results, run_id, rounds, css):
+    """Creates a new run folder (make_run) for rounds rounds over the
+    clocksources css and returns (its path, [(n, cs, round folder, host
+    paths)...]).  Every argument is judged before the folder is made; the
+    round folders (round_name) are named, not made: each is made when its
+    round begins, in the new folder no other user can write in."""
+    check_plan(rounds, css)
     run_dir = make_run(results, check_run_id(run_id))
     steps = []
     for n in range(1, rounds + 1):

@@ -276,9 +276,10 @@ def rounds_of(v):
         raise Exit(2)
 
 
-def clocksources(s, offered):
+def clocksources(s, offered, rounds):
     """The clocksources compared: as given, each one the kernel offers and
-    each once; by default every one it offers, tsc first.  One is enough:
+    each once (the contract's check_plan, which runfolder.plan applies
+    again); by default every one it offers, tsc first.  One is enough:
     a host that lost its TSC is measured on what it has, without ratios."""
     if s["clocksources"]:
         css = s["clocksources"].replace(",", " ").split()
@@ -291,9 +292,10 @@ def clocksources(s, offered):
         if c not in offered:
             say("unknown clocksource '%s': this kernel offers: %s" % (c, " ".join(offered)))
             raise Exit(2)
-    twice = sorted({c for c in css if css.count(c) > 1})
-    if twice:
-        say("--clocksources: %s given twice: its files would have one name (see --help)" % twice[0])
+    try:
+        runfolder.check_plan(rounds, css)
+    except ValueError as e:
+        say("--clocksources=%s: %s (see --help)" % (cut(s["clocksources"], 80), e))
         raise Exit(2)
     return css
 
@@ -639,7 +641,7 @@ def _main(argv, b):
     if rc:
         say("cannot read the offered clocksources")
         return 1
-    css = clocksources(s, offered.split())
+    css = clocksources(s, offered.split(), rounds)
     kernel = stand_in_kernel(s)
     guest_opts = s["guest_opts"] + ([kernel[0]] if kernel else [])
     common = ["--duration=%s" % s["duration"], "--workloads=%s" % s["workloads"]] + s["engine"]
