@@ -46,6 +46,7 @@ SCHEMA_GUEST = "clockbench-guest/1"
 SCHEMA_KVM_TRACE = "clockbench-kvm-trace/1"
 SCHEMA_SUMMARY = "clockbench-compare/2"
 SCHEMA_RUNNING_VM = "clockbench-running-vm/1"
+SCHEMA_PLAN = "clockbench-plan/1"
 
 # A run id and a clocksource name become parts of paths: plain words only.
 # Every pattern here is anchored with \A..\Z and matched with fullmatch:
@@ -75,6 +76,7 @@ PATTERNS = {
     "running-vm": re.compile(r"\Arunning-vm-(?P<cs>%s)\.json\Z" % WORD),
     "running-vm-raw": re.compile(r"\Arunning-vm-(?P<cs>%s)\.txt(?P<gz>\.gz)?\Z" % WORD),
     "health": re.compile(r"\Ahealth\.json\Z"),
+    "plan": re.compile(r"\Aplan\.json\Z"),
     "summary-md": re.compile(r"\Asummary\.md\Z"),
     "summary-json": re.compile(r"\Asummary\.json\Z"),
 }
@@ -248,6 +250,9 @@ SUMMARY_JSON = "summary.json"
 # host-check's report of the host when a compare run began (why it is off
 # the TSC, host or guest): its one writer is host-check --output.
 HEALTH = "health.json"
+# What a compare run was meant to run, written once before its first step:
+# its one writer is the sweep (host-scripts/cbhost/sweep.py).
+PLAN = "plan.json"
 
 _NAMERS = {
     "host": (host_name, 2),
@@ -263,6 +268,7 @@ _NAMERS = {
     "summary-md": (lambda: SUMMARY_MD, 0),
     "summary-json": (lambda: SUMMARY_JSON, 0),
     "health": (lambda: HEALTH, 0),
+    "plan": (lambda: PLAN, 0),
 }
 
 
@@ -343,12 +349,10 @@ def host_step_names(cs):
     return [host_name(cs, e) for e in ("json", "csv", "txt")] + [tsc_rate_name(cs)]
 
 
-def plan(results, run_id, rounds, css):
-    """Creates a new run folder (make_run) for rounds rounds over the
-    clocksources css and returns (its path, [(n, cs, round folder, host
-    paths)...]).  Every argument is judged before the folder is made; the
-    round folders (round_name) are named, not made: each is made when its
-    round begins, in the new folder no other user can write in."""
+def check_plan(rounds, css):
+    """ValueError unless rounds rounds over the clocksources css can be
+    named: a round count of round_name's, and each clocksource a name of
+    check_cs's, given once (its files would have one name)."""
     round_name(rounds)
     if not css:
         raise ValueError("no clocksource to plan for")
@@ -357,6 +361,15 @@ def plan(results, run_id, rounds, css):
     twice = sorted({cs for cs in css if css.count(cs) > 1})
     if twice:
         raise ValueError("clocksource %s given twice: its files would have one name" % show(twice[0]))
+
+
+def plan(results, run_id, rounds, css):
+    """Creates a new run folder (make_run) for rounds rounds over the
+    clocksources css and returns (its path, [(n, cs, round folder, host
+    paths)...]).  Every argument is judged before the folder is made; the
+    round folders (round_name) are named, not made: each is made when its
+    round begins, in the new folder no other user can write in."""
+    check_plan(rounds, css)
     run_dir = make_run(results, check_run_id(run_id))
     steps = []
     for n in range(1, rounds + 1):

@@ -6,8 +6,10 @@
 # the lock, after recovering and guarding; cs_child CMD... runs each command
 # of the step in a session of its own; cs_leave stops what still runs and
 # puts back what was found.  `clocksource set NAME -- CMD` is one cs_child;
-# compare runs its steps (the host bench, the guest, their label checks) in
-# its own process, several cs_child in one bracket, re-executing nothing.
+# compare is cs_serve: its sweep (host-scripts/cbhost/sweep.py, one Python
+# process) decides every step, and this process runs each step's commands
+# as its requests say, several cs_child in one bracket, re-executing
+# nothing.
 #
 # State: before the first change, $CB_STATE_DIR/clocksource.state records
 # the original clocksource and the process that owns the change (pid and
@@ -429,12 +431,14 @@ cs_set() {
 # leaves.  The EXIT trap (cs_exit) leaves on any other way out.  The traps
 # only record and stop: the switch, the state file's write and the restore
 # are never cut short, and a signal between two commands is not lost.
-cs_signal=0 cs_child_pid='' cs_entered=0 cs_self_start=''
+cs_signal=0 cs_child_pid='' cs_entered=0 cs_self_start='' cs_sweep_pid=''
 
-# cs_caught 128+N: the INT, TERM and HUP trap.
+# cs_caught 128+N: the INT, TERM and HUP trap.  Under cs_serve the signal
+# is passed on to the sweep, which then ends the run.
 cs_caught() {
 	[ "$cs_signal" != 0 ] || cs_signal=$1
 	cs_stop_child
+	[ -z "$cs_sweep_pid" ] || kill -"$(($1 - 128))" "$cs_sweep_pid" 2>/dev/null || true
 }
 
 # cs_catch: installs the traps (the caller may do so before cs_enter, so
@@ -559,4 +563,133 @@ cs_left_vms() {
 	cs_forced_vms=() cs_vms_off=0
 	[ -n "$left" ] || return 0
 	cs_say "the VMs that ran across the switch keep their master clock off, and read the clock by syscall, until each is paused and resumed (KVM does not turn it back on when the host returns to tsc): ${left%, }; 'clockbench heal' says which of them a pause and resume helps, and with --yes heals those"
+}
+
+# ---- the sweep's bracket -----------------------------------------------------
+# cs_serve CMD [ARG...]: compare.  Runs CMD (the sweep: the plan, the
+# rounds, every decision) and serves its requests until it ends, then
+# exits with its status.  This process is the bracket: the only one that
+# switches, the owner of the state file, the parent of every step's
+# command; the traps are set before CMD starts, and a signal is passed on
+# to it (cs_caught).  A request is written to CMD's fd 3 as NUL-terminated
+# words: the verb, the number N of arguments, then N arguments; each gets
+# one line on CMD's fd 4: "STATUS SIGNAL VALUE" (SIGNAL: cs_signal, 0 or
+# 128+N).  The verbs:
+#   offered           VALUE: the clocksources the kernel offers
+#   begin FORCE       one sweep at a time (the lock on $CB_STATE_DIR, held
+#                     until this process ends), recover, guard; VALUE: the
+#                     clocksource the run began on
+#   enter CS FORCE    cs_enter
+#   run OUT ERR CMD.. cs_child CMD, its stdout to the file OUT and stderr to
+#                     ERR ('-': this process's own)
+#   leave             cs_leave
+#   end ORIGINAL      STATUS 0 when the clocksource is ORIGINAL; VALUE: the
+#                     line that says so, or what it is instead
+#   left-vms          cs_left_vms
+# When CMD ends (or is killed) its requests end: an open bracket is left
+# (cs_exit), as after any other way out.
+cs_rq='' cs_rp=''
+cs_serve() {
+	local dir rc val
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/clockbench-sweep.XXXXXX") || exit 1
+	mkfifo -m 0600 "$dir/rq" "$dir/rp" || { rm -rf -- "$dir"; exit 1; }
+	cs_catch
+	"$@" <&0 3>"$dir/rq" 4<"$dir/rp" &
+	cs_sweep_pid=$!
+	exec {cs_rq}<"$dir/rq" {cs_rp}>"$dir/rp"
+	rm -rf -- "$dir"
+	while cs_request; do
+		rc=0 val=
+		case "${cs_req[0]}:${#cs_req[@]}" in
+		offered:1) cs_offered && val=${cs_offered_list[*]} || rc=1 ;;
+		begin:2) cs_begin "${cs_req[1]}" || rc=$? ;;
+		enter:3) cs_enter "${cs_req[1]}" "${cs_req[2]}" || rc=$? ;;
+		run:[4-9] | run:[1-9][0-9]*) cs_run "${cs_req[@]:1}" || rc=$? ;;
+		leave:1) cs_leave || rc=$? ;;
+		end:2) cs_end "${cs_req[1]}" || rc=$? ;;
+		left-vms:1) cs_left_vms ;;
+		*) cs_say "the sweep asked '${cs_req[0]:0:40}': not a request of the bracket"; rc=2 ;;
+		esac
+		# In a subshell: a sweep gone is a failed write here, not a SIGPIPE.
+		(printf '%s %s %s\n' "$rc" "$cs_signal" "$val" >&"$cs_rp") 2>/dev/null || break
+	done
+	exec {cs_rq}<&- {cs_rp}>&-
+	# The sweep's status (a signal that interrupted the wait is recorded).
+	while :; do
+		rc=0
+		wait "$cs_sweep_pid" || rc=$?
+		kill -0 "$cs_sweep_pid" 2>/dev/null || break
+	done
+	cs_sweep_pid=
+	[ "$rc" -lt 128 ] || [ "$cs_signal" = 0 ] || rc=$cs_signal
+	exit "$rc"
+}
+
+# cs_request: the sweep's next request into the array cs_req; status 1 at
+# its end (or a request that is not one).
+cs_req=()
+cs_request() {
+	local n i w
+	cs_req=()
+	IFS= read -r -d '' w <&"$cs_rq" || return 1
+	cs_req+=("$w")
+	IFS= read -r -d '' n <&"$cs_rq" || return 1
+	[[ $n =~ ^[0-9]{1,3}$ ]] || return 1
+	for ((i = 0; i < n; i++)); do
+		IFS= read -r -d '' w <&"$cs_rq" || return 1
+		cs_req+=("$w")
+	done
+}
+
+# cs_begin FORCE: the start of a sweep, into val (cs_serve's): one at a
+# time for the whole run (the clocksource lock is taken per step, so two
+# runs started together would take turns between steps and fail each
+# other's): a lock on the state folder itself, so no file is left behind,
+# held on fd 8 until this process ends (the kernel drops it after a SIGKILL
+# too), closed for the steps' commands; its holder named from /proc/locks
+# (its pid beside the folder's inode).  Then, under the state lock, a dead
+# run's leftover put back and the VM guard; val: the clocksource the run
+# began on, what every step returns to.
+cs_begin() {
+	local ino holder
+	cs_need_write || return 1
+	mkdir -p "$CB_STATE_DIR" || return 1
+	exec 8<"$CB_STATE_DIR"
+	if ! flock -n 8; then
+		ino=$(stat -c %i "$CB_STATE_DIR")
+		holder=$(awk -v ino="$ino" '$2 == "FLOCK" { n = split($6, p, ":"); if (p[n] == ino) { print $5; exit } }' /proc/locks 2>/dev/null)
+		cs_say "another clockbench compare run (pid ${holder:-unknown}) is in progress; wait for it"
+		return 1
+	fi
+	cs_lock || return 1
+	cs_recover || { cs_unlock; return 1; }
+	cs_guard "$1" || { cs_unlock; return 1; }
+	cs_current -v val
+	cs_unlock
+}
+
+# cs_run OUT ERR CMD...: cs_child CMD with its stdout and stderr as asked;
+# the sweep's lock and pipes closed for it.
+cs_run() {
+	local o e rc=0
+	if [ "$1" = - ]; then exec {o}>&1; else exec {o}>"$1" || return 1; fi
+	if [ "$2" = - ]; then exec {e}>&2; else exec {e}>"$2" || { exec {o}>&-; return 1; }; fi
+	shift 2
+	cs_child "$@" >&"$o" 2>&"$e" {o}>&- {e}>&- 8>&- {cs_rq}<&- {cs_rp}>&- || rc=$?
+	exec {o}>&- {e}>&-
+	return "$rc"
+}
+
+# cs_end ORIGINAL: into val, the line that says the clocksource is back
+# (the bracket, which put it back after each step, says nothing under
+# CB_CS_NOTES=0), or what it is instead (status 1).
+cs_end() {
+	local now
+	cs_current -v now
+	if [ "$now" = "$1" ]; then
+		val="clocksource back to '$now'"
+		return 0
+	fi
+	val="the clocksource is '$now', not '$1' as when compare began ('$CS_RESTORE' puts back a saved one)"
+	return 1
 }

@@ -125,7 +125,7 @@ wait "$bg"
 rc=$?
 bg=
 ok "$([ "$rc" -eq 130 ] && [ "$(cur)" = hpet ] && [ ! -e "$CB_STATE_DIR/clocksource.state" ] && [ "$(wc -l <"$tmp/engine.log")" -eq 1 ] &&
-	[ "$(cd "$tmp/results/r3" && echo *)" = "health.json round-1" ] && [ ! -e "$tmp/results/r3/round-1/host-acpi_pm.json" ] &&
+	[ "$(cd "$tmp/results/r3" && echo *)" = "health.json plan.json round-1" ] && [ ! -e "$tmp/results/r3/round-1/host-acpi_pm.json" ] &&
 	grep -q "^clockbench: stopped at the tsc step of round 1, clocksource back to 'hpet'" "$tmp/err"; echo $?)" \
 	"one SIGINT in the first step of 2 rounds: exit $rc (want 130), hpet back, no state, $(wc -l <"$tmp/engine.log") of 6 steps started, no round 2"
 
@@ -142,7 +142,7 @@ wait "$bg"
 rc=$?
 bg=
 ok "$([ "$rc" -eq 130 ] && [ "$(cur)" = hpet ] && [ ! -e "$CB_STATE_DIR/clocksource.state" ] && [ "$(wc -l <"$tmp/engine.log")" -eq 2 ] &&
-	[ "$(cd "$tmp/results/r5" && echo *)" = "health.json round-1 round-2" ] &&
+	[ "$(cd "$tmp/results/r5" && echo *)" = "health.json plan.json round-1 round-2" ] &&
 	grep -q "^clockbench: stopped at the tsc step of round 2, clocksource back to 'hpet'" "$tmp/err"; echo $?)" \
 	"one SIGINT in round 2 of 3: exit $rc (want 130), hpet back, no state, $(wc -l <"$tmp/engine.log") engine runs, no round 3: $(tail -n1 "$tmp/err" | cut -c1-100)"
 
@@ -229,8 +229,8 @@ rc=$?
 r10_pid=
 whole=$(cd "$tmp/results/r10" 2>/dev/null && for r in round-1 round-2 round-3; do for c in tsc acpi_pm; do for e in json csv txt; do
 	[ -s "$r/host-$c.$e" ] || echo "$r/host-$c.$e"; done; done; done)
-ok "$([ "$(cd "$tmp/results/r10" && echo *)" = "health.json round-1 round-2 round-3 summary.json summary.md" ] && [ -z "$whole" ]; echo $?)" \
-	"--rounds 3: health.json (host-check at the start), round-1, round-2, round-3 and the summary at the top, each round with host-tsc and host-acpi_pm .json .csv .txt${whole:+; missing: $(paste -sd" " - <<<"$whole")}"
+ok "$([ "$(cd "$tmp/results/r10" && echo *)" = "health.json plan.json round-1 round-2 round-3 summary.json summary.md" ] && [ -z "$whole" ]; echo $?)" \
+	"--rounds 3: health.json (host-check at the start), plan.json, round-1, round-2, round-3 and the summary at the top, each round with host-tsc and host-acpi_pm .json .csv .txt${whole:+; missing: $(paste -sd" " - <<<"$whole")}"
 ok "$([ "$rc" -eq 0 ] && [ "$(sed '/^$/d' "$tmp/out-r10" | tail -n1 | cut -c1-8)" = "report: " ]; echo $?)" \
 	"--rounds 3: exit $rc, the summary and the report read the rounds, the report's place last$([ "$rc" -eq 0 ] || echo ": $(grep -v '^clockbench: \[' "$tmp/err-r10" | tail -n2 | paste -sd' ' - | cut -c1-160)")"
 want='round-1 tsc hpet|round-1 acpi_pm hpet|round-2 acpi_pm hpet|round-2 tsc hpet|round-3 tsc hpet|round-3 acpi_pm hpet'
