@@ -96,6 +96,7 @@ class Evidence:
         """boot: the name of the L1 that ran the state's last attempt."""
         self.d, self.st = d, st
         self.files = labtable.state_files(st.n)
+        self.boot_name = boot
         self.boot = labtable.boot_files(boot)
         self.run = os.path.join(d, self.files["run"])
         self.memo = {}
@@ -687,6 +688,14 @@ FACTS = {
 }
 
 
+# Comparisons with the tsc state made only where both ran in one L1: a
+# rate of the emulated network stack moves with the load on the machine
+# the emulator shares (the ci tier's first run, one L1 a state: state 2's
+# tcp-stream on hpet 1.24 times state 1's on tsc, 2026-12-04), where the
+# kernel's clock read on hpet stays a multiple of it.
+SAME_L1 = ("l1_tcp_stream_vs_tsc",)
+
+
 def evidence(ev, kind):
     """The files a kind of fact is read from, for the TAP line."""
     if kind == "l1":
@@ -880,6 +889,11 @@ def state(d, st, selected, table, each):
         reader, words, kind = FACTS[fact]
         if kind == "host+base" and ev.base is None:
             skip("state %d: %s %s %s" % (st.n, words, op, want), "the tsc state was not run in this lab")
+            continue
+        if fact in SAME_L1 and ev.base[0] is not None and ev.base[0].boot_name != ev.boot_name:
+            skip("state %d: %s %s %s" % (st.n, words, op, want), "the tsc state ran in L1 %s, this one in L1 %s: "
+                 "an emulated rate that moves with the host's load is compared within one L1 only"
+                 % (ev.base[0].boot_name, ev.boot_name))
             continue
         got, err = reader(ev)
         ok(err is None and holds(got, op, want), "state %d: %s %s %s [%s]" % (st.n, words, op, want, evidence(ev, kind)),
