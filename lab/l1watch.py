@@ -92,6 +92,7 @@ class Heartbeat:
         self.changed = None  # this side's time of that change
         self.wall = None  # this side's wall clock then (UTC epoch), for the record
         self.beats = 0  # changes seen
+        self.longest = 0.0  # the longest wait between two changes seen, in seconds
 
     def read(self):
         try:
@@ -103,6 +104,8 @@ class Heartbeat:
     def look(self):
         now, text = self.clock(), self.read()
         if text and text != self.last:
+            if self.changed is not None:
+                self.longest = max(self.longest, now - self.changed)
             self.last, self.changed, self.wall = text, now, time.time()
             self.beats += 1
             return None
