@@ -75,6 +75,34 @@ def kill(pid):
     return True
 
 
+def cpu_seconds(pid):
+    """CPU time (user and system) process pid has used, in seconds, or None."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            w = f.read(4096).rsplit(")", 1)[1].split()
+        return (int(w[11]) + int(w[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def threads(pid):
+    """Process pid's threads as 'NAME:STATE' words (CPU 0/TCG:S ...), or ''."""
+    out = []
+    try:
+        tids = sorted(os.listdir("/proc/%d/task" % pid), key=int)
+    except OSError:
+        return ""
+    for t in tids[:64]:
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, t)) as f:
+                st = f.read(4096)
+            name, state = st[st.index("(") + 1:st.rindex(")")], st.rsplit(")", 1)[1].split()[0]
+        except (OSError, ValueError, IndexError):
+            continue
+        out.append("%s:%s" % (name.replace(" ", "_"), state))
+    return " ".join(out)
+
+
 class Heartbeat:
     """L1's heartbeat file, looked at from outside.  The file holds
     `COUNT UPTIME` (L1's own count, and L1's uptime in seconds), replaced

@@ -129,8 +129,8 @@ ok "$([ -f "$rec" ] && [ "$took" -ge "$((limit - 1))" ] && [ "$took" -le "$((lim
 	"a stand-in L1 stopped in state 2 is found frozen $took s after its SIGSTOP (heartbeat limit $limit s, a beat a second, a look a second)"
 ok "$(! kill -0 "$pid" 2>/dev/null; echo $?)" "the frozen L1's QEMU was killed, not left stopped"
 ok "$(grep -qx "state 2 attempt 1" "$rec" && grep -qx "console l1-1-2.console.log" "$rec" && grep -qx "snapshot state-2.attempt-1.ps.txt" "$rec" &&
-	grep -q "^froze_at 20.*L1's uptime then [0-9]* s" "$rec" && grep -q "^note the emulator's behaviour.*never a hypervisor's" "$rec"; echo $?)" \
-	"its record: the state and attempt it froze in, when, its console and last process snapshot, the emulator's: $(tr '\n' '|' <"$rec")"
+	grep -q "^froze_at 20.*L1's uptime then [0-9]* s" "$rec" && grep -q "^qemu used [0-9.]* s of CPU in the [0-9]* s without a heartbeat; threads .*:T" "$rec" && grep -q "^note the emulator's behaviour.*never a hypervisor's" "$rec"; echo $?)" \
+	"its record: the state and attempt it froze in, when, QEMU's CPU time while silent and its threads (stopped: T), its console and last process snapshot, the emulator's: $(tr '\n' '|' <"$rec")"
 ok "$([ -s "$tmp/r/once/l1-1-2.console.log" ] && [ -f "$tmp/r/once/state-2.attempt-1.ps.txt" ] && [ -f "$tmp/r/once/state-2.attempt-1.log" ] &&
 	[ ! -e "$tmp/r/once/state-2.ps.txt" ]; echo $?)" "the frozen boot's console kept, its attempt's log and process snapshot kept as attempt 1's"
 argv2=$(sed -n 2p "$tmp/once.pids")
