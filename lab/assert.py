@@ -766,7 +766,7 @@ def freezes(d):
         rec = freeze_record(d, inst) or {}
         print("# L1 %s FROZE (EMULATED: QEMU TCG's behaviour, never a hypervisor's): at %s; detected %s; state %s"
               % (inst, rec.get("froze_at", "?"), rec.get("detected_at", "?"), rec.get("state", "?")))
-        for key in ("snapshot", "kept", "then"):
+        for key in ("qemu", "snapshot", "kept", "then"):
             print("#   %s: %s" % (key, rec.get(key, "?")[:300]))
         con = labtable.boot_files(inst)["console"]
         ok(rec.get("console") == con and bool(read(os.path.join(d, con))),
@@ -801,10 +801,15 @@ def guest_work_logs(d, files):
     for log in sorted(glob.glob(os.path.join(d, files["work"], "*", "*.log"))):
         name = os.path.relpath(log, d)
         out += ["%s: %s" % (name, line) for line in (read(log) or "").splitlines()[-6:]]
-    table = (read(os.path.join(d, files["ps"])) or "").splitlines()
-    out += ["%s: %s" % (files["ps"], line) for line in table[:1] + [
+    return out + harness_processes(d, files["ps"])
+
+
+def harness_processes(d, name):
+    """The harness's processes in L1's process table name (its header line
+    first), each as 'NAME: LINE'."""
+    table = (read(os.path.join(d, name)) or "").splitlines()
+    return ["%s: %s" % (name, line) for line in table[:1] + [
         line for line in table[1:] if re.search(r"qemu|bench-|compare|clocksource|kvm-trace|timeout", line)]]
-    return out
 
 
 def diagnose(ev, d, st):
@@ -842,8 +847,8 @@ def state(d, st, selected, table, each):
             # guest's scratch was copied out; the record says what was kept.
             print("# state %d: attempt %d ended with L1 %s frozen (EMULATED), and the state was run again in a "
                   "fresh L1" % (st.n, k, a.boot))
-            for line in (read(os.path.join(d, kept["ps"])) or "").splitlines()[:12]:
-                print("#   %s: %s" % (kept["ps"], line[:300]))
+            for line in harness_processes(d, kept["ps"]):
+                print("#   " + line[:300])
             continue
         flog = read(os.path.join(d, kept["log"]))
         if flog is None:
