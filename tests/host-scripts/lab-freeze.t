@@ -46,7 +46,7 @@ ok "$([ -d "$tmp/k/state-2.attempt-1" ] && [ -f "$tmp/k/state-2.attempt-1.log" ]
 
 kernel=$(find /boot -maxdepth 1 -name 'vmlinuz-*' 2>/dev/null | sort -V | tail -n1)
 if [ "$(id -u)" -ne 0 ] || [ -z "$kernel" ] || [ ! -d "/lib/modules/${kernel##*/vmlinuz-}" ] || [ ! -f build/guest/initramfs.cpio ]; then
-	for _ in $(seq 12); do skip "stand-in L1 boots: need root, a /boot kernel with modules and make guest-initramfs"; done
+	for _ in $(seq 13); do skip "stand-in L1 boots: need root, a /boot kernel with modules and make guest-initramfs"; done
 	done_testing
 	exit
 fi
@@ -158,7 +158,25 @@ ok "$(grep -qx "state 2 attempt $att" "$tmp/r/always/l1-$last.frozen" && grep -q
 ok "$(grep -q "lab: $att L1s froze in state 2\( and state 2\)*; $((att - 1)) \\(was\\|were\\) replaced by a fresh one, 1 froze on its state's last attempt" <<<"$err" &&
 	grep -q '^not ok [0-9]* - state 2 (.*): its harness run succeeded' "$tmp/always.out"; echo $?)" \
 	"the summary counts them; state 2's harness run is asserted failed"
+# SIGTERM (a CI job's time limit) ends run-lab as Ctrl-C does, and the L1
+# it runs with it (a live one here: it beats in state 2 and never ends it).
+: >"$tmp/term.pids"
+PATH=$tmp/bin:$PATH LAB_PIDS=$tmp/term.pids LAB_FREEZE_IN=2 LAB_FREEZE_ALWAYS=1 \
+	lab/run-lab --states 2 --heartbeat-limit 60 --l1-timeout 120 "$tmp/r" term >"$tmp/term.out" 2>"$tmp/term.err" &
+rp=$!
+pids="$pids $rp"
+for _ in $(seq 100); do grep -q "start state 2" "$tmp/r/term/progress.log" 2>/dev/null && break; sleep 0.2; done
+read -r _ tpid _ <"$tmp/term.pids"
+pids="$pids $tpid"
+kill -TERM "$rp"
+t0=$(date +%s)
+wait "$rp"
+rc=$?
+sleep 1
+ok "$([ "$rc" = 130 ] && [ "$(($(date +%s) - t0))" -le 15 ] && [ -n "$tpid" ] && ! kill -0 "$tpid" 2>/dev/null && grep -q "interrupted; what ran is in" "$tmp/term.err"; echo $?)" \
+	"SIGTERM to run-lab: exit $rc, its L1 ended with it: $(tail -n1 "$tmp/term.err")"
+
 left=
-for p in $(cut -d' ' -f2 "$tmp/once.pids" "$tmp/always.pids"); do kill -0 "$p" 2>/dev/null && left="$left $p"; done
+for p in $(cut -d' ' -f2 "$tmp/once.pids" "$tmp/always.pids" "$tmp/term.pids"); do kill -0 "$p" 2>/dev/null && left="$left $p"; done
 ok "$([ -z "$left" ]; echo $?)" "no stand-in L1 is left running or stopped${left:+: $left}"
 done_testing
