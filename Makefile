@@ -62,7 +62,7 @@ COMPARE_SETTINGS := ROUNDS CLOCKSOURCES REPORT_OUT TSC_RATE_SECONDS $(GUEST_SETT
 COMPARE_FLAGS = $(strip $(call flag,QUIET,1,-q,0) $(call flag,VERBOSE,1,-v,0) $(call flag,GUEST,0,--no-guest,1) \
 	$(call flag,FORCE,1,--force,0))
 CROSSCHECK_SETTINGS := DURATION ROUNDS CPUS MSG_SIZE
-LAB_SETTINGS := STATES L1_TIMEOUT KERNEL L1_APPEND
+LAB_SETTINGS := TIER STATES L1_TIMEOUT HEARTBEAT_LIMIT KERNEL L1_APPEND
 # The names the suite once read, refused with the new one.
 RENAMED_SETTINGS := LAB_STATES=STATES LAB_TIMEOUT=L1_TIMEOUT LAB_L1_APPEND=L1_APPEND
 # Read by this file's targets: make check (SANITIZE; JOBS and DESTRUCTIVE
@@ -73,7 +73,7 @@ SETTINGS = $(sort $(ENV_SETTINGS) RESULTS RUN_ID V SANITIZE JOBS DESTRUCTIVE WAT
 	$(HOST_SETTINGS) $(GUEST_SETTINGS) $(COMPARE_SETTINGS) $(CROSSCHECK_SETTINGS) $(LAB_SETTINGS) \
 	$(GUEST_MK_SETTINGS) $(ANALYSIS_SETTINGS) $(FUZZ_SETTINGS) $(TORTURE_SETTINGS) $(PACKAGING_SETTINGS))
 
-.PHONY: all deps deps-lab deps-crosscheck deps-dev deps-integrations check check-fast bench bench-host bench-self bench-watch compare crosscheck health host-check lab clean help help-dev
+.PHONY: all deps deps-lab deps-crosscheck deps-dev deps-integrations check check-fast bench bench-host bench-self bench-watch compare crosscheck health host-check lab lab-ci clean help help-dev
 all: bench/clockbench $(BUILD)/clockbench-static
 
 bench/clockbench: $(HOST_OBJS) $(BUILD)/host/main.o
@@ -191,6 +191,12 @@ lab: deps-lab
 	$(Q)$(MAKE) --no-print-directory all guest-initramfs
 	$(Q)./lab/run-lab $(call options,$(LAB_SETTINGS)) $(call quote,$(RESULTS)) $(call quote,$(RUN_ID)-lab)
 
+# Its ci tier (.ci/run): the states with `ci = yes`, each in an L1 of its own.
+lab-ci: deps-lab
+	$(Q)$(MAKE) --no-print-directory all guest-initramfs
+	$(Q)./lab/run-lab --tier=ci $(call options,$(filter-out TIER,$(LAB_SETTINGS))) $(call quote,$(RESULTS)) \
+		$(call quote,$(RUN_ID)-lab-ci)
+
 # The engine's workloads beside iperf3 and cyclictest on this host, side by
 # side in one run (a benchmark that prints figures, not a test).
 crosscheck: deps-crosscheck
@@ -225,7 +231,8 @@ help:
 	@echo "                  exit 0 healthy, 1 degraded or not known, 2 usage"
 	@$(MAKE) --no-print-directory -s help-analysis 2>/dev/null | grep '^make report ' || true
 	@echo "make lab          each host clock state of lab/states.cfg on an emulated hypervisor (TCG, SVM),"
-	@echo "                  asserted (root; states 1-4 and 6-10, about 35 min in all; STATES=1: one, 3-4 min)"
+	@echo "                  asserted (root; states 1-4 and 6-10, about 35 min in all; STATES=1: one, 3-4 min);"
+	@echo "                  make lab-ci: the ci tier (states 1, 2, 10, an L1 each: what CI runs)"
 	@$(MAKE) --no-print-directory -s help-packaging 2>/dev/null | grep -E '^make (install|deb) ' || true
 	@echo "make deps         install the Debian packages make bench needs (root), or print the command"
 	@echo "make clean        remove build products (never results/)"

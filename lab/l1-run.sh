@@ -4,13 +4,18 @@
 # for each lab state of this boot, as lab/states.cfg says (read through
 # lab/labtable.py).  A state whose run fails is run again, up to the
 # table's `attempts`; each failed attempt is kept.
-# Usage: l1-run.sh TOP OUT STATES   (STATES: comma list, one L1 boot's)
+# Usage: l1-run.sh TOP OUT STATES BOOT  (STATES: comma list, one L1 boot's;
+# BOOT: this L1's name, whose files it writes: the boot's, or NAME-rJ for
+# the J-th L1 booted in place of a frozen one).  The attempts of a state
+# are counted across L1s: a state an earlier L1 froze in starts at its
+# next attempt (from the progress log).
 # Exit status: 0 every state ran, 1 a state failed every attempt or L1 has
 # no KVM.
 set -eu -o pipefail
 top=$1
 out=$2
 states=$3
+boot=$4
 cd "$top"
 say() { echo "lab-l1: $*" >/dev/console; }
 # The kernel's clocksource folder, from the one source (bench/names.h).
@@ -20,8 +25,9 @@ cs_dir=
 cb_fact -v cs_dir CS_SYSFS
 cs_now() { cat "$cs_dir/current_clocksource"; }
 
-files=$(python3 lab/labtable.py boot-files "$states")
+files=$(python3 lab/labtable.py boot-files "$states" "$boot")
 IFS=$'\t' read -r progress facts dmesg <<<"$files"
+echo "$(date -u +%s) boot $boot for $states" >>"$out/$progress"
 mapfile -t plan < <(python3 lab/labtable.py plan "$states")
 [ "${#plan[@]}" -gt 0 ] || { say "no plan for states $states"; exit 1; }
 {
@@ -141,7 +147,7 @@ watchdog_readout() {
 # Each failed attempt is kept under its own names.  Returns 1 when every
 # attempt failed.
 run_state() {
-	local n=$1 cs=$2 attempts=$7 try rc run log after work ps pspid k wd hc dm wl wsec wload harness offered
+	local n=$1 cs=$2 attempts=$7 try rc run log after work ps pspid k wd hc dm wl wsec wload harness offered first
 	local opts=(--vcpus="$3" --pin="$4") limit=420
 	[ "$5" = - ] || opts+=(--cpu="$5")
 	[ "$6" = - ] || opts+=(--append="$6")
@@ -160,7 +166,12 @@ run_state() {
 	IFS=$'\t' read -r run log after work ps wd hc dm wl <<<"$files"
 	files=$(python3 lab/labtable.py watchdog "$n") || return 1
 	IFS=$'\t' read -r wsec wload harness <<<"$files"
-	for try in $(seq "$attempts"); do
+	# Attempts an earlier L1 made (one that froze) count: this L1 goes on
+	# from the next.
+	first=$(python3 lab/labtable.py started "$out/$progress" "$n") || return 1
+	first=$((first + 1))
+	[ "$first" -le "$attempts" ] || { say "state $n: no attempt left ($attempts made)"; return 1; }
+	for try in $(seq "$first" "$attempts"); do
 		say "state $n: host clocksource $cs; ${opts[*]} (attempt $try of $attempts)"
 		echo "$(date -u +%s) start state $n" >>"$out/$progress"
 		rc=0
@@ -188,18 +199,7 @@ run_state() {
 		tail -n 5 "$out/$log" >/dev/console
 		keep_guest_work "$out/$work"
 		[ "$try" -lt "$attempts" ] || return 1
-		files=$(python3 lab/labtable.py files "$n" "$try") || return 1
-		IFS=$'\t' read -r -a k <<<"$files"
-		mv "$out/$log" "$out/${k[1]}"
-		mv "$out/$after" "$out/${k[2]}"
-		[ ! -e "$out/$run" ] || mv "$out/$run" "$out/${k[0]}"
-		[ ! -e "$out/$run.report" ] || mv "$out/$run.report" "$out/${k[0]}.report"
-		[ ! -e "$out/$work" ] || mv "$out/$work" "$out/${k[3]}"
-		[ ! -e "$out/$ps" ] || mv "$out/$ps" "$out/${k[4]}"
-		[ ! -e "$out/$wd" ] || mv "$out/$wd" "$out/${k[5]}"
-		[ ! -e "$out/$hc" ] || mv "$out/$hc" "$out/${k[6]}"
-		[ ! -e "$out/$dm" ] || mv "$out/$dm" "$out/${k[7]}"
-		[ ! -e "$out/$wl" ] || mv "$out/$wl" "$out/${k[8]}"
+		python3 lab/labtable.py keep "$out" "$n" "$try" || return 1
 	done
 }
 

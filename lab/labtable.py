@@ -14,7 +14,15 @@ reaches it through its command line:
                                its failed attempt K, kept
   labtable.py watchdog N       state N's watchdog readout in L1, tab-separated:
                                SECONDS (0: none) LOAD(none|memory|timer) HARNESS(1|0)
-  labtable.py boot-files LIST  the files of the L1 boot of LIST: PROGRESS FACTS DMESG
+  labtable.py boot-files LIST [INSTANCE]
+                               the files of the L1 boot of LIST (or of its
+                               INSTANCE: NAME, or NAME-rJ, the J-th L1 booted
+                               in place of a frozen one): PROGRESS FACTS DMESG
+  labtable.py started PROGRESS N
+                               how many attempts of state N the progress log
+                               PROGRESS holds (the next is one more)
+  labtable.py keep DIR N K     renames state N's files in the lab folder DIR
+                               to those of its failed attempt K, kept
 
 LIST is a comma list of state numbers ("1,2,4").  A state's own results
 are a run folder of the contract (docs/run-folder.md), named by RUN;
@@ -35,7 +43,7 @@ from cbcontract import runfolder  # noqa: E402
 
 KEYS = ("label", "l1_vcpus", "l1_mem", "l1_machine", "l1_append", "l1_cpu", "clocksource", "l2_vcpus", "pin", "cpu",
         "l2_append", "attempts", "watchdog", "watchdog_load", "harness", "expect", "expect_verdict",
-        "expect_no_verdict")
+        "expect_no_verdict", "ci")
 # The facts a state may expect: the values each takes (int: a count or a
 # measure, with >= or < and a whole number; str: any plain word).
 # lab/assert.py reads each from its evidence.
@@ -90,6 +98,10 @@ EXPECT_RE = re.compile(r"^([a-z0-9_]+)\s*(>=|<|=)\s*(\S+)$")
 
 # The lab's own files (a state's results are the run folder state-N).
 PROGRESS = "progress.log"
+# The tiers of lab/run-lab --tier: the states each runs, and how.  ci: the
+# states with `ci = yes` (the mechanism end to end on every submission),
+# each in an L1 boot of its own, under a shorter limit per boot.
+TIERS = ("all", "ci")
 
 
 def state_files(n, attempt=None):
@@ -107,11 +119,76 @@ def state_files(n, attempt=None):
             "dmesg": run + ".dmesg.txt", "watchdog_load": run + ".watchdog-load.json"}
 
 
+# Each of these is renamed to the failed attempt's own name when a state is
+# run again (by lab/l1-run.sh inside L1, or by lab/run-lab after L1 froze).
+KEPT = ("run", "log", "after", "work", "ps", "watchdog", "host_check", "dmesg", "watchdog_load")
+
+
+def keep_attempt(d, n, k):
+    """Renames state n's files in the lab folder d (and its run's report
+    folder) to those of its failed attempt k; returns the names moved."""
+    now, kept, moved = state_files(n), state_files(n, k), []
+    pairs = [(now[key], kept[key]) for key in KEPT] + [(now["run"] + ".report", kept["run"] + ".report")]
+    for a, b in pairs:
+        if os.path.lexists(os.path.join(d, a)):
+            os.rename(os.path.join(d, a), os.path.join(d, b))
+            moved.append(b)
+    return moved
+
+
 def boot_files(boot):
-    """An L1 boot's files: its console, its facts (sysfs reads at its start),
-    its kernel log (dmesg, whole)."""
+    """An L1 boot's files (boot: its name, or its instance's, NAME-rJ): its
+    console, its facts (sysfs reads at its start), its kernel log (dmesg,
+    whole), its heartbeat (L1's init writes it every few seconds; lab/run-lab
+    watches it) and, when it froze, lab/run-lab's record of the freeze."""
     return {"console": "l1-%s.console.log" % boot, "facts": "l1-%s.facts.txt" % boot,
-            "dmesg": "l1-%s.dmesg.txt" % boot}
+            "dmesg": "l1-%s.dmesg.txt" % boot, "heartbeat": "l1-%s.heartbeat" % boot,
+            "frozen": "l1-%s.frozen" % boot}
+
+
+def instance(boot, j):
+    """The name of boot's j-th L1 (0: the first; j: the j-th booted in place
+    of a frozen one)."""
+    return boot if j == 0 else "%s-r%d" % (boot, j)
+
+
+class Attempt:
+    """One attempt of a state, as the progress log tells it: the L1 instance
+    that ran it (None where the log names none: a lab from before L1s were
+    replaced), the state, and how it ended (done, failed, or None: it never
+    said, as when L1 froze)."""
+
+    def __init__(self, boot, n):
+        self.boot, self.n, self.end = boot, n, None
+
+
+# An L1's name: its boot's (its states, "1-2-4"), or NAME-rJ (instance()).
+INSTANCE_RE = r"[0-9]+(?:-[0-9]+)*(?:-r[0-9]+)?"
+# A line of the progress log (written in L1: data, so an L1's name in it is
+# taken only in this shape).
+PROGRESS_RE = re.compile(r"^[0-9]+ (?:boot (%s) for ([0-9,]+)|(start|done|failed) state ([0-9]+)\b.*)$" % INSTANCE_RE)
+
+
+def attempts(text):
+    """Every attempt of every state in the progress log's text, in order
+    (lab/l1-run.sh writes `<epoch> boot INSTANCE for LIST` at its start,
+    then `<epoch> start|done|failed state N ...`)."""
+    out, boot = [], None
+    for line in text.splitlines():
+        m = PROGRESS_RE.match(line)
+        if not m:
+            continue
+        if m.group(1):
+            boot = m.group(1)
+            continue
+        n = int(m.group(4))
+        if m.group(3) == "start":
+            out.append(Attempt(boot, n))
+            continue
+        mine = [a for a in out if a.n == n]
+        if mine and mine[-1].end is None:
+            mine[-1].end = m.group(3)
+    return out
 
 
 class TableError(Exception):
@@ -126,6 +203,7 @@ class State:
         self.n, self.label, self.l1, self.clocksource = n, label, l1, clocksource
         self.l2_vcpus, self.pin, self.cpu, self.l2_append, self.expect = l2_vcpus, pin, cpu, l2_append, expect
         self.attempts = attempts
+        self.ci = False  # in the ci tier (lab/run-lab --tier=ci)
         # watchdog: seconds of the engine's watchdog readout in L1 before the
         # harness run (0: none); watchdog_load: none, memory (the engine's
         # --load on L1's other CPUs) or timer (a second readout on L1's CPU
@@ -245,6 +323,9 @@ def load(path=TABLE):
                             _int(w + ": attempts", s.get("attempts", "2"), 1), _expect(w + ": expect", s["expect"]),
                             _int(w + ": watchdog", s.get("watchdog", "0"), 0), s.get("watchdog_load", "none"),
                             s.get("harness", "yes") == "yes", outcomes))
+        if s.get("ci", "no") not in ("yes", "no"):
+            raise TableError("%s: ci: expected yes or no, got %r" % (w, s.get("ci")))
+        states[-1].ci = s.get("ci", "no") == "yes"
         if states[-1].watchdog > 3600:
             raise TableError("%s: watchdog: at most 3600 s, got %d" % (w, states[-1].watchdog))
     if not states:
@@ -267,17 +348,31 @@ def select(states, spec):
     return [s for s in states if s.n in want]
 
 
-def boots(selected):
+def boots(selected, each=False):
     """The L1 boots for the selected states: one per distinct L1
-    configuration, in the order of their first state."""
+    configuration, in the order of their first state (each: one per state)."""
+    if each:
+        return [Boot([s]) for s in selected]
     groups = {}
     for s in selected:
         groups.setdefault(s.l1, []).append(s)
     return [Boot(g) for g in groups.values()]
 
 
-def boot_of(selected, n):
-    return next(b for b in boots(selected) if any(s.n == n for s in b.states))
+def tier(states, name):
+    """(the states of tier name, one boot per state?).  Raises ValueError."""
+    if name == "all":
+        return list(states), False
+    if name == "ci":
+        sel = [s for s in states if s.ci]
+        if not sel:
+            raise ValueError("no state of lab/states.cfg has ci = yes")
+        return sel, True
+    raise ValueError("%r: expected one of %s" % (name, ", ".join(TIERS)))
+
+
+def boot_of(selected, n, each=False):
+    return next(b for b in boots(selected, each) if any(s.n == n for s in b.states))
 
 
 def main(argv):
@@ -288,11 +383,28 @@ def main(argv):
     if len(argv) >= 2 and argv[1] in ("-h", "--help"):
         print(__doc__.split("\n\n", 1)[1].strip())
         return 0
-    if len(argv) != 3 and not (len(argv) == 4 and argv[1] == "files"):
+    if len(argv) != 3 and not (len(argv) == 4 and argv[1] in ("files", "boot-files", "started")) and \
+            not (len(argv) == 5 and argv[1] == "keep"):
         return usage("a command and one argument are needed")
     cmd, arg, extra = argv[1], argv[2], argv[3:]
     try:
         states = load()
+        if cmd == "started":
+            if not extra[0].isdigit():
+                return usage("started takes a progress log and a state number")
+            try:
+                with open(arg) as f:
+                    text = f.read(1 << 20)
+            except FileNotFoundError:
+                text = ""
+            print(sum(1 for a in attempts(text) if a.n == int(extra[0])))
+            return 0
+        if cmd == "keep":
+            if not (extra[0].isdigit() and extra[1].isdigit() and int(extra[1]) >= 1):
+                return usage("keep takes a lab folder, a state number and an attempt")
+            select(states, extra[0])
+            keep_attempt(arg, int(extra[0]), int(extra[1]))
+            return 0
         if cmd == "files":
             if not arg.isdigit() or (extra and not extra[0].isdigit()):
                 return usage("files takes a state number and an attempt, got %s" % " ".join([arg] + extra))
@@ -319,7 +431,12 @@ def main(argv):
             b = boots(sel)
             if len(b) != 1:
                 return usage("states %s are not one L1 boot (%s)" % (arg, " and ".join(x.name for x in b)))
-            f = boot_files(b[0].name)
+            name = b[0].name
+            if extra:
+                if not re.match("^%s$" % INSTANCE_RE, extra[0]):
+                    return usage("boot-files: %r is not an L1 instance's name" % extra[0][:40])
+                name = extra[0]
+            f = boot_files(name)
             print("\t".join([PROGRESS, f["facts"], f["dmesg"]]))
             return 0
     except TableError as e:

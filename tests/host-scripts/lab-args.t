@@ -16,6 +16,12 @@ lab/run-lab --states=1,x "$tmp/r" x 2>"$tmp/err"
 ok "$([ $? -eq 2 ] && grep -q -- '--states=1,x' "$tmp/err"; echo $?)" "a malformed state list is a usage error"
 lab/run-lab --l1-timeout 5 "$tmp/r" x 2>"$tmp/err"
 ok "$([ $? -eq 2 ] && grep -q -- '--l1-timeout=5' "$tmp/err"; echo $?)" "a time limit under 60 s is a usage error"
+lab/run-lab --tier fast "$tmp/r" x 2>"$tmp/err"
+ok "$([ $? -eq 2 ] && grep -q -- "--tier=fast: 'fast': expected one of all, ci" "$tmp/err" && [ ! -e "$tmp/r" ]; echo $?)" "an unknown tier is a usage error: $(cat "$tmp/err")"
+lab/run-lab --tier ci --states 3 "$tmp/r" x 2>"$tmp/err"
+ok "$([ $? -eq 2 ] && grep -q -- '--states=3: no state 3 .*(in the ci tier)' "$tmp/err"; echo $?)" "a state outside the tier is a usage error: $(cat "$tmp/err")"
+lab/run-lab --heartbeat-limit 2 "$tmp/r" x 2>"$tmp/err"
+ok "$([ $? -eq 2 ] && grep -q -- '--heartbeat-limit' "$tmp/err"; echo $?)" "a heartbeat limit under 5 s is a usage error: $(cat "$tmp/err")"
 lab/run-lab "$tmp/r" 2>/dev/null
 ok "$([ $? -eq 2 ]; echo $?)" "a missing run id is a usage error"
 lab/run-lab "$tmp/r" ../x 2>/dev/null
@@ -28,7 +34,7 @@ ok "$([ "$rc" -eq 1 ] && grep -qE 'no readable kernel|not found' "$tmp/err" && [
 # (pass: its runner's success; failed: a state failed twice).
 kernel=$(find /boot -maxdepth 1 -name 'vmlinuz-*' 2>/dev/null | sort -V | tail -n1)
 if [ "$(id -u)" -ne 0 ] || [ -z "$kernel" ] || [ ! -d "/lib/modules/${kernel##*/vmlinuz-}" ] || [ ! -f build/guest/initramfs.cpio ]; then
-	for _ in 1 2 3 4 5; do skip "stand-in L1 boots: need root, a /boot kernel with modules and make guest-initramfs"; done
+	for _ in 1 2 3 4 5 6; do skip "stand-in L1 boots: need root, a /boot kernel with modules and make guest-initramfs"; done
 else
 	mkdir -p "$tmp/bin"
 	cat >"$tmp/bin/qemu-system-x86_64" <<'QEMU'
@@ -60,6 +66,15 @@ for b in labtable.boots(labtable.load()): print(",".join(str(s.n) for s in b.sta
 	done
 	ok "$([ "${#want[@]}" -ge 2 ] && [ "$shared" -ge 1 ] && [ "$(wc -l <"$tmp/argv")" -eq "${#want[@]}" ] && [ "$seen" -eq "${#want[@]}" ]; echo $?)" \
 		"all states: one L1 boot per L1 configuration (${#want[@]}: $(printf '%s ' "${want[@]%% *}")), states sharing one share a boot, each with its console log"
+	# The ci tier: the table's states with ci = yes, an L1 each (a name of its own, its heartbeat's).
+	: >"$tmp/argv"
+	PATH=$tmp/bin:$PATH LAB_ARGV=$tmp/argv LAB_FAKE=pass lab/run-lab --tier ci "$tmp/r" ci >"$tmp/out" 2>"$tmp/err"
+	want=$(python3 -c 'import sys; sys.path[:0] = ["lab", "contract"]; import labtable
+print(" ".join(str(s.n) for s in labtable.load() if s.ci))')
+	got=$(grep -o 'clockbench.states=[0-9,]* clockbench.boot=[0-9r-]* clockbench.heartbeat=[^ ]*' "$tmp/argv" | tr '\n' ' ')
+	exp=$(for n in $want; do printf 'clockbench.states=%s clockbench.boot=%s clockbench.heartbeat=l1-%s.heartbeat ' "$n" "$n" "$n"; done)
+	ok "$([ -n "$want" ] && [ "$got" = "$exp" ] && grep -q 'limit 900s' "$tmp/err"; echo $?)" \
+		"the ci tier boots one L1 per state of the table's ci = yes ($want), 900 s each: $got"
 	PATH=$tmp/bin:$PATH LAB_ARGV=$tmp/argv LAB_FAKE=failed lab/run-lab --states 1 "$tmp/r" f >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	ok "$([ "$rc" -eq 1 ] && grep -q "L1 1 failed (lab/l1-run.sh exit 1: a state failed twice" "$tmp/err"; echo $?)" \
@@ -70,8 +85,11 @@ fi
 
 # The runner inside L1 reads the table through labtable.py's command line.
 ok "$(python3 lab/labtable.py plan 3 | grep -qx $'3\tcurrent\t2\t0\t-\t-\t3'; echo $?)" "the L1 runner's plan for state 3: $(python3 lab/labtable.py plan 3 | tr '\t' ' ')"
-ok "$(python3 lab/labtable.py plan 10 | grep -qx $'10\tdefault\t1\t1\t-\t-\t2'; echo $?)" "the L1 runner's plan for state 10: default, a plain compare without CLOCKSOURCES: $(python3 lab/labtable.py plan 10 2>&1 | tr '\t' ' ')"
+ok "$(python3 lab/labtable.py plan 10 | grep -qx $'10\tdefault\t1\t1\t-\t-\t3'; echo $?)" "the L1 runner's plan for state 10: default, a plain compare without CLOCKSOURCES: $(python3 lab/labtable.py plan 10 2>&1 | tr '\t' ' ')"
 ok "$(python3 lab/labtable.py boot-files 1,2,4 | grep -qx $'progress.log\tl1-1-2-4.facts.txt\tl1-1-2-4.dmesg.txt'; echo $?)" "an L1 boot's files come from labtable.py"
+ok "$(python3 lab/labtable.py boot-files 1,2,4 1-2-4-r2 | grep -qx $'progress.log\tl1-1-2-4-r2.facts.txt\tl1-1-2-4-r2.dmesg.txt'; echo $?)" "an L1 booted in place of a frozen one has files of its own name"
+python3 lab/labtable.py boot-files 1 ../1 2>/dev/null
+ok "$([ $? -eq 2 ]; echo $?)" "an L1 name that is not one is refused (it names files)"
 python3 lab/labtable.py boot-files 1,3 2>"$tmp/err"
 ok "$([ $? -eq 2 ] && grep -q 'not one L1 boot' "$tmp/err"; echo $?)" "states of two L1 boots are refused"
 ok "$(shellcheck lab/l1-run.sh >/dev/null 2>&1 || ! command -v shellcheck >/dev/null; echo $?)" "lab/l1-run.sh is shellcheck-clean"

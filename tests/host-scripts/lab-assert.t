@@ -699,6 +699,60 @@ for argv, why in ((["r", "x", "7"], "--stop MS --every MS are needed"), (["r", "
     t.ok(p.returncode == 2 and why in p.stderr and not os.path.exists("r"), "provoke %s: usage, exit 2 (%s)"
          % (" ".join(argv), p.stderr.strip()))
 
+# An L1 that froze in state 2 and was replaced (lab/run-lab): state 1 ran
+# in L1 1-2, state 2's second attempt in 1-2-r1, whose facts are state 2's;
+# the frozen L1's record and console are checked, its attempt said in a
+# comment (no clocksource read after it); tcp-stream's rate, which moves
+# with the host's load, is not compared across two L1s, the kernel's read is.
+def replaced(d, console=True):
+    for ext in ("facts.txt", "dmesg.txt"):
+        shutil.copy(os.path.join(d, "l1-1-2." + ext), os.path.join(d, "l1-1-2-r1." + ext))
+    with open(os.path.join(d, "l1-1-2-r1.facts.txt"), "a") as f:
+        f.write("vendor the replacement's\n")
+    with open(os.path.join(d, "progress.log")) as f:
+        lines = f.read().splitlines()
+    two = [x for x in lines if " state 2" in x]
+    rest = [x for x in lines if " state 2" not in x]
+    with open(os.path.join(d, "progress.log"), "w") as f:
+        f.write("\n".join([x for x in rest if not re.search(r" state 1$", x)]
+                          + ["1795982400 boot 1-2 for 1,2"] + [x for x in rest if re.search(r" state 1$", x)]
+                          + [two[0], "1796037400 boot 1-2-r1 for 2"] + two) + "\n")
+    with open(os.path.join(d, "state-2.attempt-1.ps.txt"), "w") as f:
+        f.write("PID PPID STAT ELAPSED WCHAN COMMAND\n  901 1 S 00:44 - qemu-system-x86_64 -accel kvm\n")
+    with open(os.path.join(d, "l1-1-2.frozen"), "w") as f:
+        f.write("froze_at 2026-12-04T10:00:00Z (its last heartbeat)\ndetected_at 2026-12-04T10:01:00Z (60 s)\n"
+                "state 2 attempt 1\nconsole l1-1-2.console.log\nsnapshot state-2.attempt-1.ps.txt\n")
+    if console:
+        with open(os.path.join(d, "l1-1-2.console.log"), "w") as f:
+            f.write("lab-l1: state 2: host clocksource hpet (attempt 1 of 2)\n")
+
+
+d = copy()
+replaced(d)
+rc, out, seen2 = lab(d)
+t.ok(rc == 0 and all(seen2.values()) and "ok" in out and re.search(r"(?m)^ok \d+ - the frozen L1 1-2: its record and its "
+                                                                  r"console kept", out)
+     and "# state 2: attempt 1 ended with L1 1-2 frozen (EMULATED)" in out
+     and "qemu-system-x86_64 -accel kvm" in out
+     and re.search(r"(?m)^ok \d+ - state 2: tcp-stream.*# SKIP the tsc state ran in L1 1-2, this one in L1 1-2-r1", out)
+     and re.search(r"(?m)^ok \d+ - state 2: the kernel's own clock read on L1 .* >= 2 ", out)
+     and "L1 1-2 FROZE (EMULATED: QEMU TCG's behaviour, never a hypervisor's)" in out,
+     "an L1 frozen in state 2 and replaced: its record and console checked, the frozen attempt said, tcp-stream "
+     "compared within one L1 only", out)
+ev = {"__name__": "lab_assert", "__file__": ASSERT}
+exec(ASSERT_CODE, ev)
+t.ok(ev["boot_name"](d, 2, labtable.select(labtable.load(), "1,2,3"), False) == "1-2-r1"
+     and ev["boot_name"](d, 1, labtable.select(labtable.load(), "1,2,3"), False) == "1-2"
+     and ev["boot_name"](FX, 2, labtable.select(labtable.load(), "1,2,3"), False) == "1-2",
+     "a state's L1 is the one that ran its last attempt (by the progress log); the table's boot without one")
+d = copy()
+replaced(d, console=False)
+rc, out, seen2 = lab(d)
+t.ok(rc == 1 and re.search(r"(?m)^not ok \d+ - the frozen L1 1-2: its record and its console kept", out)
+     and out.rstrip().endswith("1 failed"),
+     "a frozen L1 whose console was not kept fails the lab", out[-800:])
+
+
 # The table: its boots, and adding a state is adding a stanza.
 states = labtable.load()
 t.ok([(b.name, b.vcpus, b.append) for b in labtable.boots(states)]
