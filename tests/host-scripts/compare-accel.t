@@ -13,9 +13,8 @@ set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 N=6
-[ -x bench/clockbench ] || skip_all "bench/clockbench not built" "$N"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+need_engine "$N"
+tap_tmp
 mkdir -p "$tmp/cs"
 echo "tsc hpet" >"$tmp/cs/available_clocksource"
 echo tsc >"$tmp/cs/current_clocksource"

@@ -13,7 +13,7 @@ set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
 N=6
-[ -x bench/clockbench ] || skip_all "bench/clockbench not built" "$N"
+need_engine "$N"
 tmp=$(mktemp -d)
 bg=''
 cleanup() {
