@@ -243,6 +243,18 @@ t.ok("vm1 (pid %d, qmp): lost the stable bit (the watch's record)" % os.getpid()
 rc, out, err = heal_cmd(env, "--qmp", peer.path, "--textfile-dir", os.path.join(d, "nowhere"))
 t.ok("vm1 (pid %d, qmp): no KVM clock event seen" % os.getpid() in out, "no textfile: not known, said", out + err)
 
+# A name claimed by two VMs (any process can claim one) picks neither.
+env, d = world("twins")
+peer = Peer(os.path.join(d, "qmp.sock"), "good", env["CB_TRACE_FILE"])
+twin = os.path.join(d, "proc", "999999")
+os.makedirs(os.path.join(twin, "fd"))
+os.symlink(env["CB_KVM_DEV"], os.path.join(twin, "fd", "9"))
+with open(os.path.join(twin, "cmdline"), "wb") as f:
+    f.write(b"qemu-system-x86_64\0-name\0vm1\0")
+rc, out, err = heal_cmd(env, "--qmp", peer.path, "vm1")
+t.ok(rc == 1 and "vm1: the name of 2 VMs" in err and "stop" not in peer.got,
+     "a name two VMs claim: refused, naming their pids, nothing paused", out + err)
+
 env, d = world("missing")
 rc, out, err = heal_cmd(env, "vm-that-is-not-here")
 t.ok(rc == 1 and "no such running KVM VM" in err, "a name not running: said, exit 1", err)
