@@ -17,6 +17,7 @@ file).
 """
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -75,6 +76,14 @@ def run(run_dir, fallback, kernel, qemu_bin=qemu.BINARY, baseline="tsc", seconds
     name = runfolder.running_vm_name(fallback)
     runfolder.free_path(run_dir, name)
     work = tempfile.mkdtemp(prefix="clockbench-running-vm.")
+    try:
+        return _step(run_dir, name, work, fallback, kernel, qemu_bin, baseline, seconds, force, clocksource, say)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # its QMP socket, console and raw trace, on every path
+
+
+def _step(run_dir, name, work, fallback, kernel, qemu_bin, baseline, seconds, force, clocksource, say):
+    """run()'s body, in its private folder work."""
     ident, proc, pause_ms = os.getpid(), None, None
     raw = os.path.join(work, "trace.txt")
     kvmtrace.clean()
@@ -128,9 +137,6 @@ def run(run_dir, fallback, kernel, qemu_bin=qemu.BINARY, baseline="tsc", seconds
                                                      "PID 1 (it exists for KVM's side of its clock)"},
            "trace_file": tracing.place_raw(run_dir, runfolder.running_vm_raw_name(fallback), raw)}
     runfolder.write_once(os.path.join(run_dir, name), json.dumps(doc, indent=1) + "\n")
-    for f in os.listdir(work):
-        os.unlink(os.path.join(work, f))
-    os.rmdir(work)
     return load.load_running_vm(os.path.join(run_dir, name))
 
 
