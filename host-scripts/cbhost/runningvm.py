@@ -165,4 +165,11 @@ def _qmp(path, proc, work):
             raise RunError("QEMU did not start a KVM VM: %s" % (last_line(os.path.join(work, "qemu.log")) or
                                                                  "no QMP socket in 10 s"))
         time.sleep(0.02)
-    return heal.QMP(path)
+    try:
+        return heal.QMP(path)
+    except RunError as e:
+        time.sleep(0.2)  # a QEMU that opened its socket and then failed: its own words
+        if proc.poll() is None:
+            raise
+        from .boot import last_line
+        raise RunError("QEMU did not start a KVM VM: %s" % (last_line(os.path.join(work, "qemu.log")) or e))

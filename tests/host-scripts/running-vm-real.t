@@ -57,4 +57,14 @@ left=$(pgrep -f "clockbench-running-vm\." || true)
 ok "$([ "$on" = "$other" ] && [ "$rc" = 130 ] && [ "$(cat "$real/current_clocksource")" = tsc ] && [ ! -e /run/clockbench/clocksource.state ] &&
 	[ -z "$left" ] && [ ! -e "/sys/kernel/tracing/instances/clockbench-$p" ] && [ -z "$(ls -A "$tmp/run2")" ]; echo $?)" \
 	"interrupted on $on: exit $rc, tsc back, no state file, no VM (${left:-none}), no instance, no file ($(tail -n1 "$tmp/err2"))"
+# A kernel QEMU cannot open: one line in QEMU's words, nothing switched,
+# no file, no private folder left.
+mkdir -m 0755 "$tmp/run3"
+before=$(find /tmp -maxdepth 1 -name 'clockbench-running-vm.*' | wc -l)
+"$step" --run-dir "$tmp/run3" --fallback "$other" --kernel "$tmp/no-such-kernel" >/dev/null 2>"$tmp/err3"
+rc=$?
+ok "$([ "$rc" = 1 ] && [ "$(wc -l <"$tmp/err3")" = 1 ] && grep -q "QEMU did not start a KVM VM: .*no-such-kernel" "$tmp/err3" &&
+	[ "$(cat "$real/current_clocksource")" = tsc ] && [ -z "$(ls -A "$tmp/run3")" ] &&
+	[ "$(find /tmp -maxdepth 1 -name 'clockbench-running-vm.*' | wc -l)" = "$before" ]; echo $?)" \
+	"a kernel QEMU cannot open: exit $rc, one line ($(head -c 150 "$tmp/err3")), nothing switched or left"
 done_testing
