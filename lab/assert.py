@@ -766,7 +766,7 @@ def freezes(d):
         rec = freeze_record(d, inst) or {}
         print("# L1 %s FROZE (EMULATED: QEMU TCG's behaviour, never a hypervisor's): at %s; detected %s; state %s"
               % (inst, rec.get("froze_at", "?"), rec.get("detected_at", "?"), rec.get("state", "?")))
-        for key in ("qemu", "snapshot", "kept", "then"):
+        for key in ("qemu", "cpu", "snapshot", "kept", "then"):
             print("#   %s: %s" % (key, rec.get(key, "?")[:300]))
         con = labtable.boot_files(inst)["console"]
         ok(rec.get("console") == con and bool(read(os.path.join(d, con))),

@@ -46,8 +46,21 @@ mapfile -t plan < <(python3 lab/labtable.py plan "$states")
 	echo "tsc_flags $(grep -m1 '^flags' /proc/cpuinfo | grep -o -w -e constant_tsc -e nonstop_tsc -e tsc_adjust -e tsc_reliable | sort -u | paste -sd' ' -)"
 	echo "nodes $(cat /sys/devices/system/node/online 2>/dev/null)"
 	echo "cs_params $(find /sys/module/clocksource/parameters -mindepth 1 -maxdepth 1 -printf "%f\n" 2>/dev/null | sort | paste -sd' ' -)"
+	# CPU 0's tick device and its mode (0 periodic, 1 one-shot): lab/run-lab
+	# boots L1 with a periodic tick, against a timer interrupt stranded in
+	# the emulated local APIC (lab/README.md, "Why L1 froze").
+	echo "tick $(awk '/^Tick Device: mode:/ { m = $NF } /^Per CPU device: 0$/ { c = 1 }
+		c && /^Clock Event Device:/ { print $NF, (m == 0 ? "periodic" : "one-shot"); exit }' /proc/timer_list)"
 	echo "max_skew_us $(sed -n 's/^CONFIG_CLOCKSOURCE_WATCHDOG_MAX_SKEW_US=//p' "/boot/config-$(uname -r)" 2>/dev/null)"
 } >"$out/$facts" 2>&1
+# The guard the lab's states rely on: a one-shot tick lets a timer
+# interrupt strand L1 (lab/README.md, "Why L1 froze").
+tick=$(sed -n 's/^tick //p' "$out/$facts")
+case $tick in
+*" periodic") ;;
+*) say "L1's tick is ${tick:-unknown}, not periodic: lab/run-lab boots L1 with nohz=off highres=off, against a timer interrupt stranded in the emulated local APIC (lab/README.md)"
+	exit 1 ;;
+esac
 # L1's kernel log as its records (/dev/kmsg: one record a line, its text
 # escaped by the kernel), never dmesg's text: a CR or U+2028 in a record
 # would start a line of its own there (lab/assert.py splits on LF alone).

@@ -6,8 +6,12 @@ and every log silent while its QEMU idles, no limit inside L1 able to fire
 seconds (lab/l1-init); Heartbeat says, from outside, when it has stopped
 for longer than its limit (or never began), and kill() ends that L1's QEMU
 through a pidfd.  lab/run-lab uses both; lab/provoke finds L1's QEMU here.
+cpu_state() reads L1's vCPU and local APIC through its QEMU's monitor before
+the kill, and judge_cpu() says from them why it froze (lab/README.md: a
+timer interrupt stranded in the emulated local APIC).
 """
 import os
+import re
 import signal
 import time
 
@@ -156,3 +160,66 @@ class Heartbeat:
             return float(w[1]) if len(w) == 2 else None
         except ValueError:
             return None
+
+
+def cpu_state(qmp_path, proc, limit=5.0):
+    """L1's CPU 0 and its local APIC as its QEMU's monitor prints them
+    (`info registers`, `info lapic`, over QMP at qmp_path; proc: the process
+    that QEMU runs under), and the verdict judge_cpu() gives: (text,
+    verdict).  A QEMU that does not answer within limit seconds (stopped,
+    or no monitor) leaves text None and a verdict saying why."""
+    from cbhost import boot  # run-lab puts host-scripts on the path
+    from cbhost.msg import RunError
+    try:
+        q = boot.QMP(qmp_path, proc, limit=limit)
+        try:
+            regs = q.cmd("human-monitor-command", **{"command-line": "info registers"})
+            lapic = q.cmd("human-monitor-command", **{"command-line": "info lapic"})
+        finally:
+            q.close()
+    except (RunError, OSError, ValueError) as e:
+        return None, "unread: %s" % e
+    if not isinstance(regs, str) or not isinstance(lapic, str):
+        return None, "unread: the monitor answered no text"
+    regs, lapic = regs[:20000], lapic[:20000]
+    return regs + lapic, judge_cpu(regs, lapic)
+
+
+def _field(pattern, text):
+    m = re.search(pattern, text, re.M)
+    return m.group(1) if m else None
+
+
+def judge_cpu(regs, lapic):
+    """Why an L1 froze, from its CPU 0 (`info registers`) and local APIC
+    (`info lapic`), in one line.  The freeze seen in the lab: the vCPU
+    halted with interrupts on (HLT=1, IF set) while the APIC holds its
+    timer's vector pending in IRR above the processor priority, the one-shot
+    timer already expired: an interrupt the CPU could take and never
+    got, so nothing wakes it (the tick L1's kernel waits for is that
+    interrupt)."""
+    hlt, rfl = _field(r"\bHLT=(\d)", regs), _field(r"\bRFL=([0-9a-fA-F]+)", regs)
+    rip = _field(r"\bRIP=([0-9a-fA-F]+)", regs)
+    if hlt is None or rfl is None:
+        return "unknown: no HLT or RFL in the monitor's registers"
+    if hlt != "1":
+        return "running (RIP %s, not halted): L1 spins, or runs a guest that does" % rip
+    if not int(rfl, 16) & 0x200:
+        return "halted with interrupts off (RIP %s): only an NMI can wake it" % rip
+    vec = _field(r"^LVTT\s.*\(vec (\d+)\)", lapic)
+    mode = _field(r"^LVTT\s.*\b(one-shot|periodic|tsc-deadline)\b", lapic)
+    irr = _field(r"^IRR\s+(.*)$", lapic)
+    ppr = _field(r"\bPPR (0x[0-9a-fA-F]+)", lapic)
+    if vec is None or irr is None or ppr is None:
+        return "halted with interrupts on (RIP %s); the local APIC unread (no LVTT, IRR or PPR)" % rip
+    pending = [int(x) for x in irr.split() if x.isdigit()]
+    takeable = [v for v in pending if (v & 0xf0) > (int(ppr, 16) & 0xf0)]
+    if int(vec) in takeable:
+        return ("a stranded timer interrupt: CPU 0 halted with interrupts on (RIP %s) while its local APIC holds "
+                "the %s timer's vector %s pending (IRR) above its priority (PPR %s); the CPU was never told"
+                % (rip, mode or "local", vec, ppr))
+    if takeable:
+        return ("an interrupt stranded: CPU 0 halted with interrupts on (RIP %s), vector(s) %s pending in IRR above "
+                "PPR %s" % (rip, " ".join(map(str, takeable)), ppr))
+    return "halted with interrupts on (RIP %s) and nothing pending: waiting for a timer or device (%s timer)" % (
+        rip, mode or "local")

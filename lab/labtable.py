@@ -140,10 +140,11 @@ def boot_files(boot):
     """An L1 boot's files (boot: its name, or its instance's, NAME-rJ): its
     console, its facts (sysfs reads at its start), its kernel log (dmesg,
     whole), its heartbeat (L1's init writes it every few seconds; lab/run-lab
-    watches it) and, when it froze, lab/run-lab's record of the freeze."""
+    watches it) and, when it froze, lab/run-lab's record of the freeze and
+    its CPU and local APIC as its QEMU's monitor showed them."""
     return {"console": "l1-%s.console.log" % boot, "facts": "l1-%s.facts.txt" % boot,
             "dmesg": "l1-%s.dmesg.txt" % boot, "heartbeat": "l1-%s.heartbeat" % boot,
-            "frozen": "l1-%s.frozen" % boot}
+            "frozen": "l1-%s.frozen" % boot, "frozen_cpu": "l1-%s.frozen.cpu.txt" % boot}
 
 
 def instance(boot, j):

@@ -17,7 +17,7 @@ pids=
 # Every stand-in this test started is continued and ended, by its pid.
 cleanup() {
 	local p
-	for p in $pids; do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
+	for p in $pids $(cat "$tmp"/*.pids.qmp 2>/dev/null); do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -44,9 +44,34 @@ python3 lab/labtable.py keep "$tmp/k" 2 1
 ok "$([ -d "$tmp/k/state-2.attempt-1" ] && [ -f "$tmp/k/state-2.attempt-1.log" ] && [ -f "$tmp/k/state-2.attempt-1.ps.txt" ] &&
 	[ ! -e "$tmp/k/state-2.log" ]; echo $?)" "labtable.py keep: a state's files become its attempt's: $(ls "$tmp/k" | tr '\n' ' ')"
 
+# The verdict on a frozen L1's CPU, from its monitor's words: the L1 that
+# froze on 2026-12-04 (fixtures/lab/frozen-cpu), a live one read the same
+# way (live-cpu), and the frozen one edited where each verdict turns.
+ok "$(python3 - <<'PY'; echo $?
+import sys
+sys.path[:0] = ["lab"]
+import l1watch
+fx = "tests/host-scripts/fixtures/lab/"
+r, a = (open(fx + "frozen-cpu/" + f).read() for f in ("registers.txt", "lapic.txt"))
+lr, la = (open(fx + "live-cpu/" + f).read() for f in ("registers.txt", "lapic.txt"))
+cases = [
+    (r, a, "a stranded timer interrupt: CPU 0 halted with interrupts on (RIP ffffffff81a592eb)"),
+    (lr, la, "running (RIP "),
+    (r.replace("RFL=00000246", "RFL=00000046"), a, "halted with interrupts off"),
+    (r, a.replace("IRR\t 236", "IRR\t (none)"), "halted with interrupts on (RIP ffffffff81a592eb) and nothing pending"),
+    (r, a.replace("PPR 0x10", "PPR 0xf0"), "halted with interrupts on (RIP ffffffff81a592eb) and nothing pending"),
+    (r, a.replace("IRR\t 236", "IRR\t 48"), "an interrupt stranded: CPU 0 halted with interrupts on (RIP ffffffff81a592eb), vector(s) 48"),
+    ("", "", "unknown"),
+]
+bad = [(want, got) for reg, lap, want in cases for got in [l1watch.judge_cpu(reg, lap)] if not got.startswith(want)]
+bad and print(bad, file=sys.stderr)
+sys.exit(bool(bad))
+PY
+)" "l1watch.judge_cpu: a stranded timer interrupt said only where the CPU halted with interrupts on and the timer's vector waits above PPR"
+
 kernel=$(find /boot -maxdepth 1 -name 'vmlinuz-*' 2>/dev/null | sort -V | tail -n1)
 if [ "$(id -u)" -ne 0 ] || [ -z "$kernel" ] || [ ! -d "/lib/modules/${kernel##*/vmlinuz-}" ] || [ ! -f build/guest/initramfs.cpio ]; then
-	for _ in $(seq 13); do skip "stand-in L1 boots: need root, a /boot kernel with modules and make guest-initramfs"; done
+	for _ in $(seq 15); do skip "stand-in L1 boots: need root, a /boot kernel with modules and make guest-initramfs"; done
 	done_testing
 	exit
 fi
@@ -57,9 +82,35 @@ fi
 # never ends the state (the test stops it there); otherwise it ends
 # every state done and says LAB-L1-DONE on its console.
 mkdir -p "$tmp/bin"
+# The stand-in L1's monitor: a QMP server (its own process, so a SIGSTOP
+# to the stand-in leaves it answering) that prints the CPU and local APIC
+# of the L1 that froze on 2026-12-04 (fixtures/lab/frozen-cpu).
+cat >"$tmp/bin/qmp-standin" <<'QMP'
+#!/usr/bin/python3
+import json, os, socket, sys
+path, fx = sys.argv[1], sys.argv[2]
+text = {c: open(os.path.join(fx, f)).read() for c, f in (("info registers", "registers.txt"), ("info lapic", "lapic.txt"))}
+srv = socket.socket(socket.AF_UNIX)
+srv.bind(path)
+srv.listen(4)
+while True:
+    c, _ = srv.accept()
+    f = c.makefile("rwb")
+    f.write(b'{"QMP": {"version": {}, "capabilities": []}}\n')
+    f.flush()
+    for line in f:
+        m = json.loads(line)
+        arg = m.get("arguments", {}).get("command-line")
+        f.write(json.dumps({"return": text.get(arg, "") if arg else {}}).encode() + b"\n")
+        f.flush()
+    c.close()
+QMP
+chmod +x "$tmp/bin/qmp-standin"
+
 cat >"$tmp/bin/qemu-system-x86_64" <<'QEMU'
 #!/bin/bash
 set -u
+append= qmp=
 for a; do
 	case $a in file,id=serial0,path=*) console=${a#*path=} ;; esac
 	for w in $a; do
@@ -68,8 +119,14 @@ for a; do
 		clockbench.states=*) states=${w#*=} ;; clockbench.heartbeat=*) hb=${w#*=} ;;
 		esac
 	done
+	case $a in unix:*,server=on,wait=off) qmp=${a#unix:} qmp=${qmp%%,*} ;; esac
+	[ "${prev:-}" = -append ] && append=$a
+	prev=$a
 done
 echo "$boot $$ $states" >>"$LAB_PIDS"
+echo "$boot $append" >>"$LAB_PIDS.append"
+"${0%/*}/qmp-standin" "$qmp" "$LAB_CPU_FX" </dev/null >/dev/null 2>&1 &
+echo "$!" >>"$LAB_PIDS.qmp"
 echo "stand-in L1 $boot booting" >"$console"
 i=0
 beat() { i=$((i + 1)); echo "$i $i.00" >"$out/$hb.tmp" && mv -f "$out/$hb.tmp" "$out/$hb"; sleep 1; }
@@ -98,7 +155,7 @@ limit=5
 run_frozen() {
 	local id=$1 always=$2 rp seen=0 t line inst pid st
 	: >"$tmp/$id.pids"
-	PATH=$tmp/bin:$PATH LAB_PIDS=$tmp/$id.pids LAB_FREEZE_IN=2 LAB_FREEZE_ALWAYS=$always \
+	PATH=$tmp/bin:$PATH LAB_PIDS=$tmp/$id.pids LAB_CPU_FX=$PWD/tests/host-scripts/fixtures/lab/frozen-cpu LAB_FREEZE_IN=2 LAB_FREEZE_ALWAYS=$always \
 		lab/run-lab --states 1,2 --heartbeat-limit "$limit" --l1-timeout 60 "$tmp/r" "$id" >"$tmp/$id.out" 2>"$tmp/$id.err" &
 	rp=$!
 	pids="$pids $rp"
@@ -131,6 +188,11 @@ ok "$(! kill -0 "$pid" 2>/dev/null; echo $?)" "the frozen L1's QEMU was killed, 
 ok "$(grep -qx "state 2 attempt 1" "$rec" && grep -qx "console l1-1-2.console.log" "$rec" && grep -qx "snapshot state-2.attempt-1.ps.txt" "$rec" &&
 	grep -q "^froze_at 20.*L1's uptime then [0-9]* s" "$rec" && grep -q "^qemu used [0-9.]* s of CPU in the [0-9]* s without a heartbeat; threads .*:T" "$rec" && grep -q "^note the emulator's behaviour.*never a hypervisor's" "$rec"; echo $?)" \
 	"its record: the state and attempt it froze in, when, QEMU's CPU time while silent and its threads (stopped: T), its console and last process snapshot, the emulator's: $(tr '\n' '|' <"$rec")"
+ok "$(grep -q "^cpu a stranded timer interrupt: CPU 0 halted with interrupts on (RIP ffffffff81a592eb) while its local APIC holds the one-shot timer's vector 236 pending (IRR)" "$rec" &&
+	grep -qx "cpu_state l1-1-2.frozen.cpu.txt" "$rec" && grep -q '^IRR	 236' "$tmp/r/once/l1-1-2.frozen.cpu.txt" && grep -q 'HLT=1' "$tmp/r/once/l1-1-2.frozen.cpu.txt"; echo $?)" \
+	"before the kill, the frozen L1's CPU and local APIC are read through its QEMU's monitor and judged: $(grep '^cpu ' "$rec" | head -n1 | cut -c1-120)"
+ok "$(grep -q '^1-2 .* nohz=off highres=off' "$tmp/once.pids.append" && [ "$(grep -c 'nohz=off highres=off' "$tmp/once.pids.append")" = 2 ]; echo $?)" \
+	"every L1 boots with a periodic tick (nohz=off highres=off), against a stranded timer interrupt"
 ok "$([ -s "$tmp/r/once/l1-1-2.console.log" ] && [ -f "$tmp/r/once/state-2.attempt-1.ps.txt" ] && [ -f "$tmp/r/once/state-2.attempt-1.log" ] &&
 	[ ! -e "$tmp/r/once/state-2.ps.txt" ]; echo $?)" "the frozen boot's console kept, its attempt's log and process snapshot kept as attempt 1's"
 argv2=$(sed -n 2p "$tmp/once.pids")
@@ -161,7 +223,7 @@ ok "$(grep -q "lab: $att L1s froze in state 2\( and state 2\)*; $((att - 1)) \\(
 # SIGTERM (a CI job's time limit) ends run-lab as Ctrl-C does, and the L1
 # it runs with it (a live one here: it beats in state 2 and never ends it).
 : >"$tmp/term.pids"
-PATH=$tmp/bin:$PATH LAB_PIDS=$tmp/term.pids LAB_FREEZE_IN=2 LAB_FREEZE_ALWAYS=1 \
+PATH=$tmp/bin:$PATH LAB_PIDS=$tmp/term.pids LAB_CPU_FX=$PWD/tests/host-scripts/fixtures/lab/frozen-cpu LAB_FREEZE_IN=2 LAB_FREEZE_ALWAYS=1 \
 	lab/run-lab --states 2 --heartbeat-limit 60 --l1-timeout 120 "$tmp/r" term >"$tmp/term.out" 2>"$tmp/term.err" &
 rp=$!
 pids="$pids $rp"
@@ -178,5 +240,6 @@ ok "$([ "$rc" = 130 ] && [ "$(($(date +%s) - t0))" -le 15 ] && [ -n "$tpid" ] &&
 
 left=
 for p in $(cut -d' ' -f2 "$tmp/once.pids" "$tmp/always.pids" "$tmp/term.pids"); do kill -0 "$p" 2>/dev/null && left="$left $p"; done
+# (the QMP stand-ins are this test's own, ended at its exit)
 ok "$([ -z "$left" ]; echo $?)" "no stand-in L1 is left running or stopped${left:+: $left}"
 done_testing
