@@ -191,7 +191,7 @@ lab: deps-lab
 	$(Q)$(MAKE) --no-print-directory all guest-initramfs
 	$(Q)./lab/run-lab $(call options,$(LAB_SETTINGS)) $(call quote,$(RESULTS)) $(call quote,$(RUN_ID)-lab)
 
-# Its ci tier (made for .ci/run, not yet in it: lab/README.md): the states with `ci = yes`, each in an L1 of its own.
+# Its ci tier (.ci/run runs it after make check: lab/README.md): the states with `ci = yes`, each in an L1 of its own.
 lab-ci: deps-lab
 	$(Q)$(MAKE) --no-print-directory all guest-initramfs
 	$(Q)./lab/run-lab --tier=ci $(call options,$(filter-out TIER,$(LAB_SETTINGS))) $(call quote,$(RESULTS)) \
@@ -232,7 +232,7 @@ help:
 	@$(MAKE) --no-print-directory -s help-analysis 2>/dev/null | grep '^make report ' || true
 	@echo "make lab          each host clock state of lab/states.cfg on an emulated hypervisor (TCG, SVM),"
 	@echo "                  asserted (root; states 1-4 and 6-10, about 35 min in all; STATES=1: one, 3-4 min);"
-	@echo "                  make lab-ci: the ci tier (states 1, 2, 10, an L1 each; not yet in CI)"
+	@echo "                  make lab-ci: the ci tier (states 1, 2, 10, an L1 each; run by .ci/run)"
 	@$(MAKE) --no-print-directory -s help-packaging 2>/dev/null | grep -E '^make (install|deb) ' || true
 	@echo "make deps         install the Debian packages make bench needs (root), or print the command"
 	@echo "make clean        remove build products (never results/)"

@@ -30,6 +30,10 @@
 #define CB_STATE_DIR "/run/clockbench"
 /* The watch's own folder (root's, 0700; its unit's RuntimeDirectory=): its single-instance lock. */
 #define CB_WATCH_RUN_DIR "/run/clockbench-watch"
+/* The clocksources the kernel stands in with while it settles (tsc-early at
+ * boot; jiffies and refined-jiffies, listed in available_clocksource only
+ * on a periodic tick): never measured, never switched to. */
+#define CB_CS_STAND_INS "tsc-early jiffies refined-jiffies"
 /* The KVM device: a process holding it runs a VM. */
 #define CB_KVM_DEV "/dev/kvm"
 /* The guest's isa-debug-exit device's port: /init writes its exit code there. */

@@ -42,7 +42,17 @@ int cb_refuse_unsettled;
 
 int cb_clocksource_unsettled(const char *cs)
 {
-	return !strcmp(cs, "tsc-early") || !strcmp(cs, "jiffies") || !strcmp(cs, "refined-jiffies");
+	size_t n = strlen(cs);
+
+	for (const char *w = CB_CS_STAND_INS; *w;) {
+		size_t len = strcspn(w, " ");
+
+		if (len == n && n && !strncmp(w, cs, n))
+			return 1;
+		w += len;
+		w += strspn(w, " ");
+	}
+	return 0;
 }
 
 /* Runs every cost cell in the order clock, method, threads; reads the

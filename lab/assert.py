@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path[:0] = [os.path.join(TOP, "contract"), os.path.join(TOP, "host-scripts"), HERE]  # the one place this command finds its packages
 import labtable  # noqa: E402
-from cbcontract import kernels, klog, kmsg, load, runfolder
+from cbcontract import kernels, klog, kmsg, load, names as cbnames, runfolder
 from cbhost import kvmtrace
 
 # The kernel's lines, of every era, from the one list (cbcontract/kmsg.py):
@@ -508,11 +508,13 @@ def readout_margin_pct(ev):
 
 
 def offered(ev):
-    """The clocksources L1 offered (its facts' available line), a set."""
+    """The clocksources L1 offered (its facts' available line), a set,
+    but for the kernel's stand-ins (jiffies and refined-jiffies are listed
+    on L1's periodic tick), which a run never measures."""
     f, err = ev.l1_facts()
     if err:
         return None, err
-    got = set(f.get("available", "").split())
+    got = set(f.get("available", "").split()) - set(cbnames.CS_STAND_INS)
     return (got, None) if got else (None, "%s: no available line" % ev.boot["facts"])
 
 

@@ -62,6 +62,9 @@ CS_SYSFS = _NAMES["facts"]["CS_SYSFS"]
 KMSG_DEV = _NAMES["facts"]["KMSG_DEV"]
 KVM_DEV = _NAMES["facts"]["KVM_DEV"]
 WATCH_RUN_DIR = _NAMES["facts"]["WATCH_RUN_DIR"]  # the watch's lock folder as root (cbhost.watch.lock_dir)
+# The kernel's stand-in clocksources (tsc-early; jiffies, refined-jiffies on a
+# periodic tick): never measured, never switched to.
+CS_STAND_INS = tuple(_NAMES["facts"]["CS_STAND_INS"].split())
 DEBUG_EXIT_PORT = _NAMES["facts"]["DEBUG_EXIT_PORT"]  # "0xf4": as written, as QEMU's iobase= takes it
 
 

@@ -280,15 +280,28 @@ def clocksources(s, offered, rounds):
     """The clocksources compared: as given, each one the kernel offers and
     each once (the contract's check_plan, which runfolder.plan applies
     again); by default every one it offers, tsc first.  One is enough:
-    a host that lost its TSC is measured on what it has, without ratios."""
+    a host that lost its TSC is measured on what it has, without ratios.
+    The kernel's stand-ins (names.CS_STAND_INS: jiffies and refined-jiffies
+    are offered on a periodic tick) are never measured nor switched to:
+    left out of the default, said once; refused when asked for."""
+    stand_ins = [c for c in offered if c in names.CS_STAND_INS]
     if s["clocksources"]:
         css = s["clocksources"].replace(",", " ").split()
     else:
-        css = [c for c in offered if c == "tsc"] + [c for c in offered if c != "tsc"]
+        real = [c for c in offered if c not in names.CS_STAND_INS]
+        css = [c for c in real if c == "tsc"] + [c for c in real if c != "tsc"]
+        if stand_ins:
+            say("not measured: %s, the kernel's stand-in%s (offered on a periodic tick), never a host's clock"
+                % (" ".join(stand_ins), "s" if len(stand_ins) > 1 else ""))
     if not css:
-        say("the kernel offers no clocksource (available_clocksource is empty)")
+        say("the kernel offers no clocksource (available_clocksource is empty%s)"
+            % (" but for its stand-ins %s" % " ".join(stand_ins) if stand_ins else ""))
         raise Exit(1)
     for c in css:
+        if c in names.CS_STAND_INS:
+            say("--clocksources: '%s' is one of the kernel's stand-ins (%s), never measured nor switched to"
+                % (c, ", ".join(names.CS_STAND_INS)))
+            raise Exit(2)
         if c not in offered:
             say("unknown clocksource '%s': this kernel offers: %s" % (c, " ".join(offered)))
             raise Exit(2)

@@ -89,6 +89,24 @@ bg=
 n=$(planned "$tmp/results/r2/plan.json" r2 2>/dev/null | wc -l)
 ok "$([ "$rc" -eq 130 ] && [ "$n" -eq 4 ] && [ "$(cat "$CB_CS_DIR/current_clocksource")" = hpet ]; echo $?)" \
 	"stopped in its first step (exit $rc): plan.json still lists all $n of 4 steps, hpet back"
+# A kernel on a periodic tick offers its stand-ins too (jiffies,
+# refined-jiffies: the lab's L1 since 2026-12-04): a plain run plans the
+# real clocksources alone, says so once, and a stand-in asked for by name
+# is refused before anything is switched.
+echo "hpet tsc acpi_pm refined-jiffies jiffies" >"$tmp/cs/available_clocksource"
+CB_ENGINE=$PWD/bench/clockbench host-scripts/compare -q "${small[@]}" --rounds 1 \
+	--report-out "$tmp/report3" "$tmp/results" r3 >/dev/null 2>"$tmp/err3"
+rc=$?
+got=$(planned "$tmp/results/r3/plan.json" r3 2>/dev/null | cut -d' ' -f1 | paste -sd' ')
+ok "$([ "$rc" -eq 0 ] && [ "$got" = "tsc hpet acpi_pm" ] && [ "$(grep -c '^clockbench: not measured: refined-jiffies jiffies, the kernel.s stand-ins' "$tmp/err3")" = 1 ]; echo $?)" \
+	"a plain run on a kernel offering jiffies and refined-jiffies plans tsc hpet acpi_pm (exit $rc, planned: $got), saying the stand-ins once"
+CB_ENGINE=$PWD/bench/clockbench host-scripts/compare -q "${small[@]}" --clocksources tsc,jiffies \
+	--report-out "$tmp/report4" "$tmp/results" r4 >/dev/null 2>"$tmp/err4"
+rc=$?
+ok "$([ "$rc" -eq 2 ] && [ ! -e "$tmp/results/r4" ] && [ "$(cat "$CB_CS_DIR/current_clocksource")" = hpet ] &&
+	grep -q "'jiffies' is one of the kernel's stand-ins" "$tmp/err4"; echo $?)" \
+	"--clocksources naming jiffies: exit $rc before anything is made or switched: $(head -c 160 "$tmp/err4")"
+echo "hpet tsc acpi_pm" >"$tmp/cs/available_clocksource"
 # compare is an entry point: no loop and no plan in its bash.
 ok "$(! grep -v '^[[:space:]]*#' host-scripts/compare | grep -Eq '^[[:space:]]*(for|while|until) |round|plan'; echo $?)" \
 	"host-scripts/compare loops nothing and reads no plan ($(grep -c . host-scripts/compare) lines)"
