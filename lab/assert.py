@@ -599,14 +599,6 @@ def kernel_read(ev):
     return r.median - r.null_median, None
 
 
-def tcp_stream(ev):
-    m, err = ev.host()
-    if err:
-        return None, err
-    w = m.workload("tcp-stream")
-    return (w.rate, None) if w and w.rate else (None, "%s: no tcp-stream rate" % os.path.basename(m.path))
-
-
 def against_base(reader, floor=None):
     """A reader of this state's figure over the tsc state's (the base
     figure raised to floor first, where noise can bring it near 0)."""
@@ -664,8 +656,6 @@ FACTS = {
     # A base under 1 ns (noise can take syscall less null there) counts as 1 ns.
     "l1_kernel_read_vs_tsc": (against_base(kernel_read, 1.0), "the kernel's own clock read on L1 (syscall less "
                               "null, monotonic, 1 thread), as a multiple of the tsc state's", "host+base"),
-    "l1_tcp_stream_vs_tsc": (against_base(tcp_stream), "tcp-stream's rate on L1, as a fraction of the tsc state's",
-                             "host+base"),
     "l1_rtc_edges": (rtc_edges, "RTC update interrupts timed by the rate check on L1", "tsc-rate"),
     "l1_rtc_ppm_abs": (rtc_ppm_abs, "the TSC's rate on L1 against the RTC, |ppm| from the kernel's", "tsc-rate"),
     "l1_watched": (l1_watched, "L1's TSC watched by its kernel's watchdog, by L1's facts and the kernel table", "l1"),
@@ -690,12 +680,6 @@ FACTS = {
 }
 
 
-# Comparisons with the tsc state made only where both ran in one L1: a
-# rate of the emulated network stack moves with the load on the machine
-# the emulator shares (the ci tier's first run, one L1 a state: state 2's
-# tcp-stream on hpet 1.24 times state 1's on tsc, 2026-12-04), where the
-# kernel's clock read on hpet stays a multiple of it.
-SAME_L1 = ("l1_tcp_stream_vs_tsc",)
 
 
 def evidence(ev, kind):
@@ -896,11 +880,6 @@ def state(d, st, selected, table, each):
         reader, words, kind = FACTS[fact]
         if kind == "host+base" and ev.base is None:
             skip("state %d: %s %s %s" % (st.n, words, op, want), "the tsc state was not run in this lab")
-            continue
-        if fact in SAME_L1 and ev.base[0] is not None and ev.base[0].boot_name != ev.boot_name:
-            skip("state %d: %s %s %s" % (st.n, words, op, want), "the tsc state ran in L1 %s, this one in L1 %s: "
-                 "an emulated rate that moves with the host's load is compared within one L1 only"
-                 % (ev.base[0].boot_name, ev.boot_name))
             continue
         got, err = reader(ev)
         ok(err is None and holds(got, op, want), "state %d: %s %s %s [%s]" % (st.n, words, op, want, evidence(ev, kind)),
