@@ -198,8 +198,9 @@ def judge_cpu(regs, lapic):
     timer already expired: an interrupt the CPU could take and never
     got, so nothing wakes it (the tick L1's kernel waits for is that
     interrupt)."""
-    hlt, rfl = _field(r"\bHLT=(\d)", regs), _field(r"\bRFL=([0-9a-fA-F]+)", regs)
-    rip = _field(r"\bRIP=([0-9a-fA-F]+)", regs)
+    # RFL and RIP in long mode; EFL and EIP where the CPU runs 32- or 16-bit code.
+    hlt, rfl = _field(r"\bHLT=(\d)", regs), _field(r"\b[RE]FL=([0-9a-fA-F]+)", regs)
+    rip = _field(r"\b[RE]IP=([0-9a-fA-F]+)", regs)
     if hlt is None or rfl is None:
         return "unknown: no HLT or RFL in the monitor's registers"
     if hlt != "1":

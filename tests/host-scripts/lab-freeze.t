@@ -62,12 +62,39 @@ cases = [
     (r, a.replace("PPR 0x10", "PPR 0xf0"), "halted with interrupts on (RIP ffffffff81a592eb) and nothing pending"),
     (r, a.replace("IRR\t 236", "IRR\t 48"), "an interrupt stranded: CPU 0 halted with interrupts on (RIP ffffffff81a592eb), vector(s) 48"),
     ("", "", "unknown"),
+    # a CPU in 32-bit code (QEMU's monitor says EIP and EFL there)
+    (r.replace("RIP=ffffffff81a592eb", "EIP=c0a592eb").replace("RFL=00000246", "EFL=00000246"), a,
+     "a stranded timer interrupt: CPU 0 halted with interrupts on (RIP c0a592eb)"),
 ]
 bad = [(want, got) for reg, lap, want in cases for got in [l1watch.judge_cpu(reg, lap)] if not got.startswith(want)]
 bad and print(bad, file=sys.stderr)
 sys.exit(bool(bad))
 PY
 )" "l1watch.judge_cpu: a stranded timer interrupt said only where the CPU halted with interrupts on and the timer's vector waits above PPR"
+
+# The same reading from a real QEMU's monitor over QMP: a machine held at
+# reset (-S: nothing runs), its CPU at the reset vector.
+if command -v qemu-system-x86_64 >/dev/null; then
+	got=$(python3 - "$tmp" <<'PY'
+import os, subprocess, sys
+sys.path[:0] = ["lab", "host-scripts", "contract"]
+import l1watch
+sock = os.path.join(sys.argv[1], "real.qmp")
+q = subprocess.Popen(["qemu-system-x86_64", "-nodefaults", "-display", "none", "-S", "-accel", "tcg", "-M", "pc",
+                      "-qmp", "unix:%s,server=on,wait=off" % sock], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+try:
+    text, verdict = l1watch.cpu_state(sock, q)
+finally:
+    q.kill()
+    q.wait()
+print("%s|%s" % (verdict, "LVTT" in (text or "") and "HLT=" in (text or "")))
+PY
+)
+	ok "$([ "${got%%|*}" = "running (RIP 0000fff0, not halted): L1 spins, or runs a guest that does" ] && [ "${got##*|}" = True ]; echo $?)" \
+		"l1watch.cpu_state reads a real QEMU's CPU and local APIC over QMP: $got"
+else
+	skip "l1watch.cpu_state on a real QEMU: no qemu-system-x86_64 (make deps)"
+fi
 
 kernel=$(find /boot -maxdepth 1 -name 'vmlinuz-*' 2>/dev/null | sort -V | tail -n1)
 if [ "$(id -u)" -ne 0 ] || [ -z "$kernel" ] || [ ! -d "/lib/modules/${kernel##*/vmlinuz-}" ] || [ ! -f build/guest/initramfs.cpio ]; then
