@@ -599,6 +599,18 @@ def kernel_read(ev):
     return r.median - r.null_median, None
 
 
+def vdso_read(ev):
+    """L1's clock_gettime through the vDSO, monotonic on 1 thread: the vdso
+    row's median (on hpet the vDSO falls back to the syscall)."""
+    m, err = ev.host()
+    if err:
+        return None, err
+    r = m.row("monotonic", "vdso", 1)
+    if r is None or r.median is None:
+        return None, "%s: no vdso row (monotonic, 1 thread)" % os.path.basename(m.path)
+    return r.median, None
+
+
 def against_base(reader, floor=None):
     """A reader of this state's figure over the tsc state's (the base
     figure raised to floor first, where noise can bring it near 0)."""
@@ -656,6 +668,8 @@ FACTS = {
     # A base under 1 ns (noise can take syscall less null there) counts as 1 ns.
     "l1_kernel_read_vs_tsc": (against_base(kernel_read, 1.0), "the kernel's own clock read on L1 (syscall less "
                               "null, monotonic, 1 thread), as a multiple of the tsc state's", "host+base"),
+    "l1_vdso_read_vs_tsc": (against_base(vdso_read, 1.0), "clock_gettime through the vDSO on L1 (monotonic, 1 "
+                            "thread), as a multiple of the tsc state's", "host+base"),
     "l1_rtc_edges": (rtc_edges, "RTC update interrupts timed by the rate check on L1", "tsc-rate"),
     "l1_rtc_ppm_abs": (rtc_ppm_abs, "the TSC's rate on L1 against the RTC, |ppm| from the kernel's", "tsc-rate"),
     "l1_watched": (l1_watched, "L1's TSC watched by its kernel's watchdog, by L1's facts and the kernel table", "l1"),

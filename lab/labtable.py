@@ -58,6 +58,7 @@ FACTS = {
     "sched_clock_stable": ("yes", "no"),
     "path": ("user", "syscall"),
     "l1_kernel_read_vs_tsc": int,
+    "l1_vdso_read_vs_tsc": int,
     "l1_rtc_edges": int,
     "l1_rtc_ppm_abs": int,
     # The clocksource watchdog in L1 (issue 19): whether it watches L1's

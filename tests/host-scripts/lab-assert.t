@@ -85,6 +85,7 @@ KEYS = [("harness run succeeded", "run"), ("a guest result", "result"), ("traced
         ("guest's clocksource", "guest_clocksource"), ("Marking stable", "sched_clock_stable"),
         ("clock_gettime path", "path"), ("after the failed attempt", "failed_restore"),
         ("after the run", "restore"), ("kernel's own clock read", "l1_kernel_read_vs_tsc"),
+        ("through the vDSO", "l1_vdso_read_vs_tsc"),
         ("RTC update interrupts", "l1_rtc_edges"),
         ("against the RTC, |ppm|", "l1_rtc_ppm_abs")]
 
@@ -117,7 +118,7 @@ t.ok({k for s, k in every3} == {"run", "result", "subject", "complete", "window"
 S3_TRACE = {"complete", "window", "master_clock", "hostclock", "stable_bit", "tsc_offset_writes",
             "window_tsc_offset_writes"}
 S3_RESULT = {"result", "subject", "path"} | S3_TRACE
-L1_HOST = {"l1_kernel_read_vs_tsc"}
+L1_HOST = {"l1_vdso_read_vs_tsc"}
 L1_RATE = {"l1_rtc_edges", "l1_rtc_ppm_abs"}
 EVIDENCE = [
     ("state-3/guest-hpet-2vcpu.json", 3, S3_RESULT),
@@ -206,7 +207,7 @@ with open(os.path.join(FX, "state-1", "host-tsc.json")) as f:
 def as_tsc_state(doc):
     """state 2's syscall row and tcp-stream as state 1's: no slower read, no
     slower stream."""
-    for m in ("syscall",):
+    for m in ("syscall", "vdso"):
         r = row(doc, m)
         r.update({k: v for k, v in row(tsc_doc, m).items() if k != "clocksource"})
     w = wl(doc, "tcp-stream")
@@ -239,8 +240,8 @@ def negative_tsc_read(doc):
 
 
 for what, name, fn, want in (
-        ("state 2's syscall row and tcp-stream as state 1's", "state-2/host-hpet.json", as_tsc_state,
-         {(2, "l1_kernel_read_vs_tsc")}),
+        ("state 2's syscall and vdso rows and tcp-stream as state 1's", "state-2/host-hpet.json", as_tsc_state,
+         {(2, "l1_vdso_read_vs_tsc")}),
         ("no RTC in L1", "state-2/tsc-rate-hpet.json", no_rtc, {(2, "l1_rtc_edges"), (2, "l1_rtc_ppm_abs")}),
         ("the TSC 12000 ppm fast against the RTC", "state-2/tsc-rate-hpet.json", ppm(12000.0), {(2, "l1_rtc_ppm_abs")}),
         ("the TSC 12000 ppm slow", "state-2/tsc-rate-hpet.json", ppm(-12000.0), {(2, "l1_rtc_ppm_abs")}),
@@ -702,7 +703,7 @@ for argv, why in ((["r", "x", "7"], "--stop MS --every MS are needed"), (["r", "
 # An L1 that froze in state 2 and was replaced (lab/run-lab): state 1 ran
 # in L1 1-2, state 2's second attempt in 1-2-r1, whose facts are state 2's;
 # the frozen L1's record and console are checked, its attempt said in a
-# comment (no clocksource read after it); the kernel's read is compared with
+# comment (no clocksource read after it); the vDSO read is compared with
 # the tsc state's across the two L1s.
 def replaced(d, console=True):
     for ext in ("facts.txt", "dmesg.txt"):
@@ -734,9 +735,9 @@ t.ok(rc == 0 and all(seen2.values()) and "ok" in out and re.search(r"(?m)^ok \d+
                                                                   r"console kept", out)
      and "# state 2: attempt 1 ended with L1 1-2 frozen (EMULATED)" in out
      and "qemu-system-x86_64 -accel kvm" in out
-     and re.search(r"(?m)^ok \d+ - state 2: the kernel's own clock read on L1 .* >= 2 ", out)
+     and re.search(r"(?m)^ok \d+ - state 2: clock_gettime through the vDSO on L1 .* >= 3 ", out)
      and "L1 1-2 FROZE (EMULATED: QEMU TCG's behaviour, never a hypervisor's)" in out,
-     "an L1 frozen in state 2 and replaced: its record and console checked, the frozen attempt said, the kernel's "
+     "an L1 frozen in state 2 and replaced: its record and console checked, the frozen attempt said, the vDSO "
      "read compared across the two L1s", out)
 ev = {"__name__": "lab_assert", "__file__": ASSERT}
 exec(ASSERT_CODE, ev)
