@@ -18,6 +18,7 @@ file).
 import json
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
@@ -66,6 +67,41 @@ def _close(name, win, clock):
             "hostclock": c["master_clock"]["hostclock"], "master_clock": clock.master, "stable_bit": clock.stable}
 
 
+WORK_PREFIX = "clockbench-running-vm."
+
+
+def clean_leftovers():
+    """Removes what a step killed outright (SIGKILL: no finally ran) left:
+    its private folder (WORK_PREFIX<pid>.*, ours, in the temporary folder)
+    when that pid is gone; its tracefs instance goes by kvmtrace.clean().
+    Its VM died with it (die_with_parent)."""
+    tmp = tempfile.gettempdir()
+    try:
+        names_ = os.listdir(tmp)
+    except OSError:
+        return
+    for n in names_:
+        if not n.startswith(WORK_PREFIX):
+            continue
+        pid = n[len(WORK_PREFIX):].split(".", 1)[0]
+        path = os.path.join(tmp, n)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if pid.isdigit() and not os.path.exists("/proc/%s" % pid) and stat.S_ISDIR(st.st_mode) \
+                and st.st_uid == os.geteuid():
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def die_with_parent():
+    """In the child before exec: SIGKILL when the step's process dies, however
+    (PR_SET_PDEATHSIG): the VM never outlives the step."""
+    import ctypes
+    import signal
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
 def run(run_dir, fallback, kernel, qemu_bin=qemu.BINARY, baseline="tsc", seconds=PHASE_S, force=False,
         clocksource=None, say=None):
     """The step: writes running-vm-<fallback>.json (and its raw trace) into
@@ -75,7 +111,8 @@ def run(run_dir, fallback, kernel, qemu_bin=qemu.BINARY, baseline="tsc", seconds
     say = say or (lambda m: None)
     name = runfolder.running_vm_name(fallback)
     runfolder.free_path(run_dir, name)
-    work = tempfile.mkdtemp(prefix="clockbench-running-vm.")
+    clean_leftovers()
+    work = tempfile.mkdtemp(prefix="%s%d." % (WORK_PREFIX, os.getpid()))
     try:
         return _step(run_dir, name, work, fallback, kernel, qemu_bin, baseline, seconds, force, clocksource, say)
     finally:
@@ -95,7 +132,7 @@ def _step(run_dir, name, work, fallback, kernel, qemu_bin, baseline, seconds, fo
                             qmp=os.path.join(work, "qmp.sock"), pidfile=os.path.join(work, "qemu.pid"))
         with open(os.path.join(work, "qemu.log"), "wb") as log:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+                                    start_new_session=True, preexec_fn=die_with_parent)
         q = _qmp(os.path.join(work, "qmp.sock"), proc, work)
         pid = q.pid
         say("a KVM VM (pid %d) started on %s; %g s a phase" % (pid, baseline, seconds))
