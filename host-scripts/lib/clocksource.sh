@@ -399,7 +399,7 @@ cs_guard() {
 		cs_forced_vms+=("${cs_vms[@]}")
 		return 0
 	fi
-	cs_say "refusing to change the clocksource: KVM guests that clockbench did not start are running ($vms); flipping it changes every guest's clock. Stop them, or pass --force"
+	cs_say "refusing to change the clocksource: KVM guests that clockbench did not start are running ($vms); flipping it changes every guest's clock. Stop them, or force it as typed: make bench FORCE=1 (installed: --force); forcing takes each running VM off tsc and back, and each then pays a system call per clock read until paused and resumed (clockbench heal --yes)"
 	return 1
 }
 

@@ -29,9 +29,10 @@ for c in "${offered[@]}"; do [ "$c" = tsc ] || { other=$c; break; }; done
 [ -n "$other" ] || skip_all "the host offers no clocksource but tsc"
 [ -c /dev/kvm ] || skip_all "no /dev/kvm"
 command -v qemu-system-x86_64 >/dev/null || skip_all "no qemu-system-x86_64 (make deps)"
-kernels=(/boot/vmlinuz-*)
+kernels=(/boot/vmlinuz-* build/guest-kernel/boot/vmlinuz-*)
 kernel=${CB_TEST_KERNEL:-${kernels[-1]}}
-[ -r "$kernel" ] || skip_all "no kernel in /boot for the VM"
+[ -r "$kernel" ] || kernel=${kernels[0]}
+[ -r "$kernel" ] || skip_all "no kernel image for the VM (make deps unpacks one)"
 [ -z "$(bash -c '. host-scripts/lib/clocksource.sh; cs_foreign_vms')" ] || skip_all "KVM guests are running on this machine: no real flip under them"
 tmp=$(mktemp -d)
 vms=()
