@@ -659,6 +659,76 @@ def confirm(read_trace, vm, mark, limit=CONFIRM_S):
         time.sleep(0.05)
 
 
+PROBE_S = 2.0  # how long a probed VM's threads stay on their new CPUs
+
+
+def threads(pid):
+    """{tid: (the CPU it last ran on, its allowed CPUs)} of process pid;
+    threads that end meanwhile are left out.  At most 4096."""
+    out = {}
+    try:
+        tids = sorted(int(t) for t in os.listdir(os.path.join(proc_dir(), str(pid), "task")) if t.isdigit())[:4096]
+    except OSError:
+        return out
+    for tid in tids:
+        raw = read_small(os.path.join(proc_dir(), str(pid), "task", str(tid), "stat"))
+        try:
+            cpu = int(raw[raw.rfind(b")") + 2:].split()[36])  # field 39, "processor"
+            out[tid] = (cpu, os.sched_getaffinity(tid))
+        except (TypeError, IndexError, ValueError, OSError):
+            continue
+    return out
+
+
+def probe(vm, inst, seconds=PROBE_S):
+    """Makes a quiet VM's clock state visible without pausing it: each of
+    its threads is moved once to another CPU of those it may already run
+    on (its own affinity: a VM pinned to one CPU a thread is not moved),
+    for `seconds`, then given its own set back.  With the master clock off,
+    KVM asks for a clock update when a vCPU is loaded on another CPU
+    (kvm_arch_vcpu_load() in arch/x86/kvm/x86.c), so a pvclock update after
+    the move shows the bit; with it on, KVM makes none.  Returns ("lost" or
+    "ok", evidence) when an update came, else (None, why nothing is
+    decided).  INT, TERM and HUP wait until every thread has its set back."""
+    if inst is None:
+        return None, "no trace to read the probe from"
+    moved = {}
+    mark = "clockbench-probe-%d" % vm.pid
+    marker(inst, mark)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)
+    try:
+        for tid, (cpu, allowed) in threads(vm.pid).items():
+            other = sorted(c for c in allowed if c != cpu)
+            if not other:
+                continue
+            try:
+                os.sched_setaffinity(tid, {other[0]})
+                moved[tid] = allowed
+            except OSError:
+                continue
+        end = time.monotonic() + (seconds if moved else 0)
+        c = None
+        while time.monotonic() < end:
+            c = clocks(read_trace(inst), mark).get(vm.pid)
+            if c is not None and c.state() != "unknown":
+                break
+            time.sleep(0.05)
+    finally:
+        for tid, allowed in moved.items():
+            try:
+                os.sched_setaffinity(tid, allowed)
+            except OSError:
+                pass  # the thread ended
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    if not moved:
+        return None, "no thread of it could move (each may run on one CPU only)"
+    if c is None or c.state() == "unknown":
+        return None, ("moved its %d threads to other CPUs of their own for %g s: no clock update came (its master "
+                      "clock is on, or no vCPU ran meanwhile)" % (len(moved), seconds))
+    return c.state(), ("clockbench heal's probe: its threads moved to other CPUs of their own, KVM updated its clock "
+                       "%s the stable bit" % ("with" if c.state() == "ok" else "without"))
+
+
 def read_trace(inst):
     """A running instance's events so far, as lines (its `trace` file, read
     anew: a read does not consume), each at most kvmtrace.MAX_LINE; the

@@ -77,6 +77,28 @@ echo tsc >"$real/current_clocksource"
 ok "$([ "$(cat "$real/current_clocksource")" = tsc ] && kill -0 "$late"; echo $?)" "a second VM started while on $other; back on tsc"
 sleep 3
 
+# The probe, alone: KVM shows the state of a VM that makes no clock event
+# when its threads move to another CPU (its master clock off: an update
+# without the bit).  Run again after the heal below: no update (on).
+probe() {
+	python3 - "$1" <<'PY'
+import os, sys
+sys.path[:0] = ["contract", "host-scripts"]
+from cbhost import heal, kvmtrace
+pid = int(sys.argv[1])
+inst = kvmtrace.start(os.getpid(), heal.TRACE_KB)
+try:
+    vm = heal.VM(pid, "early", "cmdline", heal.start_s(pid), heal.start_ticks(pid))
+    print(*heal.probe(vm, inst), sep=": ")
+finally:
+    kvmtrace.discard(os.getpid())
+PY
+}
+probe "$early" >"$tmp/probe.out" 2>&1
+diag "$(cat "$tmp/probe.out")"
+ok "$(grep -q "^lost: clockbench heal's probe: its threads moved to other CPUs of their own, KVM updated its clock without the stable bit" "$tmp/probe.out"; echo $?)" \
+	"the probe: threads moved, KVM updated the VM's clock without the bit (its master clock off)"
+
 host-scripts/host-check >"$tmp/health.out" 2>"$tmp/health.err"
 rc=$?
 diag "$(head -c 3000 "$tmp/health.out")"
@@ -91,6 +113,10 @@ diag "$(cat "$tmp/heal.out" "$tmp/heal.err")"
 ok "$([ "$rc" = 0 ] && grep -q "^early (pid $early): healed: paused for [0-9.]* ms; KVM's master clock on again" "$tmp/heal.out"; echo $?)" \
 	"heal --yes: the VM paused and resumed over QMP, KVM's master clock on again (exit $rc)"
 ok "$(! grep -q "^late (pid $late): healed" "$tmp/heal.out"; echo $?)" "the VM booted off tsc is not paused"
+probe "$early" >"$tmp/probe2.out" 2>&1
+diag "$(cat "$tmp/probe2.out")"
+ok "$(grep -q "^None: moved its [0-9]* threads to other CPUs of their own for 2 s: no clock update came" "$tmp/probe2.out"; echo $?)" \
+	"the probe after the heal: no clock update (its master clock on)"
 host-scripts/host-check --trace-seconds 0 >"$tmp/health2.out" 2>&1
 ok "$(grep -q "VM early (pid $early): has the stable bit (clockbench heal paused and resumed it" "$tmp/health2.out" && ! head -n1 "$tmp/health2.out" | grep -q "lost the stable bit"; echo $?)" \
 	"afterwards health, tracing nothing, knows from heal's record that it has the bit"
