@@ -410,7 +410,9 @@ def plan(results, run_id, rounds, css, s, guest_opts, accel_opts, original):
          "host_options": host_options(s), "guest_options": guest_opts + accel_opts if s["guest"] else [],
          "steps": steps,
          "running_vm": {"fallbacks": [] if tcg else fallbacks,
-                        "skipped": "--accel=tcg" if tcg and fallbacks else None},
+                        "skipped": "--accel=tcg" if tcg and fallbacks else None,
+                        # Where KVM boots the guest, the running VM is one too: its own view measured.
+                        "in_guest": "--accel=kvm" in guest_opts + accel_opts},
          "health": runfolder.HEALTH}
     return run_dir, p
 
@@ -570,6 +572,10 @@ class Sweep:
                 vm += ["--qemu", o[len("--qemu="):]]
         if self.s["force"]:
             vm.append("--force")
+        if self.plan["running_vm"].get("in_guest"):
+            initrd = next((o[len("--initramfs="):] for o in guest_opts if o.startswith("--initramfs=")),
+                          os.path.join(cbhost.TOP, "build", "guest", "initramfs.cpio"))
+            vm += ["--initramfs", initrd]
         err = os.path.join(self.work, "running-vm.err")
         for c in self.plan["running_vm"]["fallbacks"]:
             if self.stopped():
