@@ -307,6 +307,7 @@ static void measure(const struct params *pp, char *threads_default, struct cb_co
 	const struct params p = *pp;
 	struct cb_context ctx = *ctxp;
 	struct gf_log *log;
+	unlink(RESULT_PATH); /* the engine never replaces a file: a repeat's result is a new one */
 	long t_engine = uptime_ms();
 	int st = run_engine(&p, threads_default);
 	long t_end = uptime_ms();
