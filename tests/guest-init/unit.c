@@ -91,6 +91,10 @@ static void params_tests(void)
 	char longname[] = "clockbench.channel=ttyS1234567890123456789012345678";
 	ok(!params_channel(longname, name, sizeof name) && params_parse(longname, &p, err, sizeof err),
 	   "a channel name of 32 characters is refused");
+	char rep[] = "clockbench.repeat=1", repbad[] = "clockbench.repeat=2";
+	struct params rp = { 0 };
+	ok(!params_parse(rep, &rp, err, sizeof err) && rp.repeat == 1 && params_parse(repbad, &rp, err, sizeof err) &&
+	   !strcmp(err, "clockbench.repeat=2: expected 0 or 1"), "clockbench.repeat=1 kept, =2 refused");
 	char s0[] = "clockbench.settle=0", s60[] = "clockbench.settle=60";
 	struct params r = { 0 };
 	ok(!params_parse(s0, &r, err, sizeof err) && !strcmp(r.settle, "0") && !params_parse(s60, &r, err, sizeof err) &&

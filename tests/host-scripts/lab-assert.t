@@ -83,7 +83,8 @@ KEYS = [("harness run succeeded", "run"), ("a guest result", "result"), ("traced
         ("master clock", "master_clock"), ("hostclock", "hostclock"), ("STABLE_BIT", "stable_bit"),
         ("over QEMU's life", "tsc_offset_writes"), ("while the guest measured", "window_tsc_offset_writes"),
         ("guest's clocksource", "guest_clocksource"), ("Marking stable", "sched_clock_stable"),
-        ("clock_gettime path", "path"), ("after the failed attempt", "failed_restore"),
+        ("running VM's own", "running_vm_guest_paths"), ("clock_gettime path", "path"),
+        ("after the failed attempt", "failed_restore"),
         ("after the run", "restore"), ("kernel's own clock read", "l1_kernel_read_vs_tsc"),
         ("through the vDSO", "l1_vdso_read_vs_tsc"),
         ("RTC update interrupts", "l1_rtc_edges"),
@@ -157,6 +158,20 @@ for name, s, wants in EVIDENCE:
 # A FIFO (or device) in place of an evidence file is refused without
 # waiting for a writer, as the loader refuses one: the assertions reading
 # it fail as for a missing file, naming what it is.
+# The running VM's own view: a guest that still read in user space after
+# the return (a kernel that gave the bit back, or a wrong reading) fails.
+d = copy()
+rv = os.path.join(d, "state-2", "running-vm-hpet.json")
+with open(rv) as f:
+    doc = json.load(f)
+doc["in_guest"]["phases"][2]["paths"] = ["user"]
+with open(rv, "w") as f:
+    json.dump(doc, f)
+rc, out, seen2 = lab(d)
+t.ok(rc == 1 and failing(seen2) == {(2, "running_vm_guest_paths")},
+     "state 2: a running VM that read in user space after the return fails running_vm_guest_paths alone",
+     repr(failing(seen2)))
+
 d = copy()
 fifos = ("l1-3.dmesg.txt", "state-3/guest-hpet-2vcpu.console.log", "state-3.clocksource-after", "state-3.log")
 for name in fifos:

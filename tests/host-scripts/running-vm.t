@@ -105,4 +105,27 @@ for args, want in ((["--help"], 0), (["--bogus"], 2), (["--run-dir", t.tmp], 2),
     r = subprocess.run([sys.executable, BR] + args, capture_output=True, text=True, timeout=30)
     t.ok(r.returncode == want and (want == 0 or len(r.stderr.strip().splitlines()) == 1),
          "bench-running-vm %s: exit %d%s" % (" ".join(args), want, "" if want == 0 else ", one line"), r.stderr)
+# The running VM's own view, from a real repeating guest's channel (QEMU TCG, -cpu max, 2026-12-06: 8 result
+# frames): each phase's results after its first, their path and medians.
+CHAN = os.path.join(FX, "guest-repeat.chan")
+t.ok(runningvm.frames_in(CHAN) == 8, "a repeating guest's channel: 8 whole frames", runningvm.frames_in(CHAN))
+v = runningvm.guest_view(CHAN, [("before", 3), ("fallback", 5), ("return", 8)])
+t.ok([(p["phase"], p["results"], p["paths"]) for p in v] == [("before", 2, ["user"]), ("fallback", 1, ["user"]),
+                                                               ("return", 2, ["user"])]
+     and all(len(p["median_ns"]) == p["results"] for p in v),
+     "per phase: its results but the first (which may have begun before it), their path and medians", v)
+m = dict(doc, in_guest={"measured": True, "phases": v})
+with open(os.path.join(t.tmp, "running-vm-kvm-clock.json"), "w") as f:
+    json.dump(m, f)
+rv = load.load_running_vm(os.path.join(t.tmp, "running-vm-kvm-clock.json"))
+t.ok("the guest's own CLOCK_MONOTONIC reads: before user (median" in rv.sentence(), "the sentence says the guest's view",
+     rv.sentence())
+m["in_guest"]["phases"][0]["paths"] = ["user; rm -rf /"]
+with open(os.path.join(t.tmp, "running-vm-kvm-clock.json"), "w") as f:
+    json.dump(m, f)
+try:
+    load.load_running_vm(os.path.join(t.tmp, "running-vm-kvm-clock.json"))
+    t.ok(False, "a guest path that is no path: refused")
+except InputError as e:
+    t.ok("in_guest.phases[0].paths" in str(e), "a guest path that is no path: refused in one line", str(e))
 t.done()
