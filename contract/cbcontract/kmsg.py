@@ -149,6 +149,7 @@ _CAUSES = [
     ("TSCs unsynchronized", "unsynchronized"),
     ("cpufreq changes", "cpufreq"),
     ("TSC halts in idle", "idle"),
+    ("possible TSC halt in C2", "idle"),  # 2.6.2x, drivers/acpi/processor_idle.c
     ("running on Hyper-V", "hypervisor"),
     ("KVM discovered backwards TSC", "kvm"),
 ]
@@ -292,7 +293,23 @@ def _known(text):
     return _match(text) if any(w in text for w in _ANY) else None
 
 
-def _recorded(lines, log, budget=None):
+# How the paste reader took one line: its text, stamp, whether a header
+# stood before it, and whether it was read as a continuation.
+Read = collections.namedtuple("Read", "text stamp framed continuation")
+MAX_SEEN = 1 << 16
+
+
+def read_paste(lines):
+    """(Read of each line, the paste.Log): how the paste reader took a
+    recorded log line by line, whatever its text says (a marker of a
+    test's own, no kernel phrase)."""
+    seen, log = [], _paste.Log()
+    for _ in _recorded(lines, log, _paste.Budget(), seen):
+        pass
+    return seen, log
+
+
+def _recorded(lines, log, budget=None, seen=None):
     """messages() of a recorded log: its transport encodings undone
     (paste.decoded()), each line's prefixes stripped and its header read
     by cbcontract.paste (a header of another facility, transport or
@@ -308,7 +325,8 @@ def _recorded(lines, log, budget=None):
     together are one; nothing else is guessed.  JSON and export entries
     are quoted as "[stamp] message".  Yields (line, kind, detail, stamp,
     (wall, cut)): wall the seconds of the day of a wall-clock header (for
-    a paste's order), cut whether a pager cut the line."""
+    a paste's order), cut whether a pager cut the line.  seen: a list
+    given gets each line's Read (at most MAX_SEEN)."""
     framed = False
     held = None  # (line, Head): the last line, not known alone (a wrapped line's first half?)
     ref = None  # (indent, depth) of the last line read as a record's start
@@ -332,11 +350,17 @@ def _recorded(lines, log, budget=None):
         if h is None:
             held = None
             continue
-        log.saw(h, line)
         entry = h.fmt in ("journalctl -o json", "journalctl -o export")
+        cont = not entry and (h.console or (ref is not None and h.depth == ref[1] and h.indent > ref[0]))
+        if cont:
+            log.consoles += h.console
+        else:
+            log.saw(h, line)
+        if seen is not None and len(seen) < MAX_SEEN:
+            seen.append(Read(h.text, h.stamp, h.framed, bool(cont)))
         if entry:
             line = "[%12.6f] %s" % (h.stamp, h.text) if h.stamp is not None else h.text
-        elif h.console or (ref is not None and h.depth == ref[1] and h.indent > ref[0]):
+        elif cont:
             # A continuation: never a record; only a wrapped line's second half.
             if h.framed or h.console:
                 log.continuations += 1
@@ -514,15 +538,11 @@ def summarize(lines, recorded=False, budget=None):
             s["evidence"].append(line)
     rev = bool(log and log.reversed())
     events = events_first + list(events_last)
-    # The order of the events: by boot stamps where every one has one,
-    # else by wall-clock stamps, else the file's (reversed when newest first).
-    idx = (lambda e: -e[2]) if rev else (lambda e: e[2])
-    if events and all(e[0] is not None for e in events):
-        events.sort(key=lambda e: (e[0], idx(e)))
-    elif events and all(e[1] is not None for e in events):
-        events.sort(key=lambda e: (e[1], idx(e)))
-    else:
-        events.sort(key=idx)
+    # The order of the events: the log's own (the kernel's record order),
+    # read from its end when its stamps fall (journalctl -r).  Never
+    # sorted by stamp: 2.6's printk stamps jump back when the TSC is
+    # marked unstable (sched_clock leaves it).
+    events.sort(key=(lambda e: -e[2]) if rev else (lambda e: e[2]))
     sw = list(reversed(first_switches)) if rev else list(switches)
     if rev and first_switch_away is None:
         for a, b in zip(sw, sw[1:]):

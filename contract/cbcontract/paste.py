@@ -265,6 +265,15 @@ def head(line, cut=False):
     another transport, a syslog line of another program).  cut: the
     caller knows a pager cut this line (its marker already removed)."""
     depth, rest, console, indent, marks = unquote(line)
+    if "table" in marks and "|" in rest:
+        # A Markdown table row: the record is one cell's (the first that has a header).
+        for cell in rest.split("|")[:16]:
+            h = head(cell.strip(), cut)
+            if h is None or h.framed:
+                if h is not None:
+                    h.depth, h.indent, h.marks, h.console = depth, indent, marks, h.console or console
+                return h
+        return Head(rest, None, False, None, depth, console, indent, None, cut, marks)
     if rest.startswith("{"):
         j = journal(rest)
         return None if j is None else Head(j[0], j[1], True, "journalctl -o json", depth, indent=indent, marks=marks)
@@ -443,18 +452,17 @@ MAX_LINE_CHARS = 64 << 10
 
 def _pager_width(lines):
     """The terminal width a pager cut lines at (less -S's ">" in the last
-    column), when at least 2 lines of the same length end so and none is
-    longer; else None."""
+    column): the length at which the most lines end so, when at least 2
+    do and fewer lines are longer than that; else None."""
     ends = {}
-    longest = 0
     for x in lines:
-        longest = max(longest, len(x))
         if len(x) >= 40 and x.endswith(">"):
             ends[len(x)] = ends.get(len(x), 0) + 1
     if not ends:
         return None
-    w, c = max(ends.items(), key=lambda kv: kv[1])
-    return w if c >= 2 and w == longest else None
+    w, c = max(ends.items(), key=lambda kv: (kv[1], kv[0]))
+    longer = sum(1 for x in lines if len(x) > w)
+    return w if c >= 2 and longer < c else None
 
 
 # Formats whose lines any local user can write: the kernel's name in
@@ -493,7 +501,6 @@ class Log:
     def saw(self, h, line):
         """Counts one line's Head."""
         self.depth = max(self.depth, h.depth)
-        self.consoles += h.console
         if h.framed:
             self.marks.update(h.marks)
         key = h.stamp if h.stamp is not None else h.wall
@@ -513,8 +520,11 @@ class Log:
             self.counts[h.fmt] = self.counts.get(h.fmt, 0) + 1
 
     def reversed(self):
-        """Whether the paste runs newest first (journalctl -r): its stamps fall more often than they rise."""
-        return self.order[1] > self.order[0] or any(" -r" in c or "--reverse" in c for c in self.commands[:1])
+        """Whether the paste runs newest first (journalctl -r): its stamps fall more often than they rise, or the command that printed it said -r."""
+        c = self.commands[0].split() if self.commands else []
+        said = c[:1] == ["journalctl"] and any(t == "--reverse" or (t[:1] == "-" and t[1:2] != "-" and "r" in t)
+                                                for t in c[1:])
+        return said or self.order[1] > self.order[0]
 
     def forgeable(self):
         """The formats read whose 'kernel:' any user can write (FORGEABLE)."""
@@ -567,7 +577,7 @@ class Log:
             if mk in self.marks:
                 notes.append(what)
         if self.reversed():
-            notes.append("newest first (ordered by its stamps)")
+            notes.append("newest first (read from its end)")
         if self.consoles:
             notes.append("a console's login prompt before %d line%s (read as continuations)" % (
                 self.consoles, "s" if self.consoles > 1 else ""))
