@@ -274,6 +274,9 @@ def head(line, cut=False):
                     h.depth, h.indent, h.marks, h.console = depth, indent, marks, h.console or console
                 return h
         return Head(rest, None, False, None, depth, console, indent, None, cut, marks)
+    if not rest.startswith(("{", "<")) and ":" not in rest[:80] and not any(c.isdigit() for c in rest[:80]):
+        # Every header holds a digit or a colon early: none here, so no header.
+        return Head(rest, None, False, None, depth, console, indent, None, cut, marks)
     if rest.startswith("{"):
         j = journal(rest)
         return None if j is None else Head(j[0], j[1], True, "journalctl -o json", depth, indent=indent, marks=marks)
