@@ -137,6 +137,32 @@ RULES = [
 ]
 _RULES = [(k, re.compile(p)) for k, p in RULES]
 
+# The known beginnings of the lines that take the TSC away, for a line a
+# pager cut (its end missing): read as that kind, marked cut, never as a
+# confident cause (each fixes more than 15 characters first, as RULES do).
+CUT_RULES = [
+    ("verdict/skew", _CS + r"timekeeping watchdog(?: on CPU(?P<cpu>\d+))?: Marking clocksource"),
+    ("verdict/readback", _WD + r"(?:wd-[\w.-]+-wd |[\w.-]+ )?(?:excessive )?read-back delay"),
+    ("verdict/freq-skew", _CS + r"Marking clocksource (?P<cs>[\w.-]+) unstable due to freq"),
+    ("verdict/cpu-skew", _CS + r"Marking clocksource (?P<cs>[\w.-]+) unstable due to inter"),
+    ("unstable", _TSC + r"Marking TSC unstable due to:? ?(?P<reason>.*)"),
+    ("warp", r"Measured (?P<cycles>\d+) cycles TSC warp"),
+]
+_CUT_RULES = [(k, re.compile(p)) for k, p in CUT_RULES]
+
+
+def _match_cut(text):
+    """(kind, detail) of a cut line by its known beginning, else None."""
+    for kind, rx in _CUT_RULES:
+        m = rx.match(text)
+        if m:
+            d = {k: (int(v) if _INT.match(v) else v) for k, v in m.groupdict().items() if v is not None}
+            if kind == "unstable":
+                d["reason"] = d.get("reason", "").rstrip() or "(cut)"
+                d["cause"] = next((c for phrase, c in _CAUSES if d["reason"].startswith(phrase)), "other")
+            return kind, d
+    return None
+
 KINDS = tuple(dict.fromkeys(k for k, _ in RULES))
 VERDICTS = tuple(k for k in KINDS if k.startswith("verdict/"))
 NEAR_MISSES = tuple(k for k in KINDS if k.startswith("near-miss/"))
@@ -374,6 +400,8 @@ def _recorded(lines, log, budget=None, seen=None):
             ref = (h.indent, h.depth)
             log.indented = log.indented or (h.depth == 0 and h.indent > 0)
         c = _known(h.text) if h.framed or not framed else None
+        if c is None and h.cut and (h.framed or not framed):
+            c = _match_cut(h.text)
         if c is None and held is not None and not h.framed and h.depth == held[1].depth:
             joined = _known(held[1].text.rstrip() + " " + h.text.strip())
             if joined:
@@ -559,21 +587,24 @@ def summarize(lines, recorded=False, budget=None):
         why = _cause_of(first[4], first[5])
         s["tsc"], s["why"] = "lost", why
         same = [e for e in events if _cause_of(e[4], e[5]) == why]
+        whole = [e for e in same if not e[6]] or same  # a line a pager cut counts only where no whole one says it
         if why == "boot_warp":
-            warps = [e for e in same if e[4] == "warp"]
+            warps = [e for e in whole if e[4] == "warp"]
             withc = [e for e in warps if e[5].get("cycles") is not None]
-            pick = (withc or warps or [first])[0]
+            pick = (withc or warps or whole)[0]
             s["line"], s["cycles"] = pick[3], pick[5].get("cycles") if pick[4] == "warp" else None
         elif why == "watchdog":
             # The watchdog's own verdict says more than tsc.c's echo of it.
-            pick = next((e for e in same if e[4] in VERDICTS), first)
+            pick = next((e for e in whole if e[4] in VERDICTS), whole[0])
             s["line"] = pick[3]
         else:
-            pick = first
-            s["reason"] = first[5]["reason"]
-            s["line"] = first[3]
+            pick = whole[0]
+            s["reason"] = pick[5]["reason"]
+            s["line"] = pick[3]
         s["at_s"] = pick[0]
         s["unsure"] = _unsure(pick[4], pick[5], pick[6])
+        if first[6] and not s["unsure"] and any(_cause_of(e[4], e[5]) != why for e in events if not e[6]):
+            s["unsure"] = "the loss's first line was cut by a pager, and a later whole line names another cause"
         s["consequences"] = [e[3] for e in events if _cause_of(e[4], e[5]) != why][:MAX_KEPT]
         s["tests"] = [TEST_TEXT[e[4]] for e in same if e[4] in VERDICTS]
         s["tests"] = list(dict.fromkeys(s["tests"]))

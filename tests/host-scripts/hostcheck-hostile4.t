@@ -196,4 +196,16 @@ d = json.loads(run(["--log", frag])[0])
 out, _ = run(["--log", frag], fmt="text")
 t.ok(d["cause"] == "unknown" and "raw log" in (d["cause_detail"] or "") and "not sure" in out,
      "a reason cut at a soft line break: no confident cause, the raw log asked for", (d["cause"], d["cause_detail"]))
+# ... nor a line a pager cut: its known beginning counts, said as cut.
+W = 80
+cutlog = put("cut.log", [(x + " " * W)[:W - 1] + ">" if len(x) >= W else x for x in (
+    "[    1.316614] clocksource: Switched to clocksource tsc (and more words for the pager's width to cut)",
+    "[  950.000000] " + VERDICT, "[  950.000100] clocksource: Switched to clocksource hpet")])
+d = json.loads(run(["--log", cutlog])[0])
+t.ok(d["cause"] == "unknown" and "watchdog" in (d["cause_detail"] or "") and "cut by a pager" in d["cause_detail"]
+     and d["cause_line"] and "950.000000" in d["cause_line"],
+     "a verdict cut by less -S: its known beginning is read, the cause said as not sure", (d["cause"], d["cause_detail"]))
+whole = json.loads(run(["--log", os.path.join(FX, "paste-less-S.log")])[0])
+t.ok(whole["cause"] == "watchdog" and "8996.144274" in whole["cause_line"] and whole["kernel_log"]["unsure"] is None,
+     "the same cut, with tsc.c's whole line after it: the whole line names the cause", whole["cause_line"])
 sys.exit(t.done())
