@@ -622,6 +622,9 @@ def summarize(lines, recorded=False, budget=None):
             s["tsc"], s["why"] = "lost", "set_at_boot"
     s["format"] = log.name() if log else None
     s["warnings"] = log.warnings() if log else []
+    if log and s["tsc"] == "unknown" and not s["evidence"] and not s["near_misses"]:
+        s["warnings"].append("no clock line was read in this paste (read as: %s): if it holds one, give the raw "
+                             "log (dmesg > file, or journalctl -k -o short-monotonic --no-pager > file)" % s["format"])
     if s["unsure"]:
         s["warnings"].append("not sure of the cause: %s; paste the raw log (dmesg > file, or journalctl -k -o "
                              "short-monotonic --no-pager > file) and give that file" % s["unsure"])

@@ -1,15 +1,21 @@
-"""paste.py: a recorded kernel log read as people paste it, and the name of its format.
+"""paste.py: a recorded kernel log read as people paste it: its transport undone, each line's record found by its structure.
 
 A recorded log (host-check --log FILE, --boots DIR) is another host's
-statement, copied by a person: every format a real tool writes, quoted in
-mail or a forum, indented, a serial console's login prompt before a line.
-This module finds where the kernel's message text begins in each line and
-names the format; kmsg.messages() (the one classifier) matches its rules
-at that start.  The live reader never comes here (kmsg.message()).
+statement, copied by a person: every format a real tool writes, in mail
+(quoted, quoted-printable), a web page (HTML), Markdown (a table, inline
+code), a comment block, behind an agent's level prefix, cut by a pager,
+newest first.  This module undoes what it can recognise with certainty
+(decoded(): only where the paste as a whole shows an encoding), then finds
+in each line where the kernel's message text begins (head()): past a
+bounded grammar of prefixes (unquote()), a stamp or header of a known kind
+(FORMATS), then the text; kmsg.messages() (the one classifier) matches its
+rules at that start, and kmsg._recorded() decides which lines are records
+and which continue one.  The live reader never comes here
+(kmsg.message()).
 
-head(line) -> Head(text, stamp, framed, fmt, depth), or None when the line
-says it is not the kernel's (another facility, another program's syslog
-line, a journal entry of another transport).  Formats read:
+head(line) -> Head(text, stamp, framed, fmt, depth, ...), or None when the
+line says it is not the kernel's (another facility, another program's
+syslog line, a journal entry of another transport).  Headers read:
   dmesg                 [   12.345678] (util-linux and busybox), -r's <6>,
                         -x's "kern  :warn  : ", the printk caller id
                         ("[ 1.2][    T1] ", dmesg's "[ 1.2] [    T1] "),
@@ -17,13 +23,16 @@ line, a journal entry of another transport).  Formats read:
                         delta, -T with delta, iso, notime (bare)
   /dev/kmsg records     "6,123,4567,-;" (cat /dev/kmsg)
   journalctl            -o short, short-precise, short-iso(-precise),
-                        short-monotonic, short-unix, short-full, json,
+                        short-monotonic (with or without --no-hostname),
+                        short-unix, short-full, json (parsed whole),
                         export (one field a line, entries split by blanks)
   syslog                RFC 3164 (with or without <PRI>), RFC 5424,
                         rsyslog's RFC 3339 stamps, OpenWrt's logread (a
-                        weekday and year, facility.level), a year first
-A line is cut to MAX_LINE by the caller; every pattern is bounded and
-has no nested repetition (linear).  Quoting is stripped without a regex.
+                        weekday and year, facility.level), a year first,
+                        kern.log's "kernel: [stamp]"
+A line is cut to MAX_LINE by the caller (a JSON line to JSON_MAX); every
+pattern is bounded and has no nested repetition (linear); all recorded
+logs of a process share one Budget (BUDGET).
 """
 import html
 import itertools
