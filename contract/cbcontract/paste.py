@@ -1,4 +1,4 @@
-"""paste.py: a recorded kernel log read as people paste it: its transport undone, each line's record found by its structure.
+"""paste.py: a recorded kernel log as people paste it: its transport undone, each record found by its structure.
 
 A recorded log (host-check --log FILE, --boots DIR) is another host's
 statement, copied by a person: every format a real tool writes, in mail
@@ -180,7 +180,7 @@ def unquote(line):
                 i += 1
         elif line.startswith(_COMMENT, i) and (c not in "-*+" or not marks or marks[-1] != "bullet"):
             marks.append("comment" if c in "#/;" or line.startswith("--", i) else "bullet")
-            i += len(next(m for m in _COMMENT if line.startswith(m, i))) - 1
+            i += len(next(m for m in _COMMENT if line.startswith(m, i))) - 2  # to the marker's last character
         else:
             m = _AGENT.match(line, i)
             if m is None:
@@ -315,7 +315,8 @@ SNIFF_LINES = 256
 _QP_HEADER = re.compile(r"content-transfer-encoding:\s{0,4}quoted-printable", re.I)
 _QP_ESC = re.compile(r"=([0-9A-F]{2})")
 _QP_BAD = re.compile(r"=(?![0-9A-F]{2}|$)")
-_HTML_TAGS = r"(?:br|p|div|pre|code|span|tt|b|i|em|strong|blockquote|li|ul|ol|td|th|tr|table|font|a|html|body|head|samp|kbd)"
+_HTML_TAGS = (r"(?:br|p|div|pre|code|span|tt|b|i|em|strong|blockquote|li|ul|ol|td|th|tr|table|font|a|html|body|head"
+              r"|samp|kbd)")
 _HTML_TAG = re.compile(r"</?" + _HTML_TAGS + r"\b[^<>\n]{0,256}>|<!DOCTYPE[^<>\n]{0,64}>", re.I)
 _HTML_BREAK = re.compile(r"<br\s{0,4}/?>|</?(?:p|div|pre|li|tr|blockquote)\b[^<>\n]{0,256}>", re.I)
 _HTML_ENTITY = re.compile(r"&(?:nbsp|gt|lt|amp|quot|apos|#\d{1,7}|#x[0-9a-fA-F]{1,6});")
@@ -532,7 +533,8 @@ class Log:
             self.counts[h.fmt] = self.counts.get(h.fmt, 0) + 1
 
     def reversed(self):
-        """Whether the paste runs newest first (journalctl -r): its stamps fall more often than they rise, or the command that printed it said -r."""
+        """Whether the paste runs newest first (journalctl -r): its stamps
+        fall more often than they rise, or the command that printed it said -r."""
         c = self.commands[0].split() if self.commands else []
         said = c[:1] == ["journalctl"] and any(t == "--reverse" or (t[:1] == "-" and t[1:2] != "-" and "r" in t)
                                                 for t in c[1:])
