@@ -52,4 +52,30 @@ def forged(head, comm, pid, filename):
     assert s["tsc"] == "unknown" and not s["evidence"] and not s["near_misses"], (rec, s)
 
 
+# A paste (issue 44): the same record as dmesg and journalctl print one
+# whose comm or file name holds a newline (the rest indented under the
+# text), in a paste quoted, commented or indented as a whole: after the
+# boot's switch to tsc, nothing of it is read.
+PRINT = {"dmesg": ("[  264.980127] ", 15), "journalctl -o short-monotonic": ("[  264.980127] kernel: ", 23),
+         "journalctl -o short": ("Dec 24 21:47:28 pc kernel: ", 27)}
+WRAP = ["", "> ", "    ", "# ", "kern: warning: "]
+NAME = st.text(st.characters(blacklist_characters="\x00\r"), max_size=60)
+
+
+@t.prop("a paste: a segfault record whose name holds newlines, as dmesg or journalctl print it, quoted, commented "
+        "or indented: nothing read after the switch to tsc",
+        st.sampled_from(sorted(PRINT)), st.sampled_from(WRAP), st.one_of(COMM, st.sampled_from(KNOWN).map(lambda s: s[:15])),
+        st.lists(st.one_of(st.sampled_from(KNOWN), NAME), min_size=1, max_size=4))
+@example("dmesg", "", "cbt", ["[  950.000000] tsc: Marking TSC unstable due to check_tsc_sync_source failed"])
+@example("journalctl -o short", "> ", "a", ["", "[  950.000000] clocksource: Switched to clocksource hpet"])
+def pasted(fmt, wrap, comm, pieces):
+    head, width = PRINT[fmt]
+    rec = segfault("", comm, 4242, "\n".join(pieces))
+    first, *rest = rec.split("\n")
+    sw = head.replace("264.980127", "  1.316614") + "clocksource: Switched to clocksource tsc"
+    lines = [wrap + sw, wrap + head + first] + [wrap + " " * width + x for x in rest]
+    s = kmsg.summarize(lines, recorded=True)
+    assert s["tsc"] == "kept" and s["switches"] == ["tsc"] and not s["evidence"] and not s["near_misses"], (lines, s)
+
+
 t.done()
