@@ -4,7 +4,11 @@
 
 tests/host-scripts/fixtures/kmsg/paste-*.log: one file a format family,
 each naming its public source (or the real tool that printed it where no
-public paste was found) at its top.  host-check reads each as --log FILE
+public paste was found) at its top; since issue 44 also the families no
+list named (quoted-printable, HTML, journalctl -r, less -S, a Markdown
+table, an agent's prefix and comment markers, a shell prompt,
+short-monotonic) and logs of 2.6.22, 2.6.24 and 5.x where the first cause
+and the boot's own command line are read.  host-check reads each as --log FILE
 and as the one boot of --boots DIR: the verdict (kept or lost, why, when,
 the warp's cycles, the near misses) and the format it names.  Then a
 forged phrase placed mid-line (after a segfault record's file name), or
