@@ -200,7 +200,7 @@ def unquote(line):
 def command(line):
     """The command a shell prompt line ran ("journalctl -r -k"), else None."""
     _, rest, _, _, _ = unquote(line)
-    m = _COMMAND.match(rest[:400])
+    m = _COMMAND.match(rest[:400]) or _COMMAND.match(line.lstrip(" \t>")[:400])  # root's "# " is no comment
     return m.group("cmd") if m else None
 
 
