@@ -428,6 +428,9 @@ def decoded(lines, log, budget=None):
 
 
 def _decode(lines, log, budget, width, t0):
+    """decoded()'s loop: each line taken from budget (its bytes; the time
+    since t0 every 1024 lines), its transport undone as log.transport
+    says, a pager's marker removed at width; yields (line, cut)."""
     held, count = None, 0
     for line in lines:
         if not isinstance(line, str):
