@@ -155,9 +155,11 @@ t.ok(d["cause"] == "marked_unstable" and d["cause_detail"] == "cpufreq changes"
      and "then, its consequence: [  302.800249] Clocksource tsc unstable" in out,
      "2.6.24: cpufreq's rule is the cause, the watchdog's old-form line its consequence",
      (d["cause"], d["cause_detail"], d["cause_consequences"]))
-d = json.loads(run(["--log", os.path.join(FX, "paste-era-2.6.22-c2-syslog.log")])[0])
-t.ok(d["cause"] == "marked_unstable" and d["cause_detail"] == "possible TSC halt in C2",
-     "2.6.22: the C-state halt's wording names the cause", (d["cause"], d["cause_detail"]))
+d = json.loads(run(["--log", os.path.join(FX, "paste-era-2.6.22-c2-delta.log")])[0])
+t.ok(d["cause"] == "marked_unstable" and d["cause_detail"] == "possible TSC halt in C2"
+     and d["cause_consequences"] == ["[    5.216000] Clocksource tsc unstable (delta = -436490118 ns)"],
+     "2.6.22: the C-state halt's rule is the cause, the watchdog's old-form line its consequence",
+     (d["cause"], d["cause_detail"], d["cause_consequences"]))
 # The same in a paste newest first (journalctl -r): read from its end.
 rev = put("rev.log", ["Jul  3 22:38:42 pc kernel: [  302.800249] Clocksource tsc unstable (delta = -172853876 ns)",
                       "Jul  3 22:38:42 pc kernel: [  302.456369] Time: acpi_pm clocksource has been installed.",
@@ -169,7 +171,8 @@ t.ok(d["cause"] == "marked_unstable" and d["cause_detail"] == "cpufreq changes" 
      (d["cause"], d["cause_detail"], d["kernel_log"]["format"]))
 
 # 6. A recorded log's own "Kernel command line:" is that boot's parameters.
-want = {"paste-era-2.6.22-c2-syslog.log": ([], None), "paste-era-2.6.24-cpufreq.log": ([], None),
+want = {"paste-era-2.6.22-c2-syslog.log": ([], None), "paste-era-2.6.22-c2-delta.log": ([], None),
+        "paste-era-2.6.24-cpufreq.log": ([], None),
         "paste-era-5-prompt-cmdline.log": (["reliable"], "tsc")}
 bad = []
 for name, (tsc, cs) in want.items():

@@ -86,6 +86,7 @@ CASES = {
     # The first cause wins: tsc.c's rule before the watchdog's old-form line.
     "paste-era-2.6.24-cpufreq.log": ("lost", "other", 302.454862, None, {}, "dmesg"),
     "paste-era-2.6.22-c2-syslog.log": ("lost", "other", 3.324, None, {}, "syslog (RFC 3164) or journalctl -o short"),
+    "paste-era-2.6.22-c2-delta.log": ("lost", "other", 4.948, None, {}, "dmesg"),
 }
 on_disk = sorted(n for n in os.listdir(FX) if n.startswith("paste-"))
 t.ok(on_disk == sorted(CASES), "every paste fixture has its expected reading (%d)" % len(CASES),
