@@ -156,7 +156,7 @@ def _match_cut(text):
     for kind, rx in _CUT_RULES:
         m = rx.match(text)
         if m:
-            d = {k: (int(v) if _INT.match(v) else v) for k, v in m.groupdict().items() if v is not None}
+            d = {k: (int(v) if _INT.match(v) and k != "reason" else v) for k, v in m.groupdict().items() if v is not None}
             if kind == "unstable":
                 d["reason"] = d.get("reason", "").rstrip() or "(cut)"
                 d["cause"] = next((c for phrase, c in _CAUSES if d["reason"].startswith(phrase)), "other")
@@ -247,7 +247,8 @@ def message(line):
 
 
 def _detail(kind, m):
-    d = {k: (int(v) if _INT.match(v) and k != "cpus" else v) for k, v in m.groupdict().items() if v is not None}
+    text = ("cpus", "reason", "hypervisor", "cmdline")  # free text, even when it is all digits
+    d = {k: (int(v) if _INT.match(v) and k not in text else v) for k, v in m.groupdict().items() if v is not None}
     for k in ("reason", "hypervisor"):
         if k in d:  # the kernel's trailing dot and blanks, stripped without a regex
             d[k] = d[k].rstrip().rstrip(".").rstrip() or d[k]

@@ -347,17 +347,15 @@ def sniff(lines):
     return out
 
 
+_QP_ESC_B = re.compile(rb"=([0-9A-F]{2})")
+
+
 def _qp(text):
     """=XX escapes of a quoted-printable line decoded (UTF-8), control characters escaped."""
     if "=" not in text:
         return text
-    b = _QP_ESC.sub(lambda m: "\0%s" % m.group(1), text).encode("utf-8", "surrogateescape")
-    parts = b.split(b"\0")
-    out = bytearray(parts[0])
-    for p in parts[1:]:
-        out.append(int(p[:2], 16))
-        out += p[2:]
-    return escape(out.decode("utf-8", "replace"))
+    b = _QP_ESC_B.sub(lambda m: bytes((int(m.group(1), 16),)), text.encode("utf-8", "surrogateescape"))
+    return escape(b.decode("utf-8", "replace"))
 
 
 def _html(text):

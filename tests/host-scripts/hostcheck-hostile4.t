@@ -211,4 +211,16 @@ t.ok(d["cause"] == "unknown" and "watchdog" in (d["cause_detail"] or "") and "cu
 whole = json.loads(run(["--log", os.path.join(FX, "paste-less-S.log")])[0])
 t.ok(whole["cause"] == "watchdog" and "8996.144274" in whole["cause_line"] and whole["kernel_log"]["unsure"] is None,
      "the same cut, with tsc.c's whole line after it: the whole line names the cause", whole["cause_line"])
+# Free text that is all digits stays text (afb2626 raised AttributeError
+# on "due to 0" and "Hypervisor detected: 1": a traceback, no report).
+digits = put("digits.log", ["[    0.000000] Hypervisor detected: 1", "[    0.000000] Kernel command line: 1",
+                            "[    1.316614] clocksource: Switched to clocksource tsc",
+                            "[  950.000000] tsc: Marking TSC unstable due to 0"])
+out, rc = run(["--log", digits])
+try:
+    d = json.loads(out)
+except ValueError:
+    d = None
+t.ok(d is not None and d["cause"] == "marked_unstable" and d["cause_detail"] == "0",
+     "a reason, a hypervisor or a command line of digits alone: read as text, a report given", out[-300:])
 sys.exit(t.done())
