@@ -78,4 +78,28 @@ def pasted(fmt, wrap, comm, pieces):
     assert s["tsc"] == "kept" and s["switches"] == ["tsc"] and not s["evidence"] and not s["near_misses"], (lines, s)
 
 
+# Any paste of the pieces the paste reader looks for (transport markers,
+# prefixes, stamps, phrases, JSON, export fields) gives a summary, never
+# an exception (two crashes found so: a NUL in a quoted-printable line,
+# a reason of digits alone).
+ATOMS = ["<br>", "=", "=3D", "=0A", "=\n", "|", "`", "# ", "> ", "{", "}", "[", "]", " ", "  ", "\t", "0", "12.345678",
+         "kernel: ", "Dec 24 21:47:28 pc ", "tsc: Marking TSC unstable due to ", "clocksource: Switched to clocksource ",
+         "hpet", "tsc", "&nbsp;", "&#39;", "<p>", "</p>", "login: ", "$ journalctl -r", ">", "\u2026", "kern: warning: ",
+         '"_TRANSPORT":"kernel"', '"MESSAGE":"x"', ",", ":", "\\", "\x00", "\u2028",
+         "Content-Transfer-Encoding: quoted-printable", "__CURSOR=", "MESSAGE=a", "[  950.000000] ", " " * 15, "6,1,2,-;",
+         "<4>", '{"_TRANSPORT":"kernel","MESSAGE":"tsc: Marking TSC unstable due to x"}', "Measured ",
+         "timekeeping watchdog on CPU1: Marking clocksource", "Kernel command line: tsc=unstable ", "| ",
+         "Hypervisor detected: "]
+
+
+@t.prop("any paste of the reader's own pieces: a summary that JSON can hold, never an exception",
+        st.lists(st.lists(st.sampled_from(ATOMS), max_size=20).map("".join), min_size=1, max_size=40))
+@example(["=3D", "tsc: Marking TSC unstable due to \x00=0A="])
+@example(["[  950.000000] tsc: Marking TSC unstable due to 0"])
+def any_paste(lines):
+    import json
+    s = kmsg.summarize("\n".join(lines).split("\n"), recorded=True, budget=kmsg._paste.Budget())
+    json.dumps(s)
+
+
 t.done()
