@@ -69,7 +69,7 @@ RENAMED_SETTINGS := LAB_STATES=STATES LAB_TIMEOUT=L1_TIMEOUT LAB_L1_APPEND=L1_AP
 # are tests/run's, from its environment), make bench-watch, V=1.
 SANITIZE :=
 WATCH_SECONDS :=
-SETTINGS = $(sort $(ENV_SETTINGS) RESULTS RUN_ID V SANITIZE JOBS DESTRUCTIVE WATCH_SECONDS QUIET VERBOSE GUEST FORCE \
+SETTINGS = $(sort $(ENV_SETTINGS) RESULTS RUN_ID V INSTALL SANITIZE JOBS DESTRUCTIVE WATCH_SECONDS QUIET VERBOSE GUEST FORCE \
 	$(HOST_SETTINGS) $(GUEST_SETTINGS) $(COMPARE_SETTINGS) $(CROSSCHECK_SETTINGS) $(LAB_SETTINGS) \
 	$(GUEST_MK_SETTINGS) $(ANALYSIS_SETTINGS) $(FUZZ_SETTINGS) $(TORTURE_SETTINGS) $(PACKAGING_SETTINGS))
 
@@ -112,16 +112,19 @@ $(BUILD)/clockbench-static: $(MUSL_ENGINE_OBJS) $(BUILD)/musl/main.o
 
 # What each job needs, and no more (host-scripts/deps --help has the lists):
 # a benchmark never installs a monitoring server or a virtualization daemon.
+# INSTALL=0: install nothing (print what is missing and the command).
+INSTALL :=
+DEPS_FLAGS = $(call flag,INSTALL,0,--no-install,1)
 deps:
-	$(Q)./host-scripts/deps bench
+	$(Q)./host-scripts/deps $(strip $(DEPS_FLAGS) bench)
 deps-lab:
-	$(Q)./host-scripts/deps lab
+	$(Q)./host-scripts/deps $(strip $(DEPS_FLAGS) lab)
 deps-crosscheck:
-	$(Q)./host-scripts/deps crosscheck
+	$(Q)./host-scripts/deps $(strip $(DEPS_FLAGS) crosscheck)
 deps-dev:
-	$(Q)./host-scripts/deps dev
+	$(Q)./host-scripts/deps $(strip $(DEPS_FLAGS) dev)
 deps-integrations:
-	$(Q)./host-scripts/deps integrations
+	$(Q)./host-scripts/deps $(strip $(DEPS_FLAGS) integrations)
 
 $(BUILD)/test-unit: tests/bench/unit.c tests/lib/tap.h $(HOST_OBJS) $(ENGINE_HDRS)
 	@echo "  LD      $@"

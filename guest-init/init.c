@@ -299,11 +299,74 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* Runs the engine once and sends its result, framed with the guest's facts;
+ * a failure ends the guest (fail()). */
+static void measure(const struct params *pp, char *threads_default, struct cb_context *ctxp, struct settle *swp,
+		    long t_init)
+{
+	const struct params p = *pp;
+	struct cb_context ctx = *ctxp;
+	struct gf_log *log;
+	unlink(RESULT_PATH); /* the engine never replaces a file: a repeat's result is a new one */
+	long t_engine = uptime_ms();
+	int st = run_engine(&p, threads_default);
+	long t_end = uptime_ms();
+	if (st < 0)
+		fail(GX_SETUP, "engine", "fork: %s", strerror(errno));
+	char last[512];
+	engine_stderr(last, sizeof last);
+	if (WIFSIGNALED(st))
+		fail(GX_SIGNAL, "engine", "engine killed by signal %d (%s)%s%s", WTERMSIG(st), strsignal(WTERMSIG(st)),
+		     *last ? ": " : "", last);
+	if (WEXITSTATUS(st))
+		fail(GX_ENGINE, "engine", "engine exited with status %d%s%s", WEXITSTATUS(st), *last ? ": " : "", last);
+
+	size_t blen = 0, olen = 0;
+	char *bench = slurp(RESULT_PATH, &blen);
+	if (!bench)
+		fail(GX_OUTPUT, "output", "read %s: %s", RESULT_PATH, strerror(errno));
+	while (blen && isspace((unsigned char)bench[blen - 1]))
+		bench[--blen] = 0;
+	if (!blen || bench[0] != '{')
+		fail(GX_OUTPUT, "output", "%s: not a JSON object", RESULT_PATH);
+
+	log = calloc(1, sizeof *log);
+	if (!log)
+		fail(GX_SETUP, "output", "calloc: %s", strerror(errno));
+	gf_log_read(log);
+	/* The clock lines of the kernel's log, copied to the console: under
+	 * `quiet` the kernel prints them only to its buffer, and a console at
+	 * loglevel 7 would cost a nested guest minutes of serial output. */
+	static int said; /* once: a repeating guest would say them again and again */
+	for (int i = 0; !said && i < log->n; i++)
+		say("kernel: %s", log->line[i]);
+	said = 1;
+	struct gf_facts g = {
+		.clocksource_before = ctx.clocksource[0] ? ctx.clocksource : NULL,
+		.settle = swp,
+		.channel = p.channel,
+		.engine_argv = eargv,
+		.engine_argc = eargc,
+		.uptime_ms_init = t_init,
+		.uptime_ms_engine_start = t_engine,
+		.uptime_ms_engine_end = t_end,
+		.engine_status = WEXITSTATUS(st),
+		.log = log,
+	};
+	char *out = gf_result_doc(&g, bench, blen, &olen);
+	if (!out)
+		fail(GX_SETUP, "output", "open_memstream: %s", strerror(errno));
+	free(bench);
+	channel_send("result", out, olen);
+	say("result sent (%zu bytes) at %ld ms", olen, uptime_ms());
+	free(out);
+	free(log);
+}
+
 int main(void)
 {
 	struct params p = { .channel = "ttyS1", .cost = 1 };
 	struct cb_context ctx = { 0 };
-	struct gf_log *log;
 	char cmdline[4096], err[256], threads_default[32];
 	long t_init = uptime_ms();
 
@@ -345,55 +408,12 @@ int main(void)
 	loopback_up();
 	cb_context_collect(&ctx);
 	snprintf(threads_default, sizeof threads_default, "1-%ld", ctx.cpus_online);
-	long t_engine = uptime_ms();
-	int st = run_engine(&p, threads_default);
-	long t_end = uptime_ms();
-	if (st < 0)
-		fail(GX_SETUP, "engine", "fork: %s", strerror(errno));
-	char last[512];
-	engine_stderr(last, sizeof last);
-	if (WIFSIGNALED(st))
-		fail(GX_SIGNAL, "engine", "engine killed by signal %d (%s)%s%s", WTERMSIG(st), strsignal(WTERMSIG(st)),
-		     *last ? ": " : "", last);
-	if (WEXITSTATUS(st))
-		fail(GX_ENGINE, "engine", "engine exited with status %d%s%s", WEXITSTATUS(st), *last ? ": " : "", last);
-
-	size_t blen = 0, olen = 0;
-	char *bench = slurp(RESULT_PATH, &blen);
-	if (!bench)
-		fail(GX_OUTPUT, "output", "read %s: %s", RESULT_PATH, strerror(errno));
-	while (blen && isspace((unsigned char)bench[blen - 1]))
-		bench[--blen] = 0;
-	if (!blen || bench[0] != '{')
-		fail(GX_OUTPUT, "output", "%s: not a JSON object", RESULT_PATH);
-
-	log = calloc(1, sizeof *log);
-	if (!log)
-		fail(GX_SETUP, "output", "calloc: %s", strerror(errno));
-	gf_log_read(log);
-	/* The clock lines of the kernel's log, copied to the console: under
-	 * `quiet` the kernel prints them only to its buffer, and a console at
-	 * loglevel 7 would cost a nested guest minutes of serial output. */
-	for (int i = 0; i < log->n; i++)
-		say("kernel: %s", log->line[i]);
-	struct gf_facts g = {
-		.clocksource_before = ctx.clocksource[0] ? ctx.clocksource : NULL,
-		.settle = &sw,
-		.channel = p.channel,
-		.engine_argv = eargv,
-		.engine_argc = eargc,
-		.uptime_ms_init = t_init,
-		.uptime_ms_engine_start = t_engine,
-		.uptime_ms_engine_end = t_end,
-		.engine_status = WEXITSTATUS(st),
-		.log = log,
-	};
-	char *out = gf_result_doc(&g, bench, blen, &olen);
-	if (!out)
-		fail(GX_SETUP, "output", "open_memstream: %s", strerror(errno));
-	free(bench);
-	channel_send("result", out, olen);
-	say("result sent (%zu bytes) at %ld ms", olen, uptime_ms());
+	measure(&p, threads_default, &ctx, &sw, t_init);
+	/* clockbench.repeat=1: a guest that lives through the host's changes
+	 * (the running-VM step) measures again and again, a result frame each,
+	 * until the host powers it off. */
+	while (p.repeat)
+		measure(&p, threads_default, &ctx, &sw, t_init);
 	if (p.shell) {
 		/* DEBUG=1 images only: a shell on the console instead of power-off. */
 		execl("/bin/sh", "sh", (char *)NULL);

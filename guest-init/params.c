@@ -34,8 +34,8 @@ const char *params_parse(char *buf, struct params *p, char *err, size_t errn)
 					       "workload", "settle" };
 	const char **strvals[] = { &p->threads, &p->duration, &p->clock, &p->method, &p->check, &p->cpus, &p->channel,
 				   &p->workload, &p->settle };
-	static const char *const flagkeys[] = { "cost", "probe", "verbose", "shell" };
-	int *flagvals[] = { &p->cost, &p->probe, &p->verbose, &p->shell };
+	static const char *const flagkeys[] = { "cost", "probe", "verbose", "shell", "repeat" };
+	int *flagvals[] = { &p->cost, &p->probe, &p->verbose, &p->shell, &p->repeat };
 
 	for (char *save = NULL, *w = strtok_r(buf, SEP, &save); w; w = strtok_r(NULL, SEP, &save)) {
 		if (strncmp(w, "clockbench.", 11))

@@ -10,7 +10,7 @@
 struct params {
 	const char *threads, *duration, *clock, *method, *check, *cpus, *channel, *workload;
 	const char *settle; /* whole seconds, 0 to 60, checked by params_parse() */
-	int cost, probe, verbose, shell;
+	int cost, probe, verbose, shell, repeat; /* repeat: measure and send again until powered off */
 };
 
 /* 1 if v may reach the engine's argv: letters, digits and ",._-", never a

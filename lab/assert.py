@@ -542,6 +542,25 @@ def bench_tsc_row(ev):
     return "yes" if any(c in ON_TSC for _, c in names) else "no", None
 
 
+def running_vm_guest_paths(ev):
+    """The guest's own read path in each phase of compare's running-VM
+    step ("user,syscall,syscall,user"), from running-vm-CS.json."""
+    names, err = ev.run_names()
+    if err:
+        return None, err
+    files = sorted(n for n in os.listdir(ev.run) if n.startswith("running-vm-") and n.endswith(".json")) \
+        if os.path.isdir(ev.run) else []
+    if not files:
+        return None, "%s/: no running-vm-*.json (the running-VM step did not run)" % ev.files["run"]
+    try:
+        m = load.load_running_vm(os.path.join(ev.run, files[0]))
+    except load.InputError as e:
+        return None, str(e)
+    if not m.guest:
+        return None, "%s: the guest's own view not measured" % files[0]
+    return ",".join(paths[0] if len(paths) == 1 else "mixed" if paths else "none" for _, paths, _ in m.guest), None
+
+
 def bench_cause(ev):
     """The cause host-check named in the run's health.json, where the
     run's screen says it as the verdict does (its 'Why it is off the TSC'
@@ -691,6 +710,8 @@ FACTS = {
     "bench_cause": (bench_cause, "the cause host-check named at the run's start, said on its screen with the kernel's "
                     "line", "health+log"),
     "bench_ratio": (bench_ratio, "a ratio on the run's screen", "log"),
+    "running_vm_guest_paths": (running_vm_guest_paths, "the running VM's own clock_gettime path in each phase "
+                               "(before, on the fallback, after the return, after the pause and resume)", "names"),
 }
 
 

@@ -87,6 +87,12 @@ FACTS = {
     "bench_tsc_row": ("yes", "no"),
     "bench_cause": str,
     "bench_ratio": ("none", "printed"),
+    # compare's running-VM step, from the guest's own results in its file
+    # (running-vm-CS.json): the path of its CLOCK_MONOTONIC reads through
+    # the vDSO in each phase (before, on the fallback, after the return,
+    # after the pause and resume), comma-joined; a phase whose results
+    # took both paths says "mixed".
+    "running_vm_guest_paths": str,
 }
 CURRENT = "current"  # clocksource: L1's own, whatever its kernel chose
 # clocksource: no CLOCKSOURCES at all, as a plain `make bench`: compare

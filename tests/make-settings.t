@@ -88,6 +88,7 @@ args=()
 for n in $settings; do
 	case $n in
 	QUIET | VERBOSE | GUEST | FORCE) args+=("$n=0") ;; # 0 or 1, or make refuses it
+	INSTALL) args+=("$n=1") ;; # 0 or 1 too; 0 would install nothing
 	*) args+=("$n=$n'@") ;;
 	esac
 done

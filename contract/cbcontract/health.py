@@ -96,14 +96,17 @@ def judge(guest, current, path=None, flags=None, vms=None):
     and said); current: the clocksource; path: where a CLOCK_MONOTONIC read
     is answered ("user", "syscall", None: not probed); flags: cpuinfo's TSC
     flags ({name: bool}, None: not read); vms: the KVM VMs this machine
-    runs, each as its last pvclock update's stable bit (True, False, None:
-    no update seen yet), None when they were not looked at (then the
-    machine is judged by its own clock alone, as with no VM)."""
+    runs, each as whether it has the stable bit (True, False, None: not
+    known; "booted_off": it booted while the host was off tsc), None when
+    they were not looked at (then the machine is judged by its own clock
+    alone, as with no VM).  A machine on tsc whose VMs lost the bit is
+    degraded: they pay a syscall a read until healed."""
     state, why = _own(guest, current, path, flags)
     if not vms or not current:
         return state, why
     n = len(vms)
     lost = sum(1 for b in vms if b is False)
+    booted = sum(1 for b in vms if b == "booted_off")
     running = "%d KVM VM%s" % (n, "" if n == 1 else "s")
     if current not in TSC_NAMES:
         if guest:
@@ -112,10 +115,12 @@ def judge(guest, current, path=None, flags=None, vms=None):
                                 "clock: %s)" % (current, running, lost, n, why))
         return state, "%s (it runs %s, %d of them without the stable bit now)" % (why, running, lost)
     if lost:
-        return state, ("%s; %d of the %s it runs still %s the stable bit (their last pvclock update): KVM turns "
-                       "a VM's master clock back on only when its clock is set again, so a VM that lived through a "
-                       "switch off tsc keeps it off: pause and resume each (clockbench heal), else migrate or "
-                       "restart it" % (why, lost, running, "lacks" if lost == 1 else "lack"))
+        return "degraded", ("%d of the %s it runs lost the stable bit and pay a syscall per clock read: `clockbench "
+                            "heal --yes` heals them, a pause and resume each (KVM turns a VM's master clock back on "
+                            "only when its clock is set again); its own clock: %s" % (lost, running, why))
+    if booted:
+        return "degraded", ("%d of the %s it runs booted while the host was off tsc and read their clock by syscall "
+                            "until rebooted from inside; its own clock: %s" % (booted, running, why))
     return state, why
 
 

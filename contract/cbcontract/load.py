@@ -986,6 +986,10 @@ class RunningVM:
         self.fallback, self.baseline = doc["fallback"], doc["baseline"]
         self.phases, self.pause_ms = doc["phases"], doc["pause_ms"]
         self.complete, self.host_kernel = doc["complete"], doc["host_kernel"]
+        g = doc.get("in_guest")
+        # The guest's own view: [(phase, [path], [median ns])] when measured (load_running_vm checked it).
+        self.guest = [(p["phase"], p["paths"], p["median_ns"]) for p in g["phases"]] \
+            if isinstance(g, dict) and g.get("measured") is True else None
 
     def line(self):
         """The row as the screen, summary.md and the report say it."""
@@ -1019,6 +1023,11 @@ class RunningVM:
                 "brought it back" if back else "did not bring it back", self.pause_ms))
         if self.complete is False:
             parts.append("the trace lost events: not trusted")
+        if self.guest:
+            parts.append("the guest's own CLOCK_MONOTONIC reads: %s" % ", ".join(
+                "%s %s%s" % (ph, "/".join(paths) or "none", " (median %.0f ns)" % sorted(ns)[len(ns) // 2]
+                             if ns else "")
+                for ph, paths, ns in self.guest))
         return "; ".join(parts)
 
 
@@ -1050,6 +1059,23 @@ def load_running_vm(path):
         for k in ("master_clock", "stable_bit"):
             _bool(path, "%s.%s" % (at, k), p.get(k), null=True)
         _str(path, at + ".hostclock", p.get("hostclock"), null=True)
+    g = doc.get("in_guest")
+    if isinstance(g, dict) and g.get("measured") is True:
+        gp = g.get("phases")
+        if not isinstance(gp, list) or len(gp) > len(RUNNING_VM_PHASES):
+            raise InputError(path, "in_guest.phases: expected a list of at most %d phases" % len(RUNNING_VM_PHASES))
+        for i, p in enumerate(gp):
+            at = "in_guest.phases[%d]" % i
+            _obj(path, at, p)
+            if p.get("phase") not in RUNNING_VM_PHASES:
+                raise InputError(path, "%s.phase %s: not a phase" % (at, _v(p.get("phase"))))
+            if not isinstance(p.get("paths"), list) or len(p["paths"]) > 4 or \
+                    any(x not in ("user", "syscall", "fallback", "n/a", "None") for x in p["paths"]):
+                raise InputError(path, "%s.paths: expected at most 4 of user, syscall" % at)
+            if not isinstance(p.get("median_ns"), list) or len(p["median_ns"]) > 64:
+                raise InputError(path, "%s.median_ns: expected a list of at most 64 numbers" % at)
+            for j, v in enumerate(p["median_ns"]):
+                _num(path, "%s.median_ns[%d]" % (at, j), v, 0)
     return RunningVM(path, doc)
 
 

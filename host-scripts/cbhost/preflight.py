@@ -12,7 +12,7 @@ import subprocess
 
 import cbhost
 from cbcontract import runfolder
-from . import accel, libvirt, result, settings
+from . import accel, libvirt, qemu, result, settings
 from .msg import RunError, Usage, cut
 
 
@@ -33,9 +33,9 @@ def check_tools(a):
     """A missing kernel, initramfs or QEMU is a bad setting (Usage, naming
     the fix); a missing timeout or virsh a RunError."""
     if not os.path.exists(a.KERNEL):
-        found = " ".join(sorted(os.path.join("/boot", n) for n in _listdir("/boot") if n.startswith("vmlinuz-")))
-        raise Usage("--kernel=%s: no such file: name one with --kernel%s, e.g. the Debian kernel (apt-get install "
-                    "linux-image-amd64 gives /boot/vmlinuz-<version>-amd64)"
+        found = " ".join(qemu.kernels())
+        raise Usage("--kernel=%s: no such file: name one with --kernel%s, or run make deps (where /boot has none, "
+                    "it unpacks Debian's kernel image into build/guest-kernel/ for the guest, never into /boot)"
                     % (cut(a.KERNEL), " (found: %s)" % found if found else ""))
     if not os.path.isfile(a.KERNEL) or not os.access(a.KERNEL, os.R_OK):
         raise Usage("--kernel=%s: not a readable file: run as root, or copy it somewhere readable and name it "
@@ -49,13 +49,6 @@ def check_tools(a):
                     "qemu-system-x86)" % cut(a.QEMU))
     if a.BACKEND == "libvirt" and not shutil.which("virsh"):
         raise RunError("virsh not found (Debian: apt-get install libvirt-daemon-system libvirt-clients)")
-
-
-def _listdir(d):
-    try:
-        return os.listdir(d)
-    except OSError:
-        return []
 
 
 def engine_binary():

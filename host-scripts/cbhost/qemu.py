@@ -6,11 +6,40 @@ definition is libvirt's domain XML (libvirt.py), which libvirt turns into
 QEMU's command line itself.
 """
 import os
+import re
 
 from cbcontract.names import DEBUG_EXIT_PORT
 
 # The device /init's exit code leaves by (bench/names.h's port); libvirt's domain adds it too.
 DEBUG_EXIT = "isa-debug-exit,iobase=%s,iosize=0x01" % DEBUG_EXIT_PORT
+
+# Where make deps unpacks Debian's kernel image for the guest when /boot has
+# none (dpkg-deb -x: never installed, the host's boot kernel untouched).
+UNPACKED_KERNELS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))),
+                                "build", "guest-kernel", "boot")
+
+
+def kernels():
+    """The kernel images a guest may boot, best first: the running kernel's
+    in /boot, the newest other in /boot, the newest make deps unpacked
+    (UNPACKED_KERNELS); readable ones only."""
+    def newest(d):
+        try:
+            names = [n for n in os.listdir(d) if n.startswith("vmlinuz-")]
+        except OSError:
+            return []
+        key = lambda n: [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", n)]  # noqa: E731
+        return [os.path.join(d, n) for n in sorted(names, key=key, reverse=True)]
+    own = "/boot/vmlinuz-" + os.uname().release
+    found = [own] + [k for k in newest("/boot") + newest(UNPACKED_KERNELS) if k != own]
+    return [k for k in found if os.access(k, os.R_OK)]
+
+
+def default_kernel():
+    """The guest's kernel when none is named: kernels()'s first, else the
+    running kernel's path in /boot (which the preflight then names as missing)."""
+    return (kernels() or ["/boot/vmlinuz-" + os.uname().release])[0]
+
 
 BINARY = "qemu-system-x86_64"  # the default QEMU of the launcher (QEMU=) and the lab
 

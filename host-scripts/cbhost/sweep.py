@@ -30,7 +30,7 @@ import tempfile
 import cbhost
 from cbcontract import load, names, runfolder
 from cbcontract.util import InputError, bounded, cut
-from . import accel, kvmtrace, msg, preflight, settings
+from . import accel, kvmtrace, msg, preflight, qemu, settings
 from .msg import RunError, Usage
 
 HERE = os.path.join(cbhost.TOP, "host-scripts")
@@ -313,10 +313,6 @@ def clocksources(s, offered, rounds):
     return css
 
 
-def _version_key(name):
-    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", name)]
-
-
 def stand_in_kernel(s):
     """The guest boots the host's own kernel; where /boot has no image of
     it (a custom or cloud kernel), the newest one there stands in: (the
@@ -324,15 +320,10 @@ def stand_in_kernel(s):
     release = os.uname().release
     if not s["guest"] or s["kernel_given"] or os.access("/boot/vmlinuz-" + release, os.R_OK):
         return None
-    try:
-        found = [n for n in os.listdir("/boot") if n.startswith("vmlinuz-") and os.access(os.path.join("/boot", n),
-                                                                                            os.R_OK)]
-    except OSError:
-        found = []
+    found = qemu.kernels()
     if not found:
         return None
-    k = os.path.join("/boot", sorted(found, key=_version_key)[-1])
-    return "--kernel=" + k, "the guest boots %s: /boot has no image of %s" % (k, release)
+    return "--kernel=" + found[0], "the guest boots %s: /boot has no image of %s" % (found[0], release)
 
 
 def writable(what, path):
@@ -419,7 +410,9 @@ def plan(results, run_id, rounds, css, s, guest_opts, accel_opts, original):
          "host_options": host_options(s), "guest_options": guest_opts + accel_opts if s["guest"] else [],
          "steps": steps,
          "running_vm": {"fallbacks": [] if tcg else fallbacks,
-                        "skipped": "--accel=tcg" if tcg and fallbacks else None},
+                        "skipped": "--accel=tcg" if tcg and fallbacks else None,
+                        # Where KVM boots the guest, the running VM is one too: its own view measured.
+                        "in_guest": "--accel=kvm" in guest_opts + accel_opts},
          "health": runfolder.HEALTH}
     return run_dir, p
 
@@ -571,7 +564,7 @@ class Sweep:
         if self.plan["running_vm"]["skipped"]:
             self.note("running-VM step skipped: %s" % self.plan["running_vm"]["skipped"])
             return
-        vm = ["--kernel", "/boot/vmlinuz-" + os.uname().release]
+        vm = ["--kernel", qemu.default_kernel()]
         for o in guest_opts:
             if o.startswith("--kernel="):
                 vm += ["--kernel", o[len("--kernel="):]]
@@ -579,6 +572,10 @@ class Sweep:
                 vm += ["--qemu", o[len("--qemu="):]]
         if self.s["force"]:
             vm.append("--force")
+        if self.plan["running_vm"].get("in_guest"):
+            initrd = next((o[len("--initramfs="):] for o in guest_opts if o.startswith("--initramfs=")),
+                          os.path.join(cbhost.TOP, "build", "guest", "initramfs.cpio"))
+            vm += ["--initramfs", initrd]
         err = os.path.join(self.work, "running-vm.err")
         for c in self.plan["running_vm"]["fallbacks"]:
             if self.stopped():

@@ -352,7 +352,7 @@ cs_foreign_vms() {
 # is resolved once a process (it is a fixed path of ours).
 cs_vms=() cs_kvm_pattern=
 cs_find_vms() {
-	local dir pid comm seen=()
+	local dir pid comm fd want got seen=()
 	cs_vms=()
 	if [ -z "$cs_kvm_pattern" ]; then
 		dir=$(readlink -f "$CB_KVM_DEV" 2>/dev/null) || dir=$CB_KVM_DEV
@@ -363,9 +363,18 @@ cs_find_vms() {
 	# One find over every process's descriptors (a readlink a descriptor
 	# took seconds a step on a busy host, and compare asks once a round and
 	# clocksource); each pid once, in order (an array indexed by pid).
-	while IFS= read -r dir; do
-		[[ $dir =~ ^/proc/([0-9]+)/fd$ ]] && seen[BASH_REMATCH[1]]=1
-	done < <(find /proc/[0-9]*/fd -maxdepth 1 -lname "$cs_kvm_pattern" -printf '%h\n' 2>/dev/null || true)
+	# A descriptor counts by the file it is, not by its name: a file
+	# bind-mounted over the device in another mount namespace reads as its
+	# path, and is not it (a character device's numbers, or for a test's
+	# stand-in that is none its device and inode).
+	want=$(stat -L -c '%F %t:%T %d:%i' -- "$CB_KVM_DEV" 2>/dev/null) || want=
+	[[ $want == "character special file "* ]] && want=${want% *}
+	while IFS= read -r fd; do
+		[[ $fd =~ ^/proc/([0-9]+)/fd/[0-9]+$ ]] || continue
+		got=$(stat -L -c '%F %t:%T %d:%i' -- "$fd" 2>/dev/null) || continue
+		[[ $got == "character special file "* ]] && got=${got% *}
+		[ -n "$want" ] && [ "$got" = "$want" ] && seen[BASH_REMATCH[1]]=1
+	done < <(find /proc/[0-9]*/fd -maxdepth 1 -lname "$cs_kvm_pattern" -printf '%p\n' 2>/dev/null || true)
 	for pid in "${!seen[@]}"; do
 		case " ${CB_OWN_PIDS:-} $$ " in *" $pid "*) continue ;; esac
 		comm='?'
@@ -390,7 +399,7 @@ cs_guard() {
 		cs_forced_vms+=("${cs_vms[@]}")
 		return 0
 	fi
-	cs_say "refusing to change the clocksource: KVM guests that clockbench did not start are running ($vms); flipping it changes every guest's clock. Stop them, or pass --force"
+	cs_say "refusing to change the clocksource: KVM guests that clockbench did not start are running ($vms); flipping it changes every guest's clock. Stop them, or force it as typed: make bench FORCE=1 (installed: --force); forcing takes each running VM off tsc and back, and each then pays a system call per clock read until paused and resumed (clockbench heal --yes)"
 	return 1
 }
 

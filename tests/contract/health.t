@@ -49,14 +49,17 @@ own = health.judge(False, "hpet", None, INV)
 t.ok(state == "degraded" and why.startswith(own[1]) and "runs 3 KVM VMs, 2 of them without" in why,
      "a host on hpet: degraded as before, its 3 VMs (2 without the bit) in the sentence", (state, why))
 
-# Back on tsc: healthy, and the VMs left without the bit named with their remedy.
+# Back on tsc: degraded while a VM lacks the bit (it pays a syscall a read), counted, with the heal named.
 for guest in (True, False):
     state, why = health.judge(guest, "tsc", "user", INV, vms=[False, True])
     own = health.judge(guest, "tsc", "user", INV)
-    t.ok(state == own[0] == "healthy" and why.startswith(own[1]) and "1 of the 2 KVM VMs it runs still lack" in why
-         and "clockbench heal" in why and "restart" in why,
-         "a %s back on tsc, one of its VMs still without the bit: healthy, that VM and its remedy named"
+    t.ok(own[0] == "healthy" and state == "degraded" and why.startswith("1 of the 2 KVM VMs it runs lost the stable bit")
+         and "clockbench heal --yes" in why and why.endswith(own[1]),
+         "a %s back on tsc, one of its VMs still without the bit: degraded, counted, the heal named"
          % ("guest" if guest else "host"), (state, why))
+state, why = health.judge(False, "tsc", "user", INV, vms=["booted_off", True])
+t.ok(state == "degraded" and "booted while the host was off tsc" in why and "rebooted" in why,
+     "back on tsc, a VM that booted off tsc: degraded, its remedy a reboot of the guest", (state, why))
 t.ok(health.judge(True, "tsc", "user", INV, vms=[True, None]) == health.judge(True, "tsc", "user", INV),
      "on tsc, every VM with the bit (or not updated yet): the verdict and sentence of its own clock")
 t.ok(health.judge(True, "tsc", None, {}, vms=[True])[0] == "degraded",

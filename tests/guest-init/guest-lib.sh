@@ -6,7 +6,7 @@
 # guest_kernel: prints the kernel the boot tests use: $CB_TEST_KERNEL (a
 # test hook: a developer's choice of kernel image; the launcher itself takes
 # --kernel and reads no environment), else the running kernel's image, else
-# the newest readable /boot/vmlinuz-*.
+# the newest readable /boot/vmlinuz-*, else build/guest-kernel/boot's (make deps).
 guest_kernel() {
 	local k
 	if [ -n "${CB_TEST_KERNEL:-}" ]; then
@@ -18,7 +18,8 @@ guest_kernel() {
 		echo "$k"
 		return
 	fi
-	for k in $(find /boot -maxdepth 1 -name 'vmlinuz-*' 2>/dev/null | sort -rV); do
+	# /boot's, else the one make deps unpacked for the guest (never installed).
+	for k in $(find /boot build/guest-kernel/boot -maxdepth 1 -name 'vmlinuz-*' 2>/dev/null | sort -rV); do
 		if [ -r "$k" ]; then
 			echo "$k"
 			return

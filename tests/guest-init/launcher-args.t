@@ -250,8 +250,8 @@ judge_help() {
 }
 later judge_help "$n"
 
-expect 2 '--kernel=/nonexistent/vmlinuz: no such file: name one with --kernel.*linux-image-amd64' \
-	"missing kernel: says --kernel and linux-image-amd64" --kernel=/nonexistent/vmlinuz
+expect 2 '--kernel=/nonexistent/vmlinuz: no such file: name one with --kernel.*or run make deps .*never into /boot' \
+	"missing kernel: says --kernel and make deps (which never installs one into /boot)" --kernel=/nonexistent/vmlinuz
 expect 2 "--initramfs=$tmp/none: missing or unreadable: run 'make guest-initramfs'" \
 	"missing initramfs: says make guest-initramfs" --initramfs="$tmp/none"
 expect 2 '--qemu=qemu-nonexistent: not found: .*apt-get install qemu-system-x86' \

@@ -12,10 +12,9 @@ tmp=$(mktemp -d)
 chmod 755 "$tmp" # libvirt's QEMU user reads the run's work folder below it
 export TMPDIR=$tmp
 uri=${LIBVIRT_DEFAULT_URI:-qemu:///system}
-started=()
 cleanup() {
 	local pid
-	for pid in "${started[@]+"${started[@]}"}"; do
+	for pid in "${libvirt_started[@]+"${libvirt_started[@]}"}"; do
 		kill "$pid" 2>/dev/null
 	done
 	rm -rf "$tmp"
@@ -33,27 +32,8 @@ if ! virsh -c "$uri" uri >/dev/null 2>&1; then
 	if ! destructive; then
 		skip_all "no libvirt daemon at $uri, and starting one changes this host: root and DESTRUCTIVE=1 only"
 	fi
-	# start_daemon NAME: starts NAME -d unless one runs; remembers its pid.
-	start_daemon() {
-		local pidfile=/run/$1.pid
-		# A live one, not a zombie left by an earlier daemon's exit.
-		if pgrep -x --runstates RSDI "$1" >/dev/null; then
-			return
-		fi
-		"$1" -d || return
-		for _ in $(seq 50); do
-			[ -s "$pidfile" ] && break
-			sleep 0.1
-		done
-		[ -s "$pidfile" ] && started+=("$(cat "$pidfile")")
-	}
-	start_daemon virtlogd
-	start_daemon libvirtd
-	for _ in $(seq 100); do
-		virsh -c "$uri" uri >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	diag "started: virtlogd and/or libvirtd, pids ${started[*]:-none}"
+	libvirt_up "$uri"
+	diag "started: virtlogd and/or libvirtd, pids ${libvirt_started[*]:-none}"
 fi
 ok "$(virsh -c "$uri" uri >/dev/null 2>&1; echo $?)" "libvirt answers at $uri"
 initrd=$(guest_initramfs)

@@ -2,16 +2,20 @@
 # tier: destructive
 # serial: host
 # test-timeout: 300
-# heal-real.t: on this machine's own KVM, as root with DESTRUCTIVE=1: a VM
-# of the test's own (QEMU -accel kvm, the host's kernel, no initramfs, a QMP
-# socket of its own) lives through a switch off tsc and back and loses the
-# stable bit (clockbench heal lists it, from KVM's events); a second VM
-# started while the host is off tsc is listed apart, as booted off tsc;
-# heal --yes pauses and resumes the first over QMP and KVM shows its master
-# clock on again; the second is never paused.  Skips, saying why, where
-# /dev/kvm is missing or cannot create a VM, the host is not on tsc or
-# offers no other clocksource, or other VMs run.  Both VMs are killed by
-# pid at the end, and the bracket puts the clocksource back on every path.
+# heal-real.t: the operator's flow on this machine's own KVM, as root with
+# DESTRUCTIVE=1.  A VM of the test's own (QEMU -accel kvm, the host's
+# kernel, no initramfs, a QMP socket of its own) starts on tsc; the host is
+# switched away and back by a plain sysfs write, nothing of clockbench
+# running (no trace across the switch, no watch); a second VM starts while
+# the host is away.  Then, as an operator would: `health` exits 1, naming
+# the first VM as without the stable bit and `clockbench heal` as its
+# remedy, and the second apart as booted off tsc; `heal --yes --qmp SOCK`
+# (no names) pauses and resumes the first, KVM's events show its master
+# clock on again, the second is never paused; then health no longer counts
+# the first.  Skips, saying why, where /dev/kvm is missing or cannot create
+# a VM, the host is not on tsc or offers no other clocksource, or other VMs
+# run.  Both VMs are killed by pid at the end, and the clocksource is put
+# back on every path.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
@@ -25,16 +29,17 @@ for c in "${offered[@]}"; do [ "$c" = tsc ] || { other=$c; break; }; done
 [ -n "$other" ] || skip_all "the host offers no clocksource but tsc"
 [ -c /dev/kvm ] || skip_all "no /dev/kvm"
 command -v qemu-system-x86_64 >/dev/null || skip_all "no qemu-system-x86_64 (make deps)"
-kernels=(/boot/vmlinuz-*)
+kernels=(/boot/vmlinuz-* build/guest-kernel/boot/vmlinuz-*)
 kernel=${CB_TEST_KERNEL:-${kernels[-1]}}
-[ -r "$kernel" ] || skip_all "no kernel in /boot for the VM"
+[ -r "$kernel" ] || kernel=${kernels[0]}
+[ -r "$kernel" ] || skip_all "no kernel image for the VM (make deps unpacks one)"
 [ -z "$(bash -c '. host-scripts/lib/clocksource.sh; cs_foreign_vms')" ] || skip_all "KVM guests are running on this machine: no real flip under them"
 tmp=$(mktemp -d)
 vms=()
 cleanup() {
 	local p
 	for p in "${vms[@]+"${vms[@]}"}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	host-scripts/clocksource restore >/dev/null 2>&1
+	[ "$(cat "$real/current_clocksource")" = "$orig" ] || echo "$orig" >"$real/current_clocksource"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -57,40 +62,62 @@ early=$vm
 sleep 2
 own="$early"
 
-# heal traces across what follows, as an operator's heal would after a
-# real fallback: a VM whose master clock is off may make no clock event
-# for many seconds after it (seen twice in CI-like runs with a trace taken
-# only after the return), but the switch itself is one.  It reads the
-# sockets after its trace, when both VMs run.
-"$heal" --trace-seconds 12 --qmp "$tmp/early.qmp" --qmp "$tmp/late.qmp" >"$tmp/list.out" 2>"$tmp/list.err" &
-lister=$!
+# Away and back by hand, as someone fixing a host does: nothing of ours runs.
+echo "$other" >"$real/current_clocksource"
 sleep 2
-# Off tsc and back, under the VM (the test's own: CB_OWN_PIDS, not --force).
-CB_OWN_PIDS=$own "$cs" set "$other" -- sleep 2 2>"$tmp/flip.err"
-ok "$([ "$(cat "$real/current_clocksource")" = tsc ]; echo $?)" "the flip $other and back: on tsc again"
-# A second VM started while the host is off tsc.
-CB_OWN_PIDS=$own "$cs" set "$other" --keep 2>/dev/null
+echo tsc >"$real/current_clocksource"
+ok "$([ "$(cat "$real/current_clocksource")" = tsc ]; echo $?)" "away to $other and back by a plain sysfs write: on tsc again"
+# A second VM started while the host is away.
+echo "$other" >"$real/current_clocksource"
 sleep 0.3
 vm late
 late=$vm
 sleep 1
-"$cs" restore 2>/dev/null
+echo tsc >"$real/current_clocksource"
 ok "$([ "$(cat "$real/current_clocksource")" = tsc ] && kill -0 "$late"; echo $?)" "a second VM started while on $other; back on tsc"
+sleep 3
 
-wait "$lister"
-diag "$(cat "$tmp/list.out")"
-ok "$(grep -q "^early (pid $early, qmp): lost the stable bit" "$tmp/list.out"; echo $?)" \
-	"heal lists the VM that lived through the round trip as without the stable bit (KVM's events)"
-ok "$(grep -q "^late (pid $late, qmp): booted while the host was off tsc" "$tmp/list.out"; echo $?)" \
-	"heal lists the VM started off tsc apart (the kernel's switch records against its start)"
+# The probe, alone: KVM shows the state of a VM that makes no clock event
+# when its threads move to another CPU (its master clock off: an update
+# without the bit).  Run again after the heal below: no update (on).
+probe() {
+	python3 - "$1" <<'PY'
+import os, sys
+sys.path[:0] = ["contract", "host-scripts"]
+from cbhost import heal, kvmtrace
+pid = int(sys.argv[1])
+inst = kvmtrace.start(os.getpid(), heal.TRACE_KB)
+try:
+    vm = heal.VM(pid, "early", "cmdline", heal.start_s(pid), heal.start_ticks(pid))
+    print(*heal.probe(vm, inst), sep=": ")
+finally:
+    kvmtrace.discard(os.getpid())
+PY
+}
+probe "$early" >"$tmp/probe.out" 2>&1
+diag "$(cat "$tmp/probe.out")"
+ok "$(grep -q "^lost: clockbench heal's probe: its threads moved to other CPUs of their own, KVM updated its clock without the stable bit" "$tmp/probe.out"; echo $?)" \
+	"the probe: threads moved, KVM updated the VM's clock without the bit (its master clock off)"
 
-# Named: a VM whose master clock is off may make no clock event in a
-# short trace, and --yes alone pauses only the VMs with evidence; a name
-# is the operator asking.
-"$heal" --trace-seconds 2 --qmp "$tmp/early.qmp" --qmp "$tmp/late.qmp" --yes early late >"$tmp/heal.out" 2>"$tmp/heal.err"
+host-scripts/host-check >"$tmp/health.out" 2>"$tmp/health.err"
+rc=$?
+diag "$(head -c 3000 "$tmp/health.out")"
+ok "$([ "$rc" = 1 ] && head -n1 "$tmp/health.out" | grep -q "DEGRADED (1 of the 2 KVM VMs it runs lost the stable bit.*clockbench heal --yes"; echo $?)" \
+	"health: exit 1 ($rc), its first line counts the VM that lost the bit and names the heal"
+ok "$(grep -q "VM early (pid $early): lost the stable bit" "$tmp/health.out" && grep -q "VM late (pid $late): booted while the host was off tsc" "$tmp/health.out"; echo $?)" \
+	"health names the VM that ran across the switch, and the one booted off tsc apart"
+
+"$heal" --yes --qmp "$tmp/early.qmp" --qmp "$tmp/late.qmp" >"$tmp/heal.out" 2>"$tmp/heal.err"
 rc=$?
 diag "$(cat "$tmp/heal.out" "$tmp/heal.err")"
 ok "$([ "$rc" = 0 ] && grep -q "^early (pid $early): healed: paused for [0-9.]* ms; KVM's master clock on again" "$tmp/heal.out"; echo $?)" \
-	"heal --yes early late: early paused and resumed over QMP, KVM's master clock on again (exit $rc)"
-ok "$(grep -q "^late: booted while the host was off tsc: not paused" "$tmp/heal.out"; echo $?)" "the VM booted off tsc is not paused, named or not"
+	"heal --yes: the VM paused and resumed over QMP, KVM's master clock on again (exit $rc)"
+ok "$(! grep -q "^late (pid $late): healed" "$tmp/heal.out"; echo $?)" "the VM booted off tsc is not paused"
+probe "$early" >"$tmp/probe2.out" 2>&1
+diag "$(cat "$tmp/probe2.out")"
+ok "$(grep -q "^None: moved its [0-9]* threads to other CPUs of their own for 2 s: no clock update came" "$tmp/probe2.out"; echo $?)" \
+	"the probe after the heal: no clock update (its master clock on)"
+host-scripts/host-check --trace-seconds 0 >"$tmp/health2.out" 2>&1
+ok "$(grep -q "VM early (pid $early): has the stable bit (clockbench heal paused and resumed it" "$tmp/health2.out" && ! head -n1 "$tmp/health2.out" | grep -q "lost the stable bit"; echo $?)" \
+	"afterwards health, tracing nothing, knows from heal's record that it has the bit"
 done_testing

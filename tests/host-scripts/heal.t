@@ -90,6 +90,22 @@ class Peer:
             for raw in f:
                 cmd = raw.decode().split('"execute": "', 1)[1].split('"', 1)[0]
                 self.got.append(cmd)
+                if cmd == "stop" and self.mode == "trickle":
+                    def trickle():
+                        try:
+                            for b in b'{"return": {}}':
+                                time.sleep(2.0)
+                                c.send(bytes([b]))
+                        except OSError:
+                            pass
+                    threading.Thread(target=trickle, daemon=True).start()
+                    continue
+                if self.mode == "trickle" and "stop" in self.got:
+                    continue  # cont: seen, never answered
+                if cmd == "stop" and self.mode == "nest":
+                    f.write(b"[" * 60000 + b"\n")
+                    f.flush()
+                    continue
                 if cmd == "stop" and self.mode == "vanish":
                     return
                 if cmd == "stop" and self.mode == "slowstop":
@@ -110,7 +126,7 @@ class Peer:
             c.close()
 
 
-def world(name, cs="tsc", start_s=300.0, libvirt=None, events=True):
+def world(name, cs="tsc", start_s=300.0, libvirt=None, events=True, avail="tsc kvm-clock"):
     """A folder standing in for the host: /proc with this process as the
     one VM (holding the stand-in KVM device, started at start_s), the
     clocksource, libvirt's pid files, and a trace in which the VM lost the
@@ -128,6 +144,8 @@ def world(name, cs="tsc", start_s=300.0, libvirt=None, events=True):
     os.makedirs(os.path.join(d, "cs"))
     with open(os.path.join(d, "cs", "current_clocksource"), "w") as f:
         f.write(cs + "\n")
+    with open(os.path.join(d, "cs", "available_clocksource"), "w") as f:
+        f.write(avail + "\n")
     os.makedirs(os.path.join(d, "libvirt"))
     if libvirt:
         with open(os.path.join(d, "libvirt", libvirt + ".pid"), "w") as f:
@@ -136,7 +154,8 @@ def world(name, cs="tsc", start_s=300.0, libvirt=None, events=True):
         for ln in lines[:heal_at] if events else []:
             f.write(ln.replace("(   2832)", "(%7d)" % pid) + "\n")
     return dict(os.environ, CB_PROC=os.path.join(d, "proc"), CB_CS_DIR=os.path.join(d, "cs"), CB_KVM_DEV=kvm,
-                CB_LIBVIRT_RUN=os.path.join(d, "libvirt"), CB_KMSG=KMSG, CB_TRACE_FILE=os.path.join(d, "trace")), d
+                CB_LIBVIRT_RUN=os.path.join(d, "libvirt"), CB_KMSG=KMSG, CB_TRACE_FILE=os.path.join(d, "trace"),
+                CB_STATE_DIR=os.path.join(d, "state")), d
 
 
 def heal_cmd(env, *args):
@@ -230,6 +249,83 @@ t.ok(rc == 1 and "dom1 (pid %d, libvirt)" % os.getpid() in out and "failed to ge
      "a libvirt domain virsh does not know: said, exit 1", out + err)
 t.ok("suspend dom1" in log and "resume dom1" in log, "a failed suspend is still followed by a resume", log)
 
+# The operator's flow: the switch away and back happened with nothing
+# traced (no event of the VM now), no watch.  The records decide: the
+# kernel's stamped switches (the last away at 531.75 s, back at 533.78 s)
+# against the VM's start (300 s).
+env, d = world("records", events=False)
+peer = Peer(os.path.join(d, "qmp.sock"), "good", env["CB_TRACE_FILE"])
+rc, out, err = heal_cmd(env, "--qmp", peer.path, "--textfile-dir", d)
+t.ok(rc == 0 and "vm1 (pid %d, qmp): lost the stable bit (running when the host left tsc at 531.8 s (back at 533.8 s)"
+     % os.getpid() in out and "heal --yes" in out and peer.got == ["qmp_capabilities"],
+     "no trace across the switch, no watch: the records say it lost the bit, nothing paused", out + err)
+rc, out, err = heal_cmd(env, "--qmp", peer.path, "--yes", "--textfile-dir", d)
+t.ok(rc == 0 and peer.got[-2:] == ["stop", "cont"] and "healed: paused for" in out,
+     "--yes heals it from the records alone, confirmed by KVM's events", out + err)
+rec = open(os.path.join(d, "state", "vm-clock")).read() if os.path.exists(os.path.join(d, "state", "vm-clock")) else ""
+st = os.stat(os.path.join(d, "state", "vm-clock")) if rec else None
+t.ok(rec.startswith("%d %d " % (os.getpid(), int(300.0 * TICK))) and rec.rstrip().endswith(" healed")
+     and st.st_mode & 0o077 == 0, "the heal is recorded in the state folder (pid, start, when), 0600", rec)
+with open(env["CB_TRACE_FILE"], "w"):
+    pass  # the next look traces nothing again
+rc, out, err = heal_cmd(env, "--qmp", peer.path, "--textfile-dir", d)
+t.ok("vm1 (pid %d, qmp): has the stable bit (clockbench heal paused and resumed it at" % os.getpid() in out,
+     "afterwards, with nothing traced: heal's own record says it has the bit", out + err)
+env, d = world("started-after", events=False, start_s=600.0)
+rc, out, err = heal_cmd(env, "--textfile-dir", d)
+t.ok("has the stable bit (started at 600.0 s with the host on tsc" in out,
+     "a VM started after the return: has the bit, by the records", out + err)
+env, d = world("no-records", events=False)
+env["CB_KMSG"] = os.path.join(d, "no-such-kmsg")
+rc, out, err = heal_cmd(env, "--textfile-dir", d, "--yes")
+t.ok(rc == 0 and "not known (the kernel's switch records were not read (" in out and "no-such-kmsg" in out,
+     "no kernel log and nothing traced: not known, naming the record missing; --yes pauses nothing", out + err)
+
+# The host's kernel gave up tsc for good: only a reboot brings it back.
+env, d = world("tsc-gone", cs="hpet", avail="hpet acpi_pm")
+rc, out, err = heal_cmd(env, "--yes")
+t.ok(rc == 1 and "no longer offers tsc" in err and "only a reboot of the host" in err and "virsh migrate" in err
+     and "system call per clock read" in err, "tsc gone for good: reboot the host, migrate or stop the VMs first", err)
+rc, out, err = heal_cmd(env)
+t.ok("only a reboot of the host brings it back" in out, "and the listing says so too", out)
+
+# A pid asked for is that pid, whatever name another VM claims.
+env, d = world("pidname")
+peer = Peer(os.path.join(d, "qmp.sock"), "good", env["CB_TRACE_FILE"])
+other = os.path.join(d, "proc", "999999")
+os.makedirs(os.path.join(other, "fd"))
+os.symlink(env["CB_KVM_DEV"], os.path.join(other, "fd", "9"))
+with open(os.path.join(other, "cmdline"), "wb") as f:
+    f.write(b"qemu-system-x86_64\0-name\0%d\0" % os.getpid())
+rc, out, err = heal_cmd(env, "--qmp", peer.path, str(os.getpid()))
+t.ok(rc == 0 and "healed" in out and peer.got[-2:] == ["stop", "cont"],
+     "a pid asked for selects that pid, though another VM claims it as its name", out + err)
+
+# A QMP peer that trickles a byte every 2 s, or answers 60,000 '[': stop and
+# cont share one deadline, cont is always sent, each failure is one line.
+for mode, what in (("trickle", "a peer that trickles bytes"), ("nest", "a reply of 60,000 '['")):
+    env, d = world(mode)
+    peer = Peer(os.path.join(d, "qmp.sock"), mode, env["CB_TRACE_FILE"])
+    t0 = time.monotonic()
+    rc, out, err = heal_cmd(env, "--qmp", peer.path, "--yes")
+    took = time.monotonic() - t0
+    t.ok(rc == 1 and "Traceback" not in err and "cont" in peer.got and took < 25
+         and len([ln for ln in err.splitlines() if "vm1" in ln]) == 1,
+         "%s: cont still sent, one error line, over in %.0f s" % (what, took), "%s %s" % (peer.got, err))
+
+# The watch's textfile counts only when it is the watch's own.
+env, d = world("nobody-file", events=False)
+with open(os.path.join(d, "clockbench-watch.prom"), "w") as f:
+    f.write('node_clockbench_vm_stable_bit{vm="vm1",pid="%d",name_from="cmdline"} 1\n' % os.getpid())
+import pwd
+os.chown(os.path.join(d, "clockbench-watch.prom"), pwd.getpwnam("nobody").pw_uid, -1) if os.geteuid() == 0 else None
+rc, out, err = heal_cmd(env, "--textfile-dir", d)
+if os.geteuid() == 0:
+    t.ok("lost the stable bit" in out and "owned by nobody" in err and "not trusted" in err,
+         "a textfile owned by nobody (any such process could write it): not trusted, said", out + err)
+else:
+    t.skip("not root: cannot give a file to nobody")
+
 # A VM quiet while traced: the watch's textfile says what it last saw.
 env, d = world("watched", events=False)
 peer = Peer(os.path.join(d, "qmp.sock"), "good", env["CB_TRACE_FILE"])
@@ -238,10 +334,14 @@ with open(os.path.join(d, "clockbench-watch.prom"), "w") as f:
     f.write('node_clockbench_vm_stable_bit{vm="vm1",pid="%d",name_from="cmdline"} 0\n' % os.getpid())
     f.write('node_clockbench_vm_stable_bit{vm="gone",pid="999999999",name_from="pid"} 0\n')
 rc, out, err = heal_cmd(env, "--qmp", peer.path, "--textfile-dir", d)
-t.ok("vm1 (pid %d, qmp): lost the stable bit (the watch's record)" % os.getpid() in out and "gone" not in out,
+t.ok("vm1 (pid %d, qmp): lost the stable bit (the watch's record" % os.getpid() in out and "gone" not in out,
      "a VM quiet while traced: judged by the watch's record, which names no VM not running", out + err)
-rc, out, err = heal_cmd(env, "--qmp", peer.path, "--textfile-dir", os.path.join(d, "nowhere"))
-t.ok("vm1 (pid %d, qmp): no KVM clock event seen" % os.getpid() in out, "no textfile: not known, said", out + err)
+with open(os.path.join(d, "clockbench-watch.prom"), "w") as f:
+    f.write('node_clockbench_vm_stable_bit{vm="vm1",pid="%d",name_from="cmdline"} 1\n' % os.getpid())
+os.utime(os.path.join(d, "clockbench-watch.prom"), (time.time() - 3 * 86400,) * 2)
+rc, out, err = heal_cmd(env, "--qmp", peer.path, "--textfile-dir", d)
+t.ok("vm1 (pid %d, qmp): lost the stable bit (running when" % os.getpid() in out,
+     "a textfile older than the host's return to tsc: not used", out + err)
 
 # A name claimed by two VMs (any process can claim one) picks neither.
 env, d = world("twins")

@@ -22,9 +22,10 @@ other=
 for c in "${offered[@]}"; do [ "$c" = tsc ] || { other=$c; break; }; done
 [ -n "$other" ] || skip_all "the host offers no clocksource but tsc"
 [ -c /dev/kvm ] || skip_all "no /dev/kvm"
-kernels=(/boot/vmlinuz-*)
+kernels=(/boot/vmlinuz-* build/guest-kernel/boot/vmlinuz-*)
 kernel=${CB_TEST_KERNEL:-${kernels[-1]}}
-[ -r "$kernel" ] || skip_all "no kernel in /boot for the VM"
+[ -r "$kernel" ] || kernel=${kernels[0]}
+[ -r "$kernel" ] || skip_all "no kernel image for the VM (make deps unpacks one)"
 [ -z "$(bash -c '. host-scripts/lib/clocksource.sh; cs_foreign_vms')" ] || skip_all "KVM guests are running on this machine: no real flip under them"
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
@@ -67,4 +68,23 @@ ok "$([ "$rc" = 1 ] && [ "$(wc -l <"$tmp/err3")" = 1 ] && grep -q "QEMU did not 
 	[ "$(cat "$real/current_clocksource")" = tsc ] && [ -z "$(ls -A "$tmp/run3")" ] &&
 	[ "$(find /tmp -maxdepth 1 -name 'clockbench-running-vm.*' | wc -l)" = "$before" ]; echo $?)" \
 	"a kernel QEMU cannot open: exit $rc, one line ($(head -c 150 "$tmp/err3")), nothing switched or left"
+# Killed outright (SIGKILL: nothing of its own runs after): its VM dies
+# with it, and the next run removes its tracefs instance and its folder.
+mkdir -m 0755 "$tmp/run4" "$tmp/run5"
+"$step" --run-dir "$tmp/run4" --fallback "$other" --kernel "$kernel" --phase-seconds 5 >/dev/null 2>&1 &
+p=$!
+for _ in $(seq 200); do pgrep -f "clockbench-running-vm\.$p\." >/dev/null && break; sleep 0.05; done
+vm=$(pgrep -f "clockbench-running-vm\.$p\." || true)
+kill -KILL "$p"
+wait "$p" 2>/dev/null
+sleep 1
+alive=$(pgrep -f "clockbench-running-vm\.$p\." || true)
+[ -z "$alive" ] || kill -KILL $alive
+ok "$([ -n "$vm" ] && [ -z "$alive" ] && [ "$(cat "$real/current_clocksource")" = tsc ]; echo $?)" \
+	"SIGKILL of the step: its VM (${vm:-not seen}) died with it (left: ${alive:-none})"
+"$step" --run-dir "$tmp/run5" --fallback "$other" --kernel "$kernel" --phase-seconds 1 >/dev/null 2>"$tmp/err5"
+rc=$?
+ok "$([ "$rc" = 0 ] && [ ! -e "/sys/kernel/tracing/instances/clockbench-$p" ] &&
+	[ -z "$(find /tmp -maxdepth 1 -name "clockbench-running-vm.$p.*")" ]; echo $?)" \
+	"the next run (exit $rc) removed the killed one's tracefs instance and folder"
 done_testing

@@ -114,7 +114,7 @@ vm = dict(vm="l2", pid=QEMU, name_from="cmdline")
 # (tag, clocksource, stable bit, master clock, healthy, health state)
 WANT = (("start", "tsc", 1, 1, 1, "healthy"),
         ("switch", "kvm-clock", 0, 0, 0, "degraded"),
-        ("return", "tsc", 0, 0, 1, "healthy"),
+        ("return", "tsc", 0, 0, 0, "degraded"),  # back on tsc, its VM still without the bit: not healthy
         ("heal", "tsc", 1, 1, 1, "healthy"))
 sofar = []
 for tag, cs, bit, mc, healthy, state in WANT:

@@ -78,6 +78,32 @@ need_engine() {
 # clocksource flip, no package installed, no daemon started.
 destructive() { [ "${DESTRUCTIVE:-0}" = 1 ] && [ "$(id -u)" -eq 0 ]; }
 
+# libvirt_up URI: a libvirt daemon answering at URI: virtlogd and libvirtd
+# started (-d, no systemd) where none runs, their pids added to the array
+# libvirt_started (the caller kills exactly those at its end); false when
+# none answers after 10 s.  Starting one changes the host: callers ask
+# destructive first.
+libvirt_started=()
+libvirt_up() {
+	local d pidfile
+	for d in virtlogd libvirtd; do
+		pidfile=/run/$d.pid
+		# A live one, not a zombie left by an earlier daemon's exit.
+		pgrep -x --runstates RSDI "$d" >/dev/null && continue
+		"$d" -d || return 1
+		for _ in $(seq 50); do
+			[ -s "$pidfile" ] && break
+			sleep 0.1
+		done
+		[ -s "$pidfile" ] && libvirt_started+=("$(cat "$pidfile")")
+	done
+	for _ in $(seq 100); do
+		virsh -c "$1" uri >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # slow_tier: true when this run takes the slow tier (tests/run's CB_TIERS;
 # a file run alone takes every tier): a fast file's real run is its slow part.
 slow_tier() { case ",${CB_TIERS:-slow}," in *,slow,*) return 0 ;; esac; return 1; }
