@@ -24,7 +24,8 @@ from.  docs/watchdog.md says the same in words.
   watchdog_for(rules, available) -> name | None   which clocksource watches
       (WATCHDOG_CANDIDATES: ratings; 6.1-6.19 fall back to refined-jiffies)
   messages(release, version=None) -> list | None   the lines that era prints
-  all_messages() -> [(era id, message)]   every format string of every row
+  all_messages() -> [(era id, message)]   every format string of every row,
+      and WORDINGS: the wordings of the rules before 6.1 (2.6.18 on)
 
 Message kinds use kmsg.py's names (kmsg.KINDS: verdict/..., near-miss/...,
 detail/...); kmsg.py owns the classifier, this table the format strings.
@@ -625,11 +626,54 @@ def messages(release, version=None, params=None):
     return None if r is None else [dict(m) for m in r["messages"] + _COMMON_MESSAGES]
 
 
+# The wordings of the kernel's rules before the eras above (2.6.18 to
+# 5.x), for reading old logs: what took the TSC away, and the lines of
+# the same loss that follow it.  Watchdog figures of these eras are not
+# in ERAS (host-check gives "unknown" for their limits); their lines are
+# read.  seen: the fixture holding a logged line of that wording, or None
+# where only the format string was read.
+_FIX = "tests/host-scripts/fixtures/kmsg/"
+WORDINGS = [
+    ("2.6.18-2.6.21", _m("switched", "info", "Time: %s clocksource has been installed.\n",
+                         _CS + " change_clocksource()", prefix="",
+                         meaning="the switch, before \"Switching to\" (2.6.22 to 2.6.2x logs still print it)")),
+    ("2.6.21-3.x", _m("switched", "info", "Switching to clocksource %s\n", _CS + " timekeeping_notify()/change_clocksource()",
+                      prefix="")),
+    ("2.6.18-2.6.2x", _m("unstable", "info", "Marking TSC unstable due to: %s.\n",
+                         "arch/i386/kernel/tsc.c, arch/x86/kernel/tsc_32.c mark_tsc_unstable()", prefix="",
+                         meaning="i386's wording, the reason then a dot; seen in " + _FIX + "paste-era-2.6.24-cpufreq.log "
+                                 "and paste-era-2.6.22-c2-syslog.log")),
+    ("2.6.2x-3.x", _m("unstable", "info", "Marking TSC unstable due to %s\n", "arch/x86/kernel/tsc.c mark_tsc_unstable()",
+                      prefix="", meaning="x86_64's, then the merged tsc.c's, before its pr_fmt gave \"tsc: \"")),
+    ("2.6.2x", _m("unstable", "info", "Marking TSC unstable due to possible TSC halt in C2\n",
+                  "drivers/acpi/processor_idle.c acpi_idle_enter_simple()", prefix="",
+                  meaning="the C-state rule: a CPU whose TSC stops in C2 (later \"TSC halts in idle\")")),
+    ("2.6.2x-6.x", _m("unstable", "info", "Marking TSC unstable due to TSC halts in idle\n",
+                      "drivers/acpi/processor_idle.c tsc_check_state()", prefix="")),
+    ("2.6.18-4.x", _m("unstable", "info", "Marking TSC unstable due to cpufreq changes\n",
+                      "arch/x86/kernel/tsc.c time_cpufreq_notifier()", prefix="",
+                      meaning="a frequency change on a CPU without constant_tsc")),
+    ("2.6.21-3.x", _m("verdict/skew", "warn", "Clocksource %s unstable (delta = %Ld ns)\n", _CS + " clocksource_watchdog()",
+                      prefix="", meaning="the watchdog's verdict, one line; after tsc.c's own rule it is that "
+                                         "loss's consequence (seen in paste-era-2.6.24-cpufreq.log)")),
+    ("3.x-4.x", _m("verdict/skew", "warn",
+                   "timekeeping watchdog: Marking clocksource '%s' as unstable because the skew is too large:\n",
+                   _CS + " clocksource_watchdog()",
+                   meaning="before \"on CPU%d\" (seen in " + _FIX + "paste-markdown-table.log, a 4.4 kernel)")),
+    ("2.6.23-4.x", _m("sync-check", "warn", "checking TSC synchronization [CPU#%d -> CPU#%d]:\n", _SYNC + " check_tsc_sync_source()",
+                      prefix="", meaning="followed by \" passed.\" on the same line when there is no warp (not a loss)")),
+    ("2.6.18-", _m("info/cmdline", "notice", "Kernel command line: %s\n", "init/main.c start_kernel()", prefix="",
+                   meaning="the boot's own parameters: clocksource= and tsc= as that boot had them")),
+]
+
+
 def all_messages():
-    """(era id, message) of every row, and ("common", m): for kmsg's checks."""
+    """(era id, message) of every row, ("common", m), and each older
+    wording (WORDINGS): for kmsg's checks."""
     out = [("common", dict(m)) for m in _COMMON_MESSAGES]
     for row in ERAS:
         out.extend((row["id"], dict(m)) for m in row["messages"])
+    out.extend((era, dict(m)) for era, m in WORDINGS)
     return out
 
 

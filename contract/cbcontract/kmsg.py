@@ -130,9 +130,38 @@ RULES = [
     # amd.c / tsc.c on AMD: the TSC's rate is not the P0 frequency.
     ("info/p0", _FW + r"TSC doesn't count with P0 frequency!"),
     ("info/hypervisor", r"Hypervisor detected: (?P<hypervisor>.+)"),
+    # The boot's own parameters (init/main.c, every era): clocksource= and
+    # tsc= as that boot had them.
+    ("info/cmdline", r"Kernel command line: (?P<cmdline>.{0,2000})"),
     ("info/kvm-clock", r"(?:clocksource: kvm-clock: mask: |kvm-clock: (?:Using msrs|using sched offset|cpu \d+, msr))"),
 ]
 _RULES = [(k, re.compile(p)) for k, p in RULES]
+
+# The known beginnings of the lines that take the TSC away, for a line a
+# pager cut (its end missing): read as that kind, marked cut, never as a
+# confident cause (each fixes more than 15 characters first, as RULES do).
+CUT_RULES = [
+    ("verdict/skew", _CS + r"timekeeping watchdog(?: on CPU(?P<cpu>\d+))?: Marking clocksource"),
+    ("verdict/readback", _WD + r"(?:wd-[\w.-]+-wd |[\w.-]+ )?(?:excessive )?read-back delay"),
+    ("verdict/freq-skew", _CS + r"Marking clocksource (?P<cs>[\w.-]+) unstable due to freq"),
+    ("verdict/cpu-skew", _CS + r"Marking clocksource (?P<cs>[\w.-]+) unstable due to inter"),
+    ("unstable", _TSC + r"Marking TSC unstable due to:? ?(?P<reason>.*)"),
+    ("warp", r"Measured (?P<cycles>\d+) cycles TSC warp"),
+]
+_CUT_RULES = [(k, re.compile(p)) for k, p in CUT_RULES]
+
+
+def _match_cut(text):
+    """(kind, detail) of a cut line by its known beginning, else None."""
+    for kind, rx in _CUT_RULES:
+        m = rx.match(text)
+        if m:
+            d = {k: (int(v) if _INT.match(v) and k != "reason" else v) for k, v in m.groupdict().items() if v is not None}
+            if kind == "unstable":
+                d["reason"] = d.get("reason", "").rstrip() or "(cut)"
+                d["cause"] = next((c for phrase, c in _CAUSES if d["reason"].startswith(phrase)), "other")
+            return kind, d
+    return None
 
 KINDS = tuple(dict.fromkeys(k for k, _ in RULES))
 VERDICTS = tuple(k for k in KINDS if k.startswith("verdict/"))
@@ -146,6 +175,7 @@ _CAUSES = [
     ("TSCs unsynchronized", "unsynchronized"),
     ("cpufreq changes", "cpufreq"),
     ("TSC halts in idle", "idle"),
+    ("possible TSC halt in C2", "idle"),  # 2.6.2x, drivers/acpi/processor_idle.c
     ("running on Hyper-V", "hypervisor"),
     ("KVM discovered backwards TSC", "kvm"),
 ]
@@ -168,7 +198,8 @@ TEXT = {
 _INT = re.compile(r"-?\d+$")
 # Every pattern holds one of these words: a line without any is not read
 # further (most of a boot's log).
-_ANY = ("locksource", "TSC", "tsc", "atchdog", "sched_clock", "Hypervisor", "kvm-clock", "CPU", "Time: ")
+_ANY = ("locksource", "TSC", "tsc", "atchdog", "sched_clock", "Hypervisor", "kvm-clock", "CPU", "Time: ",
+        "command line")
 
 # What stands before the kernel's message text in the logs clockbench
 # reads, each part optional, each bounded (so the match is linear):
@@ -216,7 +247,8 @@ def message(line):
 
 
 def _detail(kind, m):
-    d = {k: (int(v) if _INT.match(v) and k != "cpus" else v) for k, v in m.groupdict().items() if v is not None}
+    text = ("cpus", "reason", "hypervisor", "cmdline")  # free text, even when it is all digits
+    d = {k: (int(v) if _INT.match(v) and k not in text else v) for k, v in m.groupdict().items() if v is not None}
     for k in ("reason", "hypervisor"):
         if k in d:  # the kernel's trailing dot and blanks, stripped without a regex
             d[k] = d[k].rstrip().rstrip(".").rstrip() or d[k]
@@ -262,7 +294,8 @@ def messages(lines, paste=None):
     paste (a cbcontract.paste.Log), the lines are a recorded log, read as
     people paste it (_recorded()); paste.name() then names its format."""
     if paste is not None:
-        yield from _recorded(lines, paste)
+        for m in _recorded(lines, paste):
+            yield m[:4]
         return
     framed = None
     for line in lines:
@@ -287,41 +320,94 @@ def _known(text):
     return _match(text) if any(w in text for w in _ANY) else None
 
 
-def _recorded(lines, log):
-    """messages() of a recorded log: each line's quoting, indentation and
-    console prompt stripped and its header read by cbcontract.paste (every
-    format a tool writes; a header of another facility, transport or
-    program refuses the line), the rules matched at the message's start as
-    everywhere.  Once a line with a header was read, a bare line is a
-    continuation, read only as the second half of a line a mail client
-    wrapped: it is rejoined to the line before it (one space between)
-    when that line is at the same quoting depth, neither half is a known
-    line alone, and the two together are one; nothing else is guessed.
-    JSON and export entries are quoted as "[stamp] message"."""
+# How the paste reader took one line: its text, stamp, whether a header
+# stood before it, and whether it was read as a continuation.
+Read = collections.namedtuple("Read", "text stamp framed continuation")
+MAX_SEEN = 1 << 16
+
+
+def read_paste(lines):
+    """(Read of each line, the paste.Log): how the paste reader took a
+    recorded log line by line, whatever its text says (a marker of a
+    test's own, no kernel phrase)."""
+    seen, log = [], _paste.Log()
+    for _ in _recorded(lines, log, _paste.Budget(), seen):
+        pass
+    return seen, log
+
+
+def _recorded(lines, log, budget=None, seen=None):
+    """messages() of a recorded log: its transport encodings undone
+    (paste.decoded()), each line's prefixes stripped and its header read
+    by cbcontract.paste (a header of another facility, transport or
+    program refuses the line), the rules matched at the message's start
+    as everywhere.  A record's continuation is never a record: a line
+    indented more than the last record line (at the same quoting depth;
+    a truly empty line ends a block, so a paste indented as a whole is
+    read at its own indentation) or carried after a console's login
+    prompt continues the record before it.  A continuation, and once a
+    line with a header was read a bare line, is read only as the second
+    half of a line a mail client wrapped: rejoined to the line before it
+    (one space between) when that line is not known alone and the two
+    together are one; nothing else is guessed.  JSON and export entries
+    are quoted as "[stamp] message".  Yields (line, kind, detail, stamp,
+    (wall, cut)): wall the seconds of the day of a wall-clock header (for
+    a paste's order), cut whether a pager cut the line.  seen: a list
+    given gets each line's Read (at most MAX_SEEN)."""
     framed = False
     held = None  # (line, Head): the last line, not known alone (a wrapped line's first half?)
-    for line in lines:
-        if not isinstance(line, str):
-            continue
-        line = line[:MAX_LINE].rstrip("\r\n")
-        h = log.export_line(line)
-        if h is False:
-            if line.startswith("#") or not line.strip():
+    ref = None  # (indent, depth) of the last line read as a record's start
+    for line, cut in _paste.decoded(lines, log, budget):
+        if ("$" in line[:300] or "#" in line[:300]) and len(log.commands) < 4:
+            cmd = _paste.command(line)
+            if cmd:
+                log.commands.append(cmd)
                 held = None
                 continue
-            h = _paste.head(line)
+        h = log.export_line(line)
+        if h is False:
+            if not line.strip():
+                held = None
+                if not line:
+                    ref = None
+                continue
+            if len(line) > MAX_LINE and not line.lstrip(" \t>").startswith("{"):
+                line = line[:MAX_LINE]
+            h = _paste.head(line, cut)
         if h is None:
             held = None
             continue
-        log.saw(h, line)
-        if h.fmt in ("journalctl -o json", "journalctl -o export"):
+        entry = h.fmt in ("journalctl -o json", "journalctl -o export")
+        cont = not entry and (h.console or (ref is not None and h.depth == ref[1] and h.indent > ref[0]))
+        if cont:
+            log.consoles += h.console
+        else:
+            log.saw(h, line)
+        if seen is not None and len(seen) < MAX_SEEN:
+            seen.append(Read(h.text, h.stamp, h.framed, bool(cont)))
+        if entry:
             line = "[%12.6f] %s" % (h.stamp, h.text) if h.stamp is not None else h.text
+        elif cont:
+            # A continuation: never a record; only a wrapped line's second half.
+            if h.framed or h.console:
+                log.continuations += 1
+            joined = _known(held[1].text.rstrip() + " " + h.text.strip()) if held is not None else None
+            if joined:
+                log.rejoined += 1
+                yield held[0].strip() + " " + h.text.strip(), joined[0], joined[1], held[1].stamp, (held[1].wall, cut)
+            held = None
+            continue
+        else:
+            ref = (h.indent, h.depth)
+            log.indented = log.indented or (h.depth == 0 and h.indent > 0)
         c = _known(h.text) if h.framed or not framed else None
+        if c is None and h.cut and (h.framed or not framed):
+            c = _match_cut(h.text)
         if c is None and held is not None and not h.framed and h.depth == held[1].depth:
             joined = _known(held[1].text.rstrip() + " " + h.text.strip())
             if joined:
                 log.rejoined += 1
-                yield held[0].strip() + " " + h.text.strip(), joined[0], joined[1], held[1].stamp
+                yield held[0].strip() + " " + h.text.strip(), joined[0], joined[1], held[1].stamp, (held[1].wall, cut)
                 held = None
                 continue
         framed = framed or h.framed
@@ -329,7 +415,7 @@ def _recorded(lines, log):
         # headers, a bare line never does (a file name's newline).
         held = (line, h) if c is None and (h.framed or not framed) else None
         if c:
-            yield line.strip(), c[0], c[1], h.stamp
+            yield line.strip(), c[0], c[1], h.stamp, (h.wall, h.cut)
 
 
 TSC_NAMES = ("tsc", "tsc-early")
@@ -357,47 +443,92 @@ def marks_tsc_unstable(line):
 
 # One boot's log, read as a whole.
 WHY_TEXT = {"boot_warp": "warp at boot", "watchdog": "watchdog", "by_hand": "by hand",
-            "cmdline": "tsc=unstable", "other": "another reason"}
+            "cmdline": "tsc=unstable", "set_at_boot": "clocksource= at boot", "other": "another reason"}
 # Which of the watchdog's tests failed, in words (a verdict's kind).
 TEST_TEXT = {"verdict/skew": "skew", "verdict/readback": "read-back", "verdict/freq-skew": "frequency",
              "verdict/cpu-skew": "inter-CPU"}
 MAX_KEPT = 8  # near-miss lines quoted per boot (all are counted)
 MAX_EVIDENCE = 32  # lines of a loss quoted per boot
 MAX_SWITCH_TIMES = 256  # stamped switches kept per boot (the last ones)
+MAX_EVENTS = 32  # lines that gave up the TSC kept per boot: the first and the last ones (a paste may run newest first)
+
+_OPTION = re.compile(r"(?:^|\s)(tsc|clocksource)=([\w.,-]{1,64})(?=\s|$)")
 
 
-def summarize(lines, recorded=False):
-    """One boot's kernel log (lines, read once, in order, in bounded
-    memory): whether the TSC was kept, lost (when, why, the line that says
-    so, the warp's cycles, which of the watchdog's tests failed) or never
-    chosen, its watchdog near misses counted by kind, the hypervisor the
-    kernel detected and AMD's P0 firmware line.  tsc is "kept",
-    "lost", "not chosen" (the kernel never switched to it) or "unknown" (no
-    line says: a log cut short or rotated).  This is the one reading of a
-    log: host-check's single log, its boots and the lab all use it.  With
-    recorded, the lines are a recorded log read as a paste (messages()'s
-    paste), and format names the format read (else None)."""
+def cmdline_options(cmdline):
+    """({tsc, clocksource: the last value}, [every tsc= value in order]) of
+    a kernel command line: only values of the kernel's own shape are
+    read (and so ever quoted)."""
+    found = _OPTION.findall(cmdline or "")
+    return dict(found), [v for k, v in found if k == "tsc"]
+
+
+def _cause_of(kind, d):
+    """The cause one line that gave up the TSC names: boot_warp, watchdog,
+    cmdline or other."""
+    if kind in ("warp", "sync-check"):
+        return "boot_warp"
+    if kind == "unstable":
+        c = d["cause"]
+        return c if c in ("boot_warp", "watchdog", "cmdline") else "other"
+    return "watchdog"
+
+
+def _unsure(kind, d, cut):
+    """Why the line that names the cause may be a fragment (None when it
+    is whole): a pager cut it, or its free text ends where a transport or
+    a pager cuts (a soft line break's "=", a ">" or an ellipsis)."""
+    if cut:
+        return "the line was cut by a pager: its end is missing"
+    reason = d.get("reason") if kind == "unstable" else None
+    if reason is not None and d.get("cause") == "other" and reason.rstrip().endswith(("=", ">", "\u2026", "...")):
+        return "its reason %r ends as a cut line does (a mail's soft line break, a pager)" % reason[-40:]
+    return None
+
+
+def summarize(lines, recorded=False, budget=None):
+    """One boot's kernel log (lines, read once, in bounded memory): whether
+    the TSC was kept, lost (when, why, the line that says so, the warp's
+    cycles, which of the watchdog's tests failed) or never chosen, its
+    watchdog near misses counted by kind, the hypervisor the kernel
+    detected, AMD's P0 firmware line and the boot's own command line.
+    tsc is "kept", "lost", "not chosen" (the kernel never switched to it)
+    or "unknown" (no line says: a log cut short or rotated).  The first
+    line that gave up the TSC, by its stamps (a paste newest first is
+    read in its stamps' order), names the cause; the lines of the same
+    loss after it are its consequences (consequences), never a cause of
+    their own.  This is the one reading of a log: host-check's single log,
+    its boots and the lab all use it.  With recorded, the lines are a
+    recorded log read as a paste (messages()'s paste, within budget:
+    paste.BUDGET when None), format names the format read (else None),
+    warnings what the reader says of its trust, and unsure why the line
+    that names the cause may be a fragment (else None)."""
     s = {"tsc": "unknown", "why": None, "reason": None, "at_s": None, "line": None, "cycles": None,
          "verdict": None, "verdict_line": None, "tests": [], "switches": [], "near_misses": {},
          "near_miss_lines": [], "tsc_adjust": 0, "evidence": [], "switch_lines": [],
-         "hypervisor": None, "firmware": None}
-    warp = unstable = verdict = first_switch_away = None
+         "hypervisor": None, "firmware": None, "cmdline": None, "consequences": [], "unsure": None,
+         "warnings": []}
+    first_switch_away = None
     switches, switch_lines = collections.deque(maxlen=64), collections.deque(maxlen=4)  # the last ones only
+    first_switches = []  # the first 64: the last ones of a paste newest first
     # When each switch came (seconds since boot), the last MAX_SWITCH_TIMES:
     # what the VMs started since lived through (cbhost.heal).
     times, n_times = collections.deque(maxlen=MAX_SWITCH_TIMES), 0
-    stamps = {}
+    # The lines that gave up the TSC: (stamp, wall, index, line, kind, detail, cut).
+    events_first, events_last, n = [], collections.deque(maxlen=MAX_EVENTS // 2), 0
     log = _paste.Log() if recorded else None
     # Framed records (klog.Records) are read by their own messages().
     framed = getattr(lines, "messages", None)
-    for line, kind, d, stamp in (framed() if framed else messages(lines, log)):
-        stamps[line] = stamp
-        if len(stamps) > 4 * MAX_EVIDENCE:
-            stamps = {k: v for k, v in stamps.items() if k in (s["line"], first_switch_away) or k in s["evidence"]}
+    for item in (framed() if framed else _recorded(lines, log, budget) if recorded else messages(lines)):
+        line, kind, d, stamp = item[:4]
+        wall, cut = item[4] if len(item) > 4 else (None, False)
+        n += 1
         if kind == "switched":
             if switches and switches[-1] in TSC_NAMES and d["to"] not in TSC_NAMES:
-                first_switch_away = first_switch_away or line
+                first_switch_away = first_switch_away or (line, stamp)
             switches.append(d["to"])
+            if len(first_switches) < 64:
+                first_switches.append(d["to"])
             if stamp is not None:
                 times.append([stamp, d["to"]])
                 n_times += 1
@@ -416,46 +547,88 @@ def summarize(lines, recorded=False):
         if kind == "info/p0":
             s["firmware"] = s["firmware"] or line
             continue
+        if kind == "info/cmdline":
+            if s["cmdline"] is None and not cut:
+                s["cmdline"] = d["cmdline"][:1024]
+            continue
         if kind == "tsc-adjust":
             s["tsc_adjust"] += 1
-        elif kind in ("warp", "sync-check"):
-            if warp is None or (warp[1] is None and d.get("cycles") is not None):
-                warp = (line, d.get("cycles"))
-        elif kind == "unstable":
-            unstable = unstable or (line, d)
-        elif kind in VERDICTS and gives_up_tsc(kind, d):
-            verdict = verdict or (line, kind)
-            if TEST_TEXT[kind] not in s["tests"]:
+        elif kind in ("warp", "sync-check", "unstable") or (kind in VERDICTS and gives_up_tsc(kind, d)):
+            ev = (stamp, wall, n, line, kind, d, cut)
+            if len(events_first) < MAX_EVENTS // 2:
+                events_first.append(ev)
+            else:
+                events_last.append(ev)
+            if kind in VERDICTS and TEST_TEXT[kind] not in s["tests"]:
                 s["tests"].append(TEST_TEXT[kind])
         else:
             continue
         if len(s["evidence"]) < MAX_EVIDENCE:
             s["evidence"].append(line)
-    s["switches"], s["switch_lines"] = list(switches), list(switch_lines)
-    s["switch_times"], s["switch_times_cut"] = list(times), n_times > len(times)
-    if verdict:
-        s["verdict_line"], s["verdict"] = verdict
-    if warp or unstable or verdict:
-        s["tsc"] = "lost"
-        cause = unstable[1]["cause"] if unstable else None
-        if warp or cause == "boot_warp":
-            s["why"] = "boot_warp"
-            s["line"] = warp[0] if warp else unstable[0]
-            s["cycles"] = warp[1] if warp else None
-        elif verdict or cause == "watchdog":
-            s["why"] = "watchdog"
-            s["line"] = verdict[0] if verdict else unstable[0]
+    rev = bool(log and log.reversed())
+    events = events_first + list(events_last)
+    # The order of the events: the log's own (the kernel's record order),
+    # read from its end when its stamps fall (journalctl -r).  Never
+    # sorted by stamp: 2.6's printk stamps jump back when the TSC is
+    # marked unstable (sched_clock leaves it).
+    events.sort(key=(lambda e: -e[2]) if rev else (lambda e: e[2]))
+    sw = list(reversed(first_switches)) if rev else list(switches)
+    if rev and first_switch_away is None:
+        for a, b in zip(sw, sw[1:]):
+            if a in TSC_NAMES and b not in TSC_NAMES:
+                first_switch_away = (None, None)
+                break
+    s["switches"], s["switch_lines"] = sw, list(switch_lines)
+    s["switch_times"], s["switch_times_cut"] = sorted(times) if rev else list(times), n_times > len(times)
+    verdicts = [e for e in events if e[4] in VERDICTS]
+    if verdicts:
+        s["verdict_line"], s["verdict"] = verdicts[0][3], verdicts[0][4]
+    if events:
+        first = events[0]
+        why = _cause_of(first[4], first[5])
+        s["tsc"], s["why"] = "lost", why
+        same = [e for e in events if _cause_of(e[4], e[5]) == why]
+        whole = [e for e in same if not e[6]] or same  # a line a pager cut counts only where no whole one says it
+        if why == "boot_warp":
+            warps = [e for e in whole if e[4] == "warp"]
+            withc = [e for e in warps if e[5].get("cycles") is not None]
+            pick = (withc or warps or whole)[0]
+            s["line"], s["cycles"] = pick[3], pick[5].get("cycles") if pick[4] == "warp" else None
+        elif why == "watchdog":
+            # The watchdog's own verdict says more than tsc.c's echo of it.
+            pick = next((e for e in whole if e[4] in VERDICTS), whole[0])
+            s["line"] = pick[3]
         else:
-            s["why"] = cause if cause == "cmdline" else "other"
-            s["reason"] = unstable[1]["reason"]
-            s["line"] = unstable[0]
+            pick = whole[0]
+            s["reason"] = pick[5]["reason"]
+            s["line"] = pick[3]
+        s["at_s"] = pick[0]
+        s["unsure"] = _unsure(pick[4], pick[5], pick[6])
+        if first[6] and not s["unsure"] and any(_cause_of(e[4], e[5]) != why for e in events if not e[6]):
+            s["unsure"] = "the loss's first line was cut by a pager, and a later whole line names another cause"
+        s["consequences"] = [e[3] for e in events if _cause_of(e[4], e[5]) != why][:MAX_KEPT]
+        s["tests"] = [TEST_TEXT[e[4]] for e in same if e[4] in VERDICTS]
+        s["tests"] = list(dict.fromkeys(s["tests"]))
     elif first_switch_away and s["switches"][-1] not in TSC_NAMES:
-        s["tsc"], s["why"], s["line"] = "lost", "by_hand", first_switch_away
+        s["tsc"], s["why"], s["line"] = "lost", "by_hand", first_switch_away[0]
+        s["at_s"] = first_switch_away[1]
     elif s["switches"]:
         s["tsc"] = "kept" if s["switches"][-1] in TSC_NAMES else "not chosen"
-    if s["line"]:
-        s["at_s"] = stamps.get(s["line"])
+    # The boot's own parameters: a loss no line explains, or a TSC never chosen.
+    opts, tsc_vals = cmdline_options(s["cmdline"])
+    if s["why"] in (None, "by_hand") and s["tsc"] in ("lost", "not chosen"):
+        if any("unstable" in v.split(",") for v in tsc_vals):
+            s["tsc"], s["why"] = "lost", "cmdline"
+        elif opts.get("clocksource") and opts["clocksource"] not in TSC_NAMES:
+            s["tsc"], s["why"] = "lost", "set_at_boot"
     s["format"] = log.name() if log else None
+    s["warnings"] = log.warnings() if log else []
+    if log and s["tsc"] == "unknown" and not s["evidence"] and not s["near_misses"]:
+        s["warnings"].append("no clock line was read in this paste (read as: %s): if it holds one, give the raw "
+                             "log (dmesg > file, or journalctl -k -o short-monotonic --no-pager > file)" % s["format"])
+    if s["unsure"]:
+        s["warnings"].append("not sure of the cause: %s; paste the raw log (dmesg > file, or journalctl -k -o "
+                             "short-monotonic --no-pager > file) and give that file" % s["unsure"])
     return s
 
 

@@ -1,15 +1,21 @@
-"""paste.py: a recorded kernel log read as people paste it, and the name of its format.
+"""paste.py: a recorded kernel log as people paste it: its transport undone, each record found by its structure.
 
 A recorded log (host-check --log FILE, --boots DIR) is another host's
-statement, copied by a person: every format a real tool writes, quoted in
-mail or a forum, indented, a serial console's login prompt before a line.
-This module finds where the kernel's message text begins in each line and
-names the format; kmsg.messages() (the one classifier) matches its rules
-at that start.  The live reader never comes here (kmsg.message()).
+statement, copied by a person: every format a real tool writes, in mail
+(quoted, quoted-printable), a web page (HTML), Markdown (a table, inline
+code), a comment block, behind an agent's level prefix, cut by a pager,
+newest first.  This module undoes what it can recognise with certainty
+(decoded(): only where the paste as a whole shows an encoding), then finds
+in each line where the kernel's message text begins (head()): past a
+bounded grammar of prefixes (unquote()), a stamp or header of a known kind
+(FORMATS), then the text; kmsg.messages() (the one classifier) matches its
+rules at that start, and kmsg._recorded() decides which lines are records
+and which continue one.  The live reader never comes here
+(kmsg.message()).
 
-head(line) -> Head(text, stamp, framed, fmt, depth), or None when the line
-says it is not the kernel's (another facility, another program's syslog
-line, a journal entry of another transport).  Formats read:
+head(line) -> Head(text, stamp, framed, fmt, depth, ...), or None when the
+line says it is not the kernel's (another facility, another program's
+syslog line, a journal entry of another transport).  Headers read:
   dmesg                 [   12.345678] (util-linux and busybox), -r's <6>,
                         -x's "kern  :warn  : ", the printk caller id
                         ("[ 1.2][    T1] ", dmesg's "[ 1.2] [    T1] "),
@@ -17,16 +23,22 @@ line, a journal entry of another transport).  Formats read:
                         delta, -T with delta, iso, notime (bare)
   /dev/kmsg records     "6,123,4567,-;" (cat /dev/kmsg)
   journalctl            -o short, short-precise, short-iso(-precise),
-                        short-monotonic, short-unix, short-full, json,
+                        short-monotonic (with or without --no-hostname),
+                        short-unix, short-full, json (parsed whole),
                         export (one field a line, entries split by blanks)
   syslog                RFC 3164 (with or without <PRI>), RFC 5424,
                         rsyslog's RFC 3339 stamps, OpenWrt's logread (a
-                        weekday and year, facility.level), a year first
-A line is cut to MAX_LINE by the caller; every pattern is bounded and
-has no nested repetition (linear).  Quoting is stripped without a regex.
+                        weekday and year, facility.level), a year first,
+                        kern.log's "kernel: [stamp]"
+A line is cut to MAX_LINE by the caller (a JSON line to JSON_MAX); every
+pattern is bounded and has no nested repetition (linear); all recorded
+logs of a process share one Budget (BUDGET).
 """
+import html
+import itertools
 import json
 import re
+import time
 
 # Mail and forum quoting: at most this many levels ("> > ", ">>").
 MAX_DEPTH = 8
@@ -45,12 +57,12 @@ _TAG = (r"(?:(?P<fac1>" + _FACILITY + r")\." + _LEVEL + r"\ |(?P<host>[^\s\[\]]{
 # quoting) names it.  Wall-clock stamps are no time since boot: only
 # groups named stamp/stamp2/mono are.
 FORMATS = [
+    ("journalctl -o short-monotonic", r"\[\ {0,16}(?P<mono>\d{1,12}\.\d{1,9})\]\ " + _TAG),
     ("/dev/kmsg records", r"(?P<pri>\d{1,4}),\d{1,20},(?P<usec>\d{1,20}),[^;\n]{0,64};"),
     ("dmesg -x", r"(?P<fac>[a-z]{2,8})\ {0,8}:[a-z]{1,8}\ {0,8}:\ (?:" + _SEC + _CALLER + r"\ ?)?"),
     ("dmesg -r", r"<(?P<pri>\d{1,3})>" + _SEC + _CALLER + r"\ ?"),
     ("dmesg (printk caller id)", _SEC + r"\ ?\[\ {0,8}(?P<caller>[TC]\d{1,10})\]\ ?"),
     ("dmesg", _SEC + r"\ ?"),
-    ("journalctl -o short-monotonic", r"\[\ {0,16}(?P<mono>\d{1,12}\.\d{1,9})\]\ " + _TAG),
     ("dmesg --time-format delta", r"\[<\ {0,16}[\d.,]{1,22}>\]\ ?"),
     ("dmesg --time-format reltime", r"\[(?:\ {0,16}\+[\d.,]{1,22}|\S{1,12}\ ?\d{1,2}\ \d\d:\d\d)\]\ ?"),
     ("dmesg -T", r"\[(?P<ctime>[^\]\n]{1,40}\d\d:\d\d:\d\d\ \d{4})(?:\ <\ {0,16}[\d.,]{1,22}>)?\]\ ?"),
@@ -72,16 +84,30 @@ _FORMATS = [(n, re.compile(p)) for n, p in FORMATS]
 # Formats whose stamp is only the wall clock: a line of them names its
 # format; the syslog ones must say "kernel:" to be the kernel's.
 _SYSLOG = {n for n, p in FORMATS if "kernel" in p and not n.startswith("dmesg")}
-# A serial console's login prompt before the kernel's line (a console
-# shared by getty and printk): "myhost login: [   77.120034] ...".  Only
-# a prompt, and only before dmesg's stamp: other text before a stamp may
-# be a user's (a file name in a record), never read as a console's.
-_CONSOLE = re.compile(r"[\w.-]{1,64} login:\ (?=\[\ {0,16}\d)")
+# A serial console's login prompt before a stamp ("myhost login: [
+# 77.120034] ..."): a console shared by getty and printk, or a user's file
+# name printed raw on a console after a newline.  Either way the line is
+# read as the continuation of the record before it, never as a record.
+_CONSOLE = re.compile(r"[\w.-]{1,64} login:\ (?=\S)")
+# What may stand before a record's stamp in a line (each bounded; at most
+# MAX_DEPTH*2 of them): blanks, mail quoting, a Markdown table's pipe or
+# inline code's backquote, a comment marker, a list bullet, an agent's
+# own facility/level prefix ("kern: warning: ", "kern.warn: ").  Nothing
+# else: free text before a stamp is a record's own (a file name), never a
+# prefix.
+_AGENT = re.compile(r"(?:kern(?:\." + _LEVEL + r")?|" + _LEVEL + r"):\ ")
+_COMMENT = ("# ", "// ", "; ", "-- ", "* ", "- ", "+ ")
+# A shell prompt and the command that printed the log: noted, never read.
+_COMMAND = re.compile(r"(?:[\w.@-]{0,64}(?::[~\w./-]{0,128})?\ ?)?[$#%]\ {1,4}(?:sudo\ {1,4})?"
+                      r"(?P<cmd>(?:dmesg|journalctl|cat|zcat|grep|egrep|less|tail|head|logread)(?:\ [^\n]{0,200})?)$")
+# Wall-clock time in a header, for the order of a paste without boot stamps.
+_WALL = re.compile(r"(\d\d):(\d\d):(\d\d)(?:[.,](\d{1,9}))?")
+# Where a pager cut a line: less -S's ">" in the last column, journalctl's "…".
+_CUT_MARKS = (">", "\u2026")
 
-# journalctl -o json: one entry a line; the fields read, found by name.
-_JSON = {k: re.compile(r'"%s"\s{0,4}:\s{0,4}"((?:[^"\\]|\\.){0,%d})"' % (k, n)) for k, n in (
-    ("MESSAGE", 2048), ("_TRANSPORT", 16), ("_SOURCE_MONOTONIC_TIMESTAMP", 20), ("__MONOTONIC_TIMESTAMP", 20),
-    ("SYSLOG_FACILITY", 4))}
+# journalctl -o json: one entry a line, parsed whole (json.loads); the
+# kernel's only where _TRANSPORT is "kernel" (see journal()).
+JSON_MAX = 64 << 10
 _EXPORT = re.compile(r"(?P<key>[A-Z0-9_]{1,64})(?:=(?P<value>.*))?$")
 
 # dmesg -T in a locale: glibc 2.36's abbreviated weekdays and months
@@ -104,31 +130,78 @@ _LOCALES = {k: (set(d.split()), set(m.split())) for k, (d, m) in LOCALES.items()
 class Head:
     """Where the kernel's message begins in one recorded line: text (the
     message), stamp (seconds since boot, else None), framed (a header or
-    stamp stood before it), fmt (the format's name, None when bare) and
-    depth (the quoting levels stripped)."""
-    __slots__ = ("text", "stamp", "framed", "fmt", "depth", "console")
+    stamp stood before it), fmt (the format's name, None when bare), depth
+    (the quoting levels stripped), indent (the blank columns before it,
+    past quoting), console (a console's login prompt stood before it),
+    wall (seconds of the day of a wall-clock header, else None), cut (a
+    pager cut the line: its end is missing) and marks (the prefixes
+    stripped: "table", "comment", "agent", "code")."""
+    __slots__ = ("text", "stamp", "framed", "fmt", "depth", "console", "indent", "wall", "cut", "marks")
 
-    def __init__(self, text, stamp, framed, fmt, depth, console=False):
+    def __init__(self, text, stamp, framed, fmt, depth, console=False, indent=0, wall=None, cut=False, marks=()):
         self.text, self.stamp, self.framed, self.fmt, self.depth = text, stamp, framed, fmt, depth
-        self.console = console
+        self.console, self.indent, self.wall, self.cut, self.marks = console, indent, wall, cut, marks
 
 
 def unquote(line):
-    """(depth, rest, console) of one line: mail and forum quoting ("> ",
-    ">>", "> > ", at most MAX_DEPTH levels) and indentation (blanks, tabs)
-    stripped, then a console's login prompt before dmesg's stamp."""
-    depth, i, n = 0, 0, len(line)
-    while True:
-        while i < n and line[i] in " \t":
-            i += 1
-        if i < n and line[i] == ">" and depth < MAX_DEPTH:
+    """(depth, rest, console, indent, marks) of one line: what may stand
+    before a record stripped, left to right (see _AGENT, _COMMENT): mail
+    quoting ("> ", ">>", at most MAX_DEPTH levels), blanks (counted as
+    indent: a tab to the next multiple of 8; the one blank after a quote
+    mark, pipe or marker is not), a Markdown table row's pipes, inline
+    code's backquotes, comment markers and bullets, an agent's level
+    prefix, then a console's login prompt."""
+    depth, i, n, indent, marks, col = 0, 0, len(line), 0, [], 0
+    end = n
+    for _ in range(MAX_DEPTH * 2):
+        j = i
+        while j < n and line[j] in " \t":
+            col = (col // 8 + 1) * 8 if line[j] == "\t" else col + 1
+            j += 1
+        indent += j - i if all(c == " " for c in line[i:j]) else col
+        col = 0
+        i = j
+        if i >= n:
+            break
+        c = line[i]
+        if c == ">" and depth < MAX_DEPTH:
             depth += 1
+        elif c == "|" and i == line.find("|") and "table" not in marks:
+            marks.append("table")
+            e = line.rstrip(" \t")
+            if e.endswith("|") and len(e) - 1 > i:
+                end = len(e) - 1
+        elif c == "`" and "code" not in marks:
+            marks.append("code")
+            e = line[:end].rstrip(" \t")
+            if e.endswith("`") and len(e) - 1 > i:
+                end = len(e) - 1
+            while i + 1 < end and line[i + 1] == "`":
+                i += 1
+        elif line.startswith(_COMMENT, i) and (c not in "-*+" or not marks or marks[-1] != "bullet"):
+            marks.append("comment" if c in "#/;" or line.startswith("--", i) else "bullet")
+            i += len(next(m for m in _COMMENT if line.startswith(m, i))) - 2  # to the marker's last character
+        else:
+            m = _AGENT.match(line, i)
+            if m is None:
+                break
+            marks.append("agent")
+            i = m.end() - 1
+        i += 1
+        if i < n and line[i] == " ":  # the one blank after a marker belongs to it
             i += 1
-            continue
-        break
-    rest = line[i:]
+    rest = line[i:end]
+    if "table" in marks:
+        rest = rest.rstrip(" \t").replace("\\|", "|")
     m = _CONSOLE.match(rest)
-    return depth, rest[m.end():] if m else rest, bool(m)
+    return depth, rest[m.end():] if m else rest, bool(m), indent, tuple(marks)
+
+
+def command(line):
+    """The command a shell prompt line ran ("journalctl -r -k"), else None."""
+    _, rest, _, _, _ = unquote(line)
+    m = _COMMAND.match(rest[:400]) or _COMMAND.match(line.lstrip(" \t>")[:400])  # root's "# " is no comment
+    return m.group("cmd") if m else None
 
 
 def _kernel_facility(m):
@@ -161,30 +234,61 @@ def _name(fmt, m):
     return fmt
 
 
-def _json(rest):
-    """Head parts of a journalctl -o json line: (text, stamp) or None."""
-    got = {}
-    for k, rx in _JSON.items():
-        m = rx.search(rest)
-        if m:
-            try:
-                got[k] = json.loads('"%s"' % m.group(1))
-            except ValueError:
-                return None
-    if "MESSAGE" not in got or got.get("_TRANSPORT", "kernel") != "kernel" or got.get("SYSLOG_FACILITY", "0") != "0":
+def escape(text):
+    """Control characters (a decoded =0A, a raw CR) as \\xNN: a line stays one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else "\\x%02x" % ord(c) if ord(c) < 256 else "\\u%04x" % ord(c)
+                   for c in text)
+
+
+def journal(rest):
+    """(text, stamp) of a journalctl -o json line, parsed whole, or None:
+    not one JSON object, no _TRANSPORT "kernel" (a missing one is not the
+    kernel's), another facility, no MESSAGE.  A MESSAGE of bytes (the
+    journal's list form) is decoded, its control characters escaped."""
+    if len(rest) > JSON_MAX:
         return None
-    mono = got.get("_SOURCE_MONOTONIC_TIMESTAMP") or got.get("__MONOTONIC_TIMESTAMP")
-    return got["MESSAGE"], (int(mono) / 1e6 if mono and mono.isdigit() else None)
+    try:
+        e = json.loads(rest)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(e, dict) or e.get("_TRANSPORT") != "kernel" or e.get("SYSLOG_FACILITY", "0") != "0":
+        return None
+    m = e.get("MESSAGE")
+    if isinstance(m, list) and len(m) <= JSON_MAX and all(isinstance(c, int) and 0 <= c < 256 for c in m):
+        m = bytes(m).decode("utf-8", "replace")
+    if not isinstance(m, str):
+        return None
+    mono = next((e[k] for k in ("_SOURCE_MONOTONIC_TIMESTAMP", "__MONOTONIC_TIMESTAMP")
+                 if isinstance(e.get(k), str) and e[k].isascii() and e[k].isdigit() and len(e[k]) <= 20), None)
+    return escape(m[:MAX_TEXT]), (int(mono) / 1e6 if mono else None)
 
 
-def head(line):
+MAX_TEXT = 8 << 10  # a record's text: the kernel formats at most 1 KiB (LOG_LINE_MAX), 8 KiB with its dictionary
+
+
+def head(line, cut=False):
     """The Head of one recorded line (see Head), or None when its header
     says it is not the kernel's (another facility, a journal entry of
-    another transport, a syslog line of another program)."""
-    depth, rest, console = unquote(line)
+    another transport, a syslog line of another program).  cut: the
+    caller knows a pager cut this line (its marker already removed)."""
+    depth, rest, console, indent, marks = unquote(line)
+    if "table" in marks and "|" in rest:
+        # A Markdown table row: the record is one cell's (the first that has a header).
+        for cell in rest.split("|")[:16]:
+            h = head(cell.strip(), cut)
+            if h is None or h.framed:
+                if h is not None:
+                    h.depth, h.indent, h.marks, h.console = depth, indent, marks, h.console or console
+                return h
+        return Head(rest, None, False, None, depth, console, indent, None, cut, marks)
+    if not rest.startswith(("{", "<")) and ":" not in rest[:80] and not any(c.isdigit() for c in rest[:80]):
+        # Every header holds a digit or a colon early: none here, so no header.
+        return Head(rest, None, False, None, depth, console, indent, None, cut, marks)
     if rest.startswith("{"):
-        j = _json(rest)
-        return None if j is None else Head(j[0], j[1], True, "journalctl -o json", depth)
+        j = journal(rest)
+        return None if j is None else Head(j[0], j[1], True, "journalctl -o json", depth, indent=indent, marks=marks)
     for fmt, rx in _FORMATS:
         m = rx.match(rest)
         if not m:
@@ -196,14 +300,199 @@ def head(line):
         g = m.groupdict()
         stamp = g.get("stamp") or g.get("stamp2") or g.get("mono")
         stamp = float(stamp) if stamp else (int(g["usec"]) / 1e6 if g.get("usec") else None)
-        return Head(rest[m.end():], stamp, True, _name(fmt, m), depth, console)
-    return Head(rest, None, False, None, depth)
+        w = _WALL.search(m.group(0)) if stamp is None else None
+        wall = int(w.group(1)) * 3600 + int(w.group(2)) * 60 + int(w.group(3)) + float("0." + (w.group(4) or "0")) \
+            if w else None
+        return Head(rest[m.end():], stamp, True, _name(fmt, m), depth, console, indent, wall, cut, marks)
+    return Head(rest, None, False, None, depth, console, indent, None, cut, marks)
+
+
+# Transport encodings undone before any line is read, each only where the
+# paste as a whole shows it (SNIFF_LINES lines looked at first): a
+# decoding applied to a paste that is not so encoded would let a user's
+# text (a file name holding "<br>" or "=0A") split or join lines.
+SNIFF_LINES = 256
+_QP_HEADER = re.compile(r"content-transfer-encoding:\s{0,4}quoted-printable", re.I)
+_QP_ESC = re.compile(r"=([0-9A-F]{2})")
+_QP_BAD = re.compile(r"=(?![0-9A-F]{2}|$)")
+_HTML_TAGS = (r"(?:br|p|div|pre|code|span|tt|b|i|em|strong|blockquote|li|ul|ol|td|th|tr|table|font|a|html|body|head"
+              r"|samp|kbd)")
+_HTML_TAG = re.compile(r"</?" + _HTML_TAGS + r"\b[^<>\n]{0,256}>|<!DOCTYPE[^<>\n]{0,64}>", re.I)
+_HTML_BREAK = re.compile(r"<br\s{0,4}/?>|</?(?:p|div|pre|li|tr|blockquote)\b[^<>\n]{0,256}>", re.I)
+_HTML_ENTITY = re.compile(r"&(?:nbsp|gt|lt|amp|quot|apos|#\d{1,7}|#x[0-9a-fA-F]{1,6});")
+_FENCE = ("```", "~~~")
+
+
+def sniff(lines):
+    """The transport encodings a paste's first lines show, with certainty:
+    "quoted-printable" (its header, or soft line breaks and =XX escapes
+    with no bare "=" anywhere: QP encodes every "="), "html" (markup on
+    at least half of the non-blank lines)."""
+    out = set()
+    soft = esc = bad = 0
+    marked = nonblank = 0
+    for x in lines:
+        if _QP_HEADER.search(x[:200]):
+            out.add("quoted-printable")
+        if x.strip():
+            nonblank += 1
+            marked += bool(_HTML_TAG.search(x) or _HTML_ENTITY.search(x))
+        soft += x.endswith("=") and not x.endswith("==")
+        esc += bool(_QP_ESC.search(x))
+        bad += bool(_QP_BAD.search(x))
+    if soft and esc and not bad:
+        out.add("quoted-printable")
+    if marked and 2 * marked >= nonblank:
+        out.add("html")
+    return out
+
+
+_QP_ESC_B = re.compile(rb"=([0-9A-F]{2})")
+
+
+def _qp(text):
+    """=XX escapes of a quoted-printable line decoded (UTF-8), control characters escaped."""
+    if "=" not in text:
+        return text
+    b = _QP_ESC_B.sub(lambda m: bytes((int(m.group(1), 16),)), text.encode("utf-8", "surrogateescape"))
+    return escape(b.decode("utf-8", "replace"))
+
+
+def _html(text):
+    """One HTML line as the lines it shows: broken at <br> and block tags,
+    other tags removed, entities decoded (&nbsp; a blank)."""
+    out = []
+    for piece in _HTML_BREAK.split(text):
+        piece = html.unescape(_HTML_TAG.sub("", piece)).replace("\xa0", " ")
+        out.append(escape(piece))
+    return out
+
+
+class Budget:
+    """What host-check's reader may spend on recorded logs, all of them
+    together (--log and every --boots file): bytes read, and seconds spent
+    reading (counted only while a log is read).  spent says why reading
+    stopped, once it did."""
+
+    def __init__(self, nbytes=1 << 30, seconds=60.0):
+        self.nbytes, self.seconds = nbytes, seconds
+        self.left, self.used, self.spent = nbytes, 0.0, None
+
+    def describe(self):
+        return "%d MiB and %g s for all recorded logs together" % (self.nbytes >> 20, self.seconds)
+
+    def take(self, n, elapsed=None):
+        """False once the budget is spent (and spent says why): n more
+        bytes; elapsed, when given, the seconds this log has taken so far."""
+        if self.spent:
+            return False
+        self.left -= n
+        if self.left < 0:
+            self.spent = "host-check's reader stopped at its budget (%s): %d MiB read" % (
+                self.describe(), self.nbytes >> 20)
+        elif elapsed is not None and self.used + elapsed > self.seconds:
+            self.spent = "host-check's reader stopped at its budget (%s): %g s spent" % (self.describe(), self.seconds)
+        return not self.spent
+
+
+# One budget a process: host-check's reading of every recorded log.
+BUDGET = Budget()
+
+
+def decoded(lines, log, budget=None):
+    """The lines of a recorded log as they were meant: the transport
+    encodings sniff() finds undone (quoted-printable soft breaks joined
+    and =XX decoded; HTML broken at <br> and block tags, tags removed,
+    entities decoded), Markdown code fences dropped; a pager's cut marker
+    removed from a line it cut (cut: (line, True)).  Yields (line, cut).
+    Stops, noting it in log.stopped, when budget is spent."""
+    budget = budget if budget is not None else BUDGET
+    it = iter(lines)
+    first = []
+    for x in it:
+        if isinstance(x, str):
+            first.append(x)
+        if len(first) >= SNIFF_LINES:
+            break
+    log.transport = sniff(first)
+    width = _pager_width(first)
+    if width:
+        log.transport.add("pager")
+    held, count, t0 = None, 0, time.monotonic()
+    try:
+        yield from _decode(itertools.chain(first, it), log, budget, width, t0)
+    finally:
+        budget.used += time.monotonic() - t0
+
+
+def _decode(lines, log, budget, width, t0):
+    """decoded()'s loop: each line taken from budget (its bytes; the time
+    since t0 every 1024 lines), its transport undone as log.transport
+    says, a pager's marker removed at width; yields (line, cut)."""
+    held, count = None, 0
+    for line in lines:
+        if not isinstance(line, str):
+            continue
+        count += 1
+        if not budget.take(len(line) + 1, time.monotonic() - t0 if count % 1024 == 0 else None):
+            log.stopped = budget.spent
+            return
+        if "quoted-printable" in log.transport:
+            if held is not None:
+                line = (held + line)[:MAX_LINE_CHARS]
+                held = None
+            if line.endswith("=") and not line.endswith("=="):
+                held = line[:-1]
+                continue
+            line = _qp(line)
+        pieces = _html(line) if "html" in log.transport else (line,)
+        for x in pieces:
+            if x.lstrip(" \t>").startswith(_FENCE):
+                continue
+            cut = False
+            if width and len(x) == width and x.endswith(_CUT_MARKS):
+                x, cut = x[:-1], True
+            elif x.endswith("\u2026"):
+                x, cut = x[:-1], True
+            if cut:
+                log.cut_lines += 1
+            yield x, cut
+    if held is not None:
+        yield _qp(held), True
+
+
+MAX_LINE_CHARS = 64 << 10
+
+
+def _pager_width(lines):
+    """The terminal width a pager cut lines at (less -S's ">" in the last
+    column): the length at which the most lines end so, when at least 2
+    do and fewer lines are longer than that; else None."""
+    ends = {}
+    for x in lines:
+        if len(x) >= 40 and x.endswith(">"):
+            ends[len(x)] = ends.get(len(x), 0) + 1
+    if not ends:
+        return None
+    w, c = max(ends.items(), key=lambda kv: (kv[1], kv[0]))
+    longer = sum(1 for x in lines if len(x) > w)
+    return w if c >= 2 and longer < c else None
+
+
+# Formats whose lines any local user can write: the kernel's name in
+# them is a tag a program chooses (logger -t kernel).
+FORGEABLE = _SYSLOG
+FORGE_NOTE = ("read from syslog or journal text lines (%s): any local user can write such a 'kernel:' line "
+              "(logger -t kernel); only /dev/kmsg, dmesg or the journal's entries of _TRANSPORT=kernel "
+              "(journalctl -o json) are the kernel's own")
 
 
 class Log:
     """What was read of one recorded log, for its format's name: the
     formats of its lines counted (a bounded table), the quoting seen, the
-    lines rejoined, a journal export's entries."""
+    lines rejoined, continuations, a journal export's entries, the
+    transport encodings undone, the order of its stamps and whether
+    reading stopped at the budget."""
 
     def __init__(self):
         self.counts = {}
@@ -212,14 +501,27 @@ class Log:
         self.bare = 0
         self.rejoined = 0
         self.consoles = 0
+        self.continuations = 0
         self.locales = None
         self.export = None  # the current export entry's fields, while in one
+        self.transport = set()
+        self.marks = set()
+        self.cut_lines = 0
+        self.stopped = None
+        self.commands = []
+        self.order = [0, 0]  # consecutive stamps: rising, falling
+        self._last = None
 
     def saw(self, h, line):
         """Counts one line's Head."""
         self.depth = max(self.depth, h.depth)
-        self.consoles += h.console
-        self.indented = self.indented or (h.depth == 0 and line[:1] in (" ", "\t"))
+        if h.framed:
+            self.marks.update(h.marks)
+        key = h.stamp if h.stamp is not None else h.wall
+        if key is not None:
+            if self._last is not None and key != self._last:
+                self.order[key < self._last] += 1
+            self._last = key
         if h.fmt is None:
             self.bare += 1
             return
@@ -230,6 +532,36 @@ class Log:
                 self.locales = c if self.locales is None else self.locales & c
         if h.fmt in self.counts or len(self.counts) < 16:
             self.counts[h.fmt] = self.counts.get(h.fmt, 0) + 1
+
+    def reversed(self):
+        """Whether the paste runs newest first (journalctl -r): its stamps
+        fall more often than they rise, or the command that printed it said -r."""
+        c = self.commands[0].split() if self.commands else []
+        said = c[:1] == ["journalctl"] and any(t == "--reverse" or (t[:1] == "-" and t[1:2] != "-" and "r" in t)
+                                                for t in c[1:])
+        return said or self.order[1] > self.order[0]
+
+    def forgeable(self):
+        """The formats read whose 'kernel:' any user can write (FORGEABLE)."""
+        return sorted(f for f in self.counts if f in FORGEABLE or f.startswith(("syslog", "journalctl -o short")))
+
+    def warnings(self):
+        """What the reader says of this paste's trust and completeness."""
+        out = []
+        f = self.forgeable()
+        if f:
+            out.append(FORGE_NOTE % ", ".join(f[:3]))
+        if self.continuations:
+            out.append("%d line%s indented more than the record before, or after a console's login prompt, read as "
+                       "that record's continuation, never as records" % (
+                           self.continuations, "s" if self.continuations > 1 else ""))
+        if self.cut_lines:
+            out.append("%d line%s cut by a pager (a '>' or '\u2026' at the end): only their beginning was read; "
+                       "paste the raw log (dmesg > file, or journalctl -k -o short-monotonic --no-pager)" % (
+                           self.cut_lines, "s" if self.cut_lines > 1 else ""))
+        if self.stopped:
+            out.append(self.stopped)
+        return out
 
     def name(self):
         """The format read, in words: one format ("dmesg -T (fr_FR)"), or
@@ -249,29 +581,43 @@ class Log:
             base = "mixed/unknown: " + ", ".join("%s (%d lines)" % (one(f), c) for f, c in top[:3]) + (
                 ", ..." if len(top) > 3 else "")
         notes = []
+        for t in sorted(self.transport - {"pager"}):
+            notes.append("%s decoded" % t)
         if self.depth:
             notes.append("quoted (%d level%s of '>' stripped)" % (self.depth, "s" if self.depth > 1 else ""))
         if self.indented:
             notes.append("indented")
+        for mk, what in (("table", "a Markdown table's cells"), ("comment", "comment markers stripped"),
+                         ("agent", "an agent's level prefix stripped"), ("code", "inline code")):
+            if mk in self.marks:
+                notes.append(what)
+        if self.reversed():
+            notes.append("newest first (read from its end)")
         if self.consoles:
-            notes.append("a console's login prompt before %d line%s" % (self.consoles, "s" if self.consoles > 1 else ""))
+            notes.append("a console's login prompt before %d line%s (read as continuations)" % (
+                self.consoles, "s" if self.consoles > 1 else ""))
         if self.rejoined:
             notes.append("%d wrapped line%s rejoined" % (self.rejoined, "s" if self.rejoined > 1 else ""))
+        if self.cut_lines:
+            notes.append("%d line%s cut by a pager" % (self.cut_lines, "s" if self.cut_lines > 1 else ""))
+        if self.commands:
+            notes.append("printed by: %s" % self.commands[0][:80])
         return base + ("; " + ", ".join(notes) if notes else "")
 
     def export_line(self, line):
         """Reads one line of journalctl -o export: returns a finished
-        kernel entry's Head at its blank line, else None.  An entry with a
-        binary field (a value holding control bytes, printed with its
-        length) is not read further: its payload may hold a newline, which
-        a line reader cannot frame."""
+        kernel entry's Head at its blank line, else None; False when the
+        line is not in an export entry.  An entry with a binary field (a
+        value holding control bytes, printed with its length) is not read
+        further: its payload may hold a newline, which a line reader
+        cannot frame.  _TRANSPORT=kernel must be present."""
         if self.export is None:
             if not line.startswith("__CURSOR="):
                 return False
             self.export = {}
         if not line.strip():
             e, self.export = self.export, None
-            if e.get("binary") or "MESSAGE" not in e or e.get("_TRANSPORT", "kernel") != "kernel" \
+            if e.get("binary") or "MESSAGE" not in e or e.get("_TRANSPORT") != "kernel" \
                     or e.get("SYSLOG_FACILITY", "0") != "0":
                 return None
             mono = e.get("_SOURCE_MONOTONIC_TIMESTAMP") or e.get("__MONOTONIC_TIMESTAMP") or ""
@@ -290,6 +636,6 @@ class Log:
 
 def h_words(line):
     """The first two words inside dmesg -T's brackets (weekday, month)."""
-    _, rest, _ = unquote(line)
+    _, rest, _, _, _ = unquote(line)
     end = rest.find("]")
     return rest[1:end].split()[:2] if rest.startswith("[") and end > 0 else []

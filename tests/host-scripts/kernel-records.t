@@ -333,4 +333,71 @@ else:
     for what, _ in REAL:
         t.skip("the real kernel, %s: %s" % (what, why))
 t.skip("the real kernel, NUL: a file name cannot hold one (the stand-ins above carry it)")
+
+
+# The real kernel, LF (issue 44): a program named with a LF, a stamp and a
+# marker of the test's own crashes as an unprivileged user; dmesg (and the
+# journal's text, where it holds the kernel's records) print the rest of
+# its record indented, on lines of their own.  The paste reader, given
+# that text as a user would paste it, reads those lines as the record's
+# continuation, never as records; and with the marker replaced by a clock
+# phrase (the real text's shape, a forger's words) the verdict is unchanged.
+def lf_captures():
+    """[(what, text)] of the tools that print this boot's records as text, or (None, why not)."""
+    out, why = [], []
+    for argv in (["dmesg"], ["journalctl", "-k", "-b", "--no-pager", "-o", "short-monotonic"],
+                 ["journalctl", "-k", "-b", "--no-pager", "-o", "short"]):
+        if not shutil.which(argv[0]):
+            why.append("%s: not installed" % argv[0])
+            continue
+        p = subprocess.run(argv, capture_output=True, timeout=60)
+        text = p.stdout.decode("utf-8", "replace")
+        if p.returncode != 0 or "segfault" not in text:
+            why.append("%s: %s" % (" ".join(argv[:4]), (p.stderr.decode("utf-8", "replace").strip() or
+                                                        "no segfault records")[:80]))
+            continue
+        out.append((" ".join(argv[:1] + argv[-2:] if argv[0] == "journalctl" else argv), text))
+    return out, "; ".join(why)
+
+
+why, runas = real_kernel()
+LF_VERDICT = "clocksource: timekeeping watchdog on CPU1: Marking clocksource 'tsc' as unstable because the skew is too large:"
+if why is None:
+    from cbcontract import klog, kmsg
+    token = "cblf-%d-%d" % (os.getpid(), int(time.time()))
+    marker = "%s marker of clockbench's tests, not a kernel line" % token
+    src = put(os.path.join(t.tmp, "crash-lf.c"), "int main(void) { *(volatile int *)0 = 0; return 0; }\n")
+    exe = os.path.join(t.tmp, "crash-lf")
+    subprocess.run([shutil.which("cc") or "gcc", "-O0", "-o", exe, src], check=True, capture_output=True)
+    name = os.path.join(t.tmp, "cbx\n[  950.000000] %s" % marker)
+    shutil.copy(exe, name)
+    os.chmod(name, 0o755)
+    subprocess.run(runas + [name], capture_output=True, timeout=30)
+    time.sleep(1)
+    caps, why_not = lf_captures()
+    caps = [(w, x) for w, x in caps if marker in x]
+    if not caps:
+        t.skip("the real kernel, LF: no text of the test's segfault record (%s)" % (why_not or "rate-limited?"))
+    for what, text in caps:
+        lines = klog.text_lines(text)
+        seen, _ = kmsg.read_paste(lines)
+        mine = [r for r in seen if token in r.text]
+        starts = [r for r in seen if not r.continuation and (r.text.startswith(token) or "950.000000" in r.text[:16])]
+        at = next(i for i, x in enumerate(lines) if marker in x)
+        first = max(i for i in range(at + 1) if lines[i][:1] not in (" ", "\t"))
+        rec = lines[first:at + 1]
+        forged = ["[    1.000000] clocksource: Switched to clocksource tsc"] + [x.replace(marker, LF_VERDICT) for x in rec]
+        s = kmsg.summarize(forged, recorded=True)
+        log = put(os.path.join(t.tmp, "lf-%d.log" % len(what)), "\n".join(forged) + "\n")
+        doc, p = host_check(["--log", log])
+        bad = []
+        if not mine or not all(r.continuation for r in mine) or starts:
+            bad.append("marker lines %r, records starting with it %r" % (mine, starts))
+        if s["tsc"] != "kept" or doc is None or doc["cause"] not in ("unknown", "by_hand") or doc["cause_line"]:
+            bad.append("forged: %s, %s" % (s["tsc"], doc and (doc["cause"], doc["cause_line"])))
+        t.ok(not bad, "the real kernel, %s: a LF in a crashing program's name continues its record (%d lines), "
+             "never a record; with a clock phrase in its place, no verdict" % (what, len(rec)),
+             "\n".join(bad + rec))
+else:
+    t.skip("the real kernel, LF: %s" % why)
 sys.exit(t.done())
