@@ -9,8 +9,7 @@
 #   make prom PROM=/var/lib/prometheus/node-exporter/clockbench.prom [RUNS=results/<id>]
 
 REPORT_TOOL := analysis/clockbench-report
-# Its settings, from make's command line only (the top Makefile).
-ANALYSIS_SETTINGS := RUNS RATE FLEET_HOSTS FLEET_VCPUS NS PROM REPORT_OUT BEFORE AFTER
+# Its settings, from make's command line only: packaging/settings.
 # Empty RUNS: the tool takes the newest run folder under $(RESULTS).
 RUNS :=
 # Capacity inputs (empty: the tool's defaults, 100 hosts x 64 vCPUs; the

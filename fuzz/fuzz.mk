@@ -7,7 +7,6 @@
 # tests/bench/fuzz.t (make check) runs each briefly.
 # Needs clang, libFuzzer (Debian: libclang-rt-14-dev) and libjansson-dev.
 
-FUZZ_SETTINGS := FUZZ_CC FUZZ_CFLAGS FUZZ_SECONDS PROP_EXAMPLES
 FUZZ_CC := clang
 FUZZ_CFLAGS := -O1 -g
 FUZZ_SECONDS := 60

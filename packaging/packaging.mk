@@ -7,8 +7,6 @@
 # there.
 
 # The install folders: build conventions, from the environment too.
-PACKAGING_SETTINGS := LIBDIR DATADIR MANDIR DOCDIR EXAMPLEDIR SYSTEMDUNITDIR
-ENV_SETTINGS += $(PACKAGING_SETTINGS)
 LIBDIR ?= $(PREFIX)/lib/clockbench
 DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
@@ -32,7 +30,7 @@ DEB_BUILD := $(BUILD)/deb
 # data (the list of verbs among them: the engine reads it there).
 LIB_PROGRAMS := bench/clockbench $(shell sed '/^\#/d' $(COMMANDS) | awk '{print $$2}') host-scripts/runfolder host-scripts/bench-running-vm \
 	guest-init/mkinitramfs.py $(BUILD)/clockbench-static $(GUEST_BUILD)/init
-LIB_DATA := $(COMMANDS) bench/names.h host-scripts/lib/clocksource.sh host-scripts/lib/version.sh $(wildcard contract/cbcontract/*.py) $(wildcard host-scripts/cbhost/*.py) $(wildcard analysis/cbanalysis/*.py) \
+LIB_DATA := $(COMMANDS) packaging/settings bench/names.h host-scripts/lib/clocksource.sh host-scripts/lib/version.sh $(wildcard contract/cbcontract/*.py) $(wildcard host-scripts/cbhost/*.py) $(wildcard analysis/cbanalysis/*.py) \
 	$(GUEST_BUILD)/initramfs.cpio
 DOCS := README.md $(wildcard docs/*.md)
 EXAMPLES := $(addprefix analysis/fleet/,clockbench.yml clockbench-alerts.yml inventory.example.ini)
