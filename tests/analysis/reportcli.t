@@ -3,7 +3,8 @@
 """reportcli.t: clockbench-report's command line: every option and argument described in --help (the
 argparse list against the help text), RUN as a path or a run id under --results for every command taking
 one, each command's --help with its own usage line, capacity --ns without a tsc figure planned against a measured one (named) or told it needs one,
-summary --report-out (the summary and the report in one process, a failed part said and not stopping the other), and
+summary --report-out (the summary and the report in one process, a failed part said and not stopping the other),
+report --out DIR never replacing a report.md it did not write, and
 a 4000-character value cut in every error (one line, no 80-character run of it)."""
 import importlib.machinery
 import importlib.util
@@ -155,6 +156,20 @@ rc, so, se = tool("summary", d, "--report-out", out)
 t.ok(rc == 1 and len(se.splitlines()) == 1 and se.startswith("clockbench-report: report of %s failed: " % d)
      and "report: " not in so and os.path.isfile(os.path.join(d, "summary.md")),
      "a report that fails (its folder is a file): said in one line, the summary written (exit %d)" % rc, (se, so[-300:]))
+# ---- report --out DIR: a report.md there that the tool did not write is never replaced ----
+mine_md = "# my notes\n"
+for what, make in (("a file of the user's", lambda p: open(p, "w").write(mine_md)),
+                   ("a link", lambda p: os.symlink(os.path.join(t.tmp, "elsewhere.md"), p))):
+    out = os.path.join(t.tmp, "ro-mine-%d" % len(what))
+    os.makedirs(out, mode=0o700)
+    make(os.path.join(out, "report.md"))
+    rc, so, se = tool("report", "--no-plots", "-o", out, fresh("mine-%d" % len(what)))
+    kept = os.path.islink(os.path.join(out, "report.md")) or open(os.path.join(out, "report.md")).read() == mine_md
+    t.ok(rc == 1 and kept and len(se.splitlines()) == 1 and "refusing to replace it" in se,
+         "report --out DIR over %s named report.md: refused in one line, kept (exit %d)" % (what, rc), se)
+rc2, so2, se2 = tool("report", "--no-plots", "-o", out + "-2", fresh("again-2"))
+rc3, so3, se3 = tool("report", "--no-plots", "-o", out + "-2", fresh("again-3"))
+t.ok(rc2 == 0 and rc3 == 0, "report --out DIR twice: its own report.md replaced (exit %d, %d)" % (rc2, rc3), se2 + se3)
 rc, so, se = tool("summary", fresh("empty"), "--report-out", "")
 t.ok(rc == 2 and len(se.splitlines()) == 1 and "--report-out" in se, "summary --report-out '': usage (exit %d)" % rc, se)
 
