@@ -11,7 +11,7 @@ import re
 import textwrap
 
 import cbhost
-from cbcontract import names, runfolder
+from cbcontract import names, runfolder, settingtable
 from . import duration, msg, qemu
 from .msg import Usage, cut
 
@@ -73,39 +73,16 @@ def parser():
                         "output, or one line; nothing is booted or written")
     g.add_argument("--quiet", action="store_true", help="print only the result's path")
     s = p.add_argument_group("Settings")
-    settings_named = []
-
-    def opt(name, default, text):
-        settings_named.append(name)
-        shown = "" if text.endswith("]") else " [%s]" % ("-" if default is None else default)
-        s.add_argument(flag(name), dest=name, metavar=name, default=default, help=text + shown)
-    # Defaults of this machine or install, shown in words (the man pages are made from --help).
-    opt("KERNEL", "/boot/vmlinuz-" + os.uname().release, "kernel image [/boot/vmlinuz-RELEASE of the running kernel]")
-    opt("INITRAMFS", os.path.join(cbhost.TOP, "build", "guest", "initramfs.cpio"),
-        "the guest initramfs [the suite's own, made by make guest-initramfs; installed: "
-        "/usr/lib/clockbench/build/guest/initramfs.cpio]")
-    opt("QEMU", qemu.BINARY, "QEMU binary")
-    opt("BACKEND", "qemu", "qemu|libvirt")
-    opt("ACCEL", "auto", "auto|kvm|tcg; auto probes KVM with a time-limited boot, else TCG")
-    opt("PROBE_TIMEOUT", "8", "how long the KVM probe may take: whole seconds, or with a unit (s, m: 30s, 1m)")
-    opt("VCPUS", str(min(online, 4)), "vCPUs [min(online CPUs, 4)]")
-    opt("MEM", "256", "guest memory, MiB")
-    opt("MACHINE", "q35", "q35|pc|microvm (microvm: acpi=off, results on a 2nd isa-serial)")
-    opt("CPU", None, "QEMU CPU model, e.g. host, host,+invtsc, host,-kvmclock, max [host under KVM, max under TCG]")
-    opt("HPET", "default", "on|off|default: QEMU's HPET")
-    opt("PIN", "1", "1: pin vCPU n to host CPU n; 0: leave them floating")
-    opt("TIMEOUT", "300", "how long the whole guest run may take: whole seconds, or with a unit (s, m, h: 90s, "
-        "5m, 1h; at most 24h)")
-    opt("APPEND", "", "more kernel parameters, e.g. tsc=unstable; its clockbench.* words for the engine (threads, "
-        "duration, ...) override those settings and are checked with them")
-    for name, what in (("THREADS", "[1-VCPUS]"), ("DURATION", "(seconds, or with a unit: us, ms, s, m, h: 500ms, "
-                                                                "1.5s, 2m) [0.5]"), ("CLOCKS", "[all]"),
-                       ("METHODS", "[all]"), ("WORKLOADS", "(tcp-stream,tcp-rr,timer, all) [none]"),
-                       ("CHECK", "[all]"), ("CPUS", "[-]")):
-        opt(name, None, "for the engine in the guest " + what)
-    opt("COST", "1", "0|1: the engine's cost estimate")
-    opt("OBSERVE", "1", "1: with --trace under TCG, boot a short KVM VM to observe KVM's clock")
-    opt("OBSERVE_SECONDS", "5", "how long the observer VM runs: whole seconds, or with a unit (s, m: 10s, 1m)")
+    # Each from packaging/settings: its name, doc and default; the defaults of
+    # this machine or install here, the table saying them in words.
+    here = {"KERNEL": "/boot/vmlinuz-" + os.uname().release, "QEMU": qemu.BINARY, "VCPUS": str(min(online, 4)),
+            "INITRAMFS": os.path.join(cbhost.TOP, "build", "guest", "initramfs.cpio"), "APPEND": ""}
+    for r in settingtable.of("bench-guest"):
+        shown = r.default("bench-guest")
+        # The engine's settings are /init's to default (given only when set).
+        value = None if r.name in dict(ENGINE_PARAMS) or shown == "-" else shown
+        s.add_argument(r.option, dest=r.name, metavar=r.name, default=here.get(r.name, value),
+                       help=r.help("bench-guest"))
     p.epilog = "\n".join(["make bench-guest passes each of its variables of these names as the option",
                           "(make bench-guest VCPUS=2: --vcpus=2).", "",
                           "Exit status:", "  0  result written (--check-only: every setting good; --probe-only: "
@@ -115,6 +92,11 @@ def parser():
     # reaches the guest's own engine (tests/guest-init/faults.t)
     p.add_argument("--test-skip-engine-check", action="store_true", help=argparse.SUPPRESS)
     return p
+
+
+# The settings for the engine in the guest, each the clockbench.KEY /init reads.
+ENGINE_PARAMS = (("THREADS", "threads"), ("DURATION", "duration"), ("CLOCKS", "clock"), ("METHODS", "method"),
+                 ("WORKLOADS", "workload"), ("CHECK", "check"), ("CPUS", "cpus"))
 
 
 def _one_of(name, v, *choices):
@@ -167,8 +149,7 @@ def read(argv):
     if a.CPU is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9,.+=_-]*", a.CPU):
         raise Usage("--cpu=%s: expected a QEMU CPU model such as host,+invtsc" % cut(a.CPU))
     a.params = [("cost", a.COST)]
-    for name, key in (("THREADS", "threads"), ("DURATION", "duration"), ("CLOCKS", "clock"),
-                      ("METHODS", "method"), ("WORKLOADS", "workload"), ("CHECK", "check"), ("CPUS", "cpus")):
+    for name, key in ENGINE_PARAMS:
         v = getattr(a, name)
         if v is None:
             continue
