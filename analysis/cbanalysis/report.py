@@ -582,16 +582,21 @@ HEAD = "# clockbench report: "
 
 def check_replace(outdir):
     """Refuses (ValueError, one line) to write into outdir over a report.md
-    this tool did not write: one whose first line is not HEAD's, or a link."""
+    this tool did not write: one whose first line is not HEAD's.  A link
+    there is replaced, never followed (runfolder.write_file), as before."""
     path = os.path.join(outdir, "report.md")
     try:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            return
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return
     except OSError as e:
         raise ValueError("%s: open: %s: refusing to replace it" % (cut(path), e.strerror))
-    with os.fdopen(fd, "rb") as f:
-        first = f.read(len(HEAD)) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    try:
+        first = os.read(fd, len(HEAD)) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    finally:
+        os.close(fd)
     if first != HEAD.encode():
         raise ValueError("%s: not a report clockbench wrote (its first line is not '%s...'): refusing to replace "
                          "it; give another folder" % (cut(path), HEAD))

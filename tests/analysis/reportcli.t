@@ -159,12 +159,12 @@ t.ok(rc == 1 and len(se.splitlines()) == 1 and se.startswith("clockbench-report:
 # ---- report --out DIR: a report.md there that the tool did not write is never replaced ----
 mine_md = "# my notes\n"
 for what, make in (("a file of the user's", lambda p: open(p, "w").write(mine_md)),
-                   ("a link", lambda p: os.symlink(os.path.join(t.tmp, "elsewhere.md"), p))):
+                   ("a folder", lambda p: os.mkdir(p))):
     out = os.path.join(t.tmp, "ro-mine-%d" % len(what))
     os.makedirs(out, mode=0o700)
     make(os.path.join(out, "report.md"))
     rc, so, se = tool("report", "--no-plots", "-o", out, fresh("mine-%d" % len(what)))
-    kept = os.path.islink(os.path.join(out, "report.md")) or open(os.path.join(out, "report.md")).read() == mine_md
+    kept = os.path.isdir(os.path.join(out, "report.md")) or open(os.path.join(out, "report.md")).read() == mine_md
     t.ok(rc == 1 and kept and len(se.splitlines()) == 1 and "refusing to replace it" in se,
          "report --out DIR over %s named report.md: refused in one line, kept (exit %d)" % (what, rc), se)
 rc2, so2, se2 = tool("report", "--no-plots", "-o", out + "-2", fresh("again-2"))
