@@ -6,6 +6,8 @@ markdown(); tests/settings.t holds every command's --help to it.
 `python3 -m cbcontract.settingtable` prints the docs' table.
 """
 import os
+import sys
+import textwrap
 from collections import namedtuple
 
 from .names import TOP
@@ -72,5 +74,21 @@ def markdown(rows=None):
     return "\n".join(out) + "\n"
 
 
+def help_text(target, rows=None, skip=(), lead=6, col=24):
+    """target's settings (but those named in skip) as --help lists them:
+    each option lead columns in, its text from column col, 80 columns wide."""
+    out = []
+    for r in of(target, rows=rows):
+        if r.name in skip:
+            continue
+        head, body = "%s%s %s" % (" " * lead, r.option, r.name), textwrap.wrap(r.help(target), 80 - col, break_on_hyphens=False)
+        if len(head) > col - 2:
+            out.append(head)
+            head = ""
+        out += [(head if i == 0 else "").ljust(col) + x for i, x in enumerate(body)]
+    return "\n".join(out)
+
+
 if __name__ == "__main__":
-    print(markdown(), end="")
+    # No argument: docs/settings.md's table; --help-of TARGET: its settings as --help lists them.
+    print(help_text(sys.argv[2]) if sys.argv[1:2] == ["--help-of"] else markdown(), end="\n" if sys.argv[1:] else "")
