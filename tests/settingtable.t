@@ -98,4 +98,9 @@ for target in ("bench-guest", "bench-host", "compare", "lab"):  # crosscheck's r
     bad += ["%s %s" % (target, r.option) for r in settingtable.of(target, rows=rows)
             if r.option in flat and "".join(r.help(target).split()) not in flat[r.option]]
 t.ok(not bad, "each command's --help: each setting's text, kind and default the table's", bad)
+# The guest's /init defaults what it is not given: its literals are the table's (C reads no table).
+init = open(os.path.join(ROOT, "guest-init", "init.c"), encoding="utf-8").read()
+lit = dict(re.findall(r'p->(duration|check) \? p->\1 : "([^"]*)"', init))
+want = {k.lower(): r.default("bench-guest") for r in rows for k in ("DURATION", "CHECK") if r.name == k}
+t.ok(lit == want, "guest-init/init.c's defaults for the engine are the table's for bench-guest: %s" % lit, want)
 t.done()

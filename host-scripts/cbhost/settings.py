@@ -181,9 +181,12 @@ def _seconds(name, v, hi):
 
 
 # The engine options /init passes for each clockbench.KEY, with its
-# defaults (guest-init/init.c, run_engine): what the guest's engine will be
-# given, for the engine's own --dry-run to judge.
-GUEST_ENGINE = (("threads", "--threads", None), ("duration", "--duration", "0.5"), ("check", "--check", "all"),
+# defaults (guest-init/init.c, run_engine; the table's, tests/settingtable.t
+# holds init.c's to them): what the guest's engine will be given, for the
+# engine's own --dry-run to judge.
+_TABLE = {r.name: r.default("bench-guest") for r in settingtable.of("bench-guest")}
+GUEST_ENGINE = (("threads", "--threads", None), ("duration", "--duration", _TABLE["DURATION"]),
+                ("check", "--check", _TABLE["CHECK"]),
                 ("clock", "--clock", None), ("method", "--method", None), ("cpus", "--cpus", None),
                 ("workload", "--workload", None))
 ENGINE_KEYS = {key for key, _, _ in GUEST_ENGINE} | {"cost"}

@@ -10,14 +10,15 @@
 # option --help lists (and, for a verb with subcommands, each one's own
 # --help) as its own item, no other; 2-5 examples of the command
 # (clockbench VERB); installed paths only (no PREFIX placeholder, no path
-# of the checkout).
+# of the checkout); each setting of packaging/settings its verb takes an
+# item of its page.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/lib/lib.sh
 . tests/lib/lib.sh
 n=$(sed '/^#/d' packaging/commands | wc -l)
 per=9
-command -v help2man >/dev/null || skip_all "help2man not installed (Debian: help2man)" $(((n + 1) * per + 2))
+command -v help2man >/dev/null || skip_all "help2man not installed (Debian: help2man)" $(((n + 1) * per + 3))
 make -s man >/dev/null 2>&1
 ok $? "make man"
 tmp=$(mktemp -d)
@@ -115,4 +116,17 @@ while IFS='|' read -r name what verb; do
 	ok "$([ ! -s "$tmp/paths" ]; echo $?)" "$name: no PREFIX and no checkout path (host-scripts/, analysis/, build/, $PWD)"
 	sed 's/^/# /' "$tmp/paths" | head -5
 done <"$tmp/pages"
+
+# Each setting packaging/settings gives a verb as an option is an item of
+# its page (compare's guest settings are the guest's page's: --SETTING).
+missing=()
+for vt in host:bench-host guest:bench-guest compare:compare crosscheck:crosscheck; do
+	plain "build/man/clockbench-${vt%%:*}.1" | section OPTIONS | awk '/^\.TP/ { getline; print }' | long_opts >"$tmp/tagged"
+	for o in $(awk -v t="${vt#*:}" '!/^#/ && NF >= 5 && $3 == "option" && index("," $2 ",", "," t ",") &&
+		(t != "compare" || index($2, "bench-host") || !index($2, "bench-guest")) {
+		o = tolower($1); gsub(/_/, "-", o); print "--" o }' packaging/settings); do
+		grep -qxF -- "$o" "$tmp/tagged" || missing+=("clockbench-${vt%%:*} $o")
+	done
+done
+ok "${#missing[@]}" "each option of packaging/settings is an item of its verb's page${missing[*]:+; not: ${missing[*]}}"
 done_testing
