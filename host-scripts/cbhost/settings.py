@@ -124,31 +124,29 @@ def read(argv):
             runfolder.check_cs(a.clocksource)
     except ValueError as e:
         raise Usage(str(e))
-    _one_of("BACKEND", a.BACKEND, "qemu", "libvirt")
-    _one_of("ACCEL", a.ACCEL, "auto", "kvm", "tcg")
+    # Each value of a kind the table gives (one of, 0 or 1, an integer, whole
+    # seconds: the result records a limit as an integer, launcher.timeout_s) in its range.
+    for r in settingtable.of("bench-guest"):
+        kind, _, span = r.type.partition(":")
+        lo, _, hi = span.partition("-")
+        v = getattr(a, r.name)
+        if kind in ("one", "bool"):
+            v = _one_of(r.name, v, *(span.split("|") if span else ("0", "1")))
+        elif kind in ("int", "seconds"):
+            v = (_int_in if kind == "int" else _seconds)(r.name, v, *(int(duration.parse(x)) for x in (lo, hi)))
+        setattr(a, r.name, int(v) if kind == "bool" else v)
     if a.probed is not None and (a.ACCEL == "auto" or a.probe_only):
         raise Usage("--probed: the accelerator a probe decided, with --accel=kvm or tcg; not with %s"
                     % ("--probe-only" if a.probe_only else "--accel=auto"))
     if a.probed is not None and ("\n" in a.probed or not a.probed.strip()):
         raise Usage("--probed: one line, not empty")
-    _one_of("MACHINE", a.MACHINE, "q35", "pc", "microvm")
-    _one_of("HPET", a.HPET, "on", "off", "default")
-    a.PIN = int(_one_of("PIN", a.PIN, "0", "1"))
-    _one_of("COST", a.COST, "0", "1")
-    a.OBSERVE = int(_one_of("OBSERVE", a.OBSERVE, "0", "1"))
-    a.VCPUS = _int_in("VCPUS", a.VCPUS, 1, 64)
-    a.MEM = _int_in("MEM", a.MEM, 64, 65536)
-    # Whole seconds: the result records the limit as an integer (launcher.timeout_s).
-    a.TIMEOUT = _seconds("TIMEOUT", a.TIMEOUT, 86400)
-    a.PROBE_TIMEOUT = _seconds("PROBE_TIMEOUT", a.PROBE_TIMEOUT, 600)
-    a.OBSERVE_SECONDS = _seconds("OBSERVE_SECONDS", a.OBSERVE_SECONDS, 600)
     if a.MACHINE == "microvm" and a.HPET != "default":
         raise Usage("--hpet=%s: microvm has no HPET; it applies to q35 and pc" % a.HPET)
     if a.MACHINE == "microvm" and a.BACKEND == "libvirt":
         raise Usage("--machine=microvm: --backend=libvirt supports q35 and pc")
     if a.CPU is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9,.+=_-]*", a.CPU):
         raise Usage("--cpu=%s: expected a QEMU CPU model such as host,+invtsc" % cut(a.CPU))
-    a.params = [("cost", a.COST)]
+    a.params = [("cost", str(a.COST))]
     for name, key in ENGINE_PARAMS:
         v = getattr(a, name)
         if v is None:
@@ -171,10 +169,10 @@ def _list_ok(v):
     return re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9,._-]*", v) is not None
 
 
-def _seconds(name, v, hi):
-    """A launcher time limit: whole seconds from 1 to hi, units allowed."""
+def _seconds(name, v, lo, hi):
+    """A launcher time limit: whole seconds from lo to hi, units allowed."""
     try:
-        return duration.seconds(flag(name), v, 1, hi, whole=True,
+        return duration.seconds(flag(name), v, lo, hi, whole=True,
                                 why_whole="the result records it as an integer, launcher.timeout_s")
     except duration.DurationError as e:
         raise Usage(str(e))
