@@ -64,7 +64,8 @@ envrefused "MAKEFLAGS=ke" bench -- "MAKEFLAGS in the environment has -e (--envir
 printf 'X := 1\n' >"$tmp/evil.mk"
 envrefused "MAKEFILES=$tmp/evil.mk" bench -- "MAKEFILES in the environment: refused"
 out=$(MAKEFLAGS="-j2 -k --no-print-directory" make -n bench-host DURATION=2s 2>&1)
-ok "$([ "$?" = 0 ] && [[ $out == *"'--duration=2s'"* ]]; echo $?)" \
+rc=$?
+ok "$([ "$rc" = 0 ] && [[ $out == *"'--duration=2s'"* ]]; echo $?)" \
 	"MAKEFLAGS=-j2 -k in the environment: make's own flags pass: $(tail -n1 <<<"$out" | head -c 120)"
 
 # Every variable the makefiles read and none of them sets is a setting
@@ -102,20 +103,20 @@ done
 # holding a quote and a $(shell ...): make -n passes (the flags 0), each
 # value appears only as quote() writes it, and no value is run as code.
 targets=$(awk '!/^#/ && NF >= 5 && $2 != "*" { n = split($2, t, ","); for (i = 1; i <= n; i++) print t[i] }' packaging/settings | sort -u)
-seen=0 raw= failed=
+seen=0 raw='' failed=''
 for t in $targets; do
 	args=()
-	for n in $(awk -v t="$t" '!/^#/ && NF >= 5 && index("," $2 ",", "," t ",") { print $1 }' packaging/settings); do
+	while read -r n; do
 		case $n in
 		QUIET | VERBOSE | GUEST | FORCE) args+=("$n=0") ;; # 0 or 1, or make refuses it
 		*) args+=("$n=$n'@\$(shell touch $tmp/ran-$n)") ;;
 		esac
-	done
+	done < <(awk -v t="$t" '!/^#/ && NF >= 5 && index("," $2 ",", "," t ",") { print $1 }' packaging/settings)
 	make -n -k --no-print-directory "$t" "${args[@]}" V=1 "CC=CC'@\$(shell touch $tmp/ran-CC)" >"$tmp/cmds" 2>&1 || failed="$failed $t"
 	raw="$raw$(grep -oE "[A-Z][A-Z0-9_]*'@" "$tmp/cmds" | sort -u | tr '\n' ' ')"
 	seen=$((seen + $(grep -oE "[A-Z][A-Z0-9_]*'\\\\''@" "$tmp/cmds" | sort -u | wc -l)))
 done
-ran=$(cd "$tmp" && ls ran-* 2>/dev/null | tr '\n' ' ')
+ran=$(cd "$tmp" && find . -name 'ran-*' -printf '%f ')
 ok "$([ -z "$failed" ]; echo $?)" "make -n of $(wc -w <<<"$targets") targets, each with every setting it takes${failed:+; refused:$failed}"
 ok "$([ "$seen" -ge 20 ] && [ -z "$raw" ]; echo $?)" "every setting a quote: $seen passed as one word each${raw:+; as shell text: $raw}"
 ok "$([ -z "$ran" ]; echo $?)" "every setting a \$(shell touch F): none run by make${ran:+; ran: $ran}"

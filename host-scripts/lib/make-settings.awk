@@ -3,10 +3,9 @@
 #   awk -f make-settings.awk -v given="NAME ..." -v goals="TARGET ..." \
 #       -v own="..." -v renamed="OLD=NEW ..." packaging/settings -
 # with make's own environment on stdin, one variable a line.  It prints the
-# table's rows as the Makefile reads them, NAME:TARGETS:HOW:--option a
-# word; or, for
-# the first kind of refusal found, one line "!clockbench: ..." that make
-# prints and stops on:
+# table's rows as the Makefile reads them, NAME:TARGETS:HOW:--option a word;
+# or, for the first kind of refusal found, one line "!clockbench: ..." that
+# make prints and stops on:
 #   - a setting, --eval (-E) or -e in the environment's MAKEFLAGS or
 #     GNUMAKEFLAGS, or a MAKEFILES there: settings come from make's command
 #     line only (make has read MAKEFILES and run --eval before this file,
@@ -71,13 +70,8 @@ NR == FNR && !/^#/ && NF >= 5 {
 	rows = rows " " $1 ":" $2 ":" $3 ":--" opt
 	next
 }
-NR != FNR && /^(MAKEFLAGS|GNUMAKEFLAGS)=/ {
-	dashes = 0
-	if ((why = envflags(substr($0, 1, index($0, "=") - 1), substr($0, index($0, "=") + 1))) != "" && env == "")
-		env = why
-	next
-}
-NR != FNR && /^MAKEFILES=./ { if (env == "") env = "MAKEFILES in the environment: refused (make read its files before the Makefile)" }
+NR != FNR && /^(MAKEFLAGS|GNUMAKEFLAGS)=/ && env == "" { dashes = 0; env = envflags(substr($0, 1, index($0, "=") - 1), substr($0, index($0, "=") + 1)) }
+NR != FNR && /^MAKEFILES=./ && env == "" { env = "MAKEFILES in the environment: refused (make read its files before the Makefile)" }
 
 END {
 	if (env != "") { print "!clockbench: " env "; settings come from make's command line only (make bench DURATION=2s), unset it"; exit }
@@ -91,13 +85,8 @@ END {
 	out = ""
 	for (i = 1; i <= n; i++) {
 		if (u[i] in isown || u[i] in targets) continue
-		if (u[i] in newname)
-			s = "unknown setting " u[i] " (now " newname[u[i]] ")"
-		else if ((m = meant(u[i])) != "")
-			s = "unknown setting " u[i] " (did you mean " m "?)"
-		else
-			s = "unknown setting " u[i] " (no target of this Makefile reads it)"
-		out = out (out == "" ? "" : "; ") s
+		m = u[i] in newname ? "now " newname[u[i]] : (m = meant(u[i])) != "" ? "did you mean " m "?" : "no target of this Makefile reads it"
+		out = out (out == "" ? "" : "; ") "unknown setting " u[i] " (" m ")"
 	}
 	for (i = 1; i <= n && out == ""; i++) {
 		if (!(u[i] in targets) || targets[u[i]] == "*") continue
