@@ -129,7 +129,7 @@ VERBS = {}
 for line in open(os.path.join(ROOT, "packaging", "commands")):
     if line.strip() and not line.startswith("#"):
         verb, prog = line.split()[:2]
-        VERBS[verb] = prog
+        VERBS[verb] = prog if "/" in prog else VERBS[prog]  # an alias runs the verb it names
 PROGS = {"bench/clockbench": None, "analysis/clockbench-report": "report", "lab/run-lab": "lab/run-lab",
          "lab/provoke": "lab/provoke"}
 PROGS.update({prog: verb for verb, prog in VERBS.items()})
