@@ -170,6 +170,11 @@ for what, make in (("a file of the user's", lambda p: open(p, "w").write(mine_md
 rc2, so2, se2 = tool("report", "--no-plots", "-o", out + "-2", fresh("again-2"))
 rc3, so3, se3 = tool("report", "--no-plots", "-o", out + "-2", fresh("again-3"))
 t.ok(rc2 == 0 and rc3 == 0, "report --out DIR twice: its own report.md replaced (exit %d, %d)" % (rc2, rc3), se2 + se3)
+# ---- report is the command when the first word is none: clockbench report RUN, not report report ----
+rc, so, se = tool("--no-plots", "-o", out + "-3", fresh("bare"))
+rc2, so2, se2 = tool("bogus-command", "-o", out + "-4")
+t.ok(rc == 0 and os.path.isfile(os.path.join(out + "-3", "report.md")) and rc2 == 1 and "bogus-command" in se2,
+     "a first word that is no command is report's: a RUN, an option (exit %d, %d)" % (rc, rc2), se + se2)
 rc, so, se = tool("summary", fresh("empty"), "--report-out", "")
 t.ok(rc == 2 and len(se.splitlines()) == 1 and "--report-out" in se, "summary --report-out '': usage (exit %d)" % rc, se)
 
@@ -178,7 +183,7 @@ X = "x" * 4000
 mine = os.path.join(res, b)  # a copy: nothing is written into the fixtures
 host = os.path.join(mine, "host-tsc.json")
 long_cases = (
-    (["no" + X], 2, "a command"), (["capacity", "--bogus" + X], 2, "an unknown option"),
+    (["no" + X], 1, "a first word no command (report's RUN)"), (["capacity", "--bogus" + X], 2, "an unknown option"),
     (["capacity", "--ns", X], 2, "--ns"), (["capacity", "--rate", X], 2, "--rate"),
     (["capacity", X], 1, "a run id"), (["capacity", "/tmp/" + X], 1, "a run path"),
     (["diff", X, mine], 1, "diff BEFORE"), (["summary", X], 1, "summary RUN"),

@@ -93,7 +93,7 @@ last=${out##*$'\n'}
 ok "$([ "$rc" -eq 0 ] && [ -s "$last" ] && [ "$(dirname "$last")" = "$tmp/work/results/r1" ]; echo $?)" \
 	"clockbench host measures with the installed engine into the folder named (exit $rc)"
 [ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/err"
-clockbench report report --no-plots -o "$tmp/work/rep" "$top/tests/analysis/fixtures/20260101-120000-hv1" >/dev/null 2>"$tmp/err"
+clockbench report --no-plots -o "$tmp/work/rep" "$top/tests/analysis/fixtures/20260101-120000-hv1" >/dev/null 2>"$tmp/err"
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ -s "$tmp/work/rep/report.md" ]; echo $?)" "clockbench report writes a report"
 
