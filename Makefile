@@ -248,7 +248,7 @@ clean:
 # make help: one screen, the targets a user needs; make help-dev: the rest.
 help:
 	@echo "make bench        the main job (root): each clocksource offered (tsc first), host and guest,"
-	@echo "                  always restored; then the verdict, the tables and the report (settings: help-dev)"
+	@echo "                  always restored; then the verdict, the tables and the report (settings: docs/settings.md)"
 	@echo "make check        run the tests (TAP; no root needed), JOBS at once; SANITIZE=1 adds ASan+UBSan"
 	@echo "make check-fast   the fast tier of the tests only (no QEMU boot, no package build)"
 	@echo "make health       health report of this host's clock, read-only once the engine is built (gcc, musl-tools);"
@@ -268,9 +268,8 @@ help-dev:
 	@echo "                  deps-integrations (prometheus, ansible, libvirt: only when asked)"
 	@echo "make compare      what make bench runs: flip the host clocksource (tsc first, then the others), bench"
 	@echo "                  host and guest under each, trace KVM's master clock and stable bit; always restored"
-	@echo "                  (root); each in ROUNDS rounds (default 4, each kept in round-<N>/: every ratio with"
-	@echo "                  its interval); then the verdict, summary.md and the report (REPORT_OUT=DIR, default"
-	@echo "                  results/_report/<run-id>); QUIET=1 or VERBOSE=1 for less or more progress"
+	@echo "                  (root), in ROUNDS rounds, then the verdict, summary.md and the report; each target's"
+	@echo "                  settings, their defaults and what they set: docs/settings.md (packaging/settings)"
 	@echo "make bench-host   measure this host on its current clocksource into "$(call quote,$(RESULTS))"/<run-id>/"
 	@$(SUBMAKE) -s help-guest 2>/dev/null || true
 	@$(SUBMAKE) -s help-analysis 2>/dev/null || true
