@@ -15,18 +15,22 @@ from .names import TOP
 PATH = os.path.join(TOP, "packaging", "settings")
 
 
-class Setting(namedtuple("Setting", "name targets how type defaults doc")):
-    """One row: targets a tuple, defaults {TARGET or "": value} ("" the one
-    default; a target's own where a step needs another, its doc saying why)."""
+class Setting(namedtuple("Setting", "name targets how types defaults doc")):
+    """One row: targets a tuple; types and defaults {TARGET or "": value}
+    ("" the one; a target's own where a step needs another, its doc saying why)."""
 
     @property
     def option(self):
         """--name: the command's option, as make passes NAME=V (--name=V)."""
         return "--" + self.name.lower().replace("_", "-")
 
-    def kind(self):
+    def type(self, target=""):
+        """TYPE for target's command: kind:LO-HI, kind:A|B or kind."""
+        return self.types.get(target, self.types[""])
+
+    def kind(self, target=""):
         """TYPE in words, as --help and the docs say it."""
-        kind, _, span = self.type.partition(":")
+        kind, _, span = self.type(target).partition(":")
         lo, _, hi = span.partition("-")
         words = {"duration": "seconds, or with a unit: us, ms, s, m, h", "seconds": "whole seconds, or with a unit: s, "
                  "m, h", "int": "an integer", "bool": "0 or 1", "list": "a comma list", "path": "a path",
@@ -36,7 +40,7 @@ class Setting(namedtuple("Setting", "name targets how type defaults doc")):
     def help(self, target):
         """The option's --help text for target's command: doc, kind, [default]."""
         shown = self.default(target)
-        return "%s (%s)%s" % (self.doc, self.kind(), "" if shown == "-" else " [%s]" % shown)
+        return "%s (%s)%s" % (self.doc, self.kind(target), "" if shown == "-" else " [%s]" % shown)
 
     def default(self, target):
         """The default for target's command ("-": none, the doc says what it does without)."""
@@ -53,9 +57,9 @@ def load(path=PATH):
             w = line.split(None, 5)
             if len(w) != 6:
                 raise ValueError("%s:%d: expected NAME TARGETS HOW TYPE DEFAULT DOC" % (path, i))
-            first, *others = w[4].split(";")
-            rows.append(Setting(w[0], tuple(w[1].split(",")), w[2], w[3],
-                                dict([("", first)] + [o.split("=", 1) for o in others]), w[5].strip()))
+            per = [dict([("", first)] + [o.split("=", 1) for o in others]) for first, *others in
+                   (w[3].split(";"), w[4].split(";"))]
+            rows.append(Setting(w[0], tuple(w[1].split(",")), w[2], per[0], per[1], w[5].strip()))
     return rows
 
 
@@ -68,8 +72,9 @@ def markdown(rows=None):
     """docs/settings.md's table: a row a setting."""
     out = ["| setting | targets | how | value | default | what it sets |", "|---|---|---|---|---|---|"]
     for r in rows or load():
-        d = "; ".join(("%s %s" % (t, v) if t else v) for t, v in r.defaults.items())
-        out.append("| `%s` | %s | %s | %s | %s | %s |" % (r.name, ", ".join(r.targets), r.how, r.kind().replace("|", "\\|"),
+        k, d = ("; ".join(("%s: %s" % (t, f(t)) if t else f(t)) for t in m) for f, m in
+                ((r.kind, r.types), (r.default, r.defaults)))
+        out.append("| `%s` | %s | %s | %s | %s | %s |" % (r.name, ", ".join(r.targets), r.how, k.replace("|", "\\|"),
                                                         d.replace("|", "\\|"), r.doc.replace("|", "\\|")))
     return "\n".join(out) + "\n"
 

@@ -127,7 +127,7 @@ def read(argv):
     # Each value of a kind the table gives (one of, 0 or 1, an integer, whole
     # seconds: the result records a limit as an integer, launcher.timeout_s) in its range.
     for r in settingtable.of("bench-guest"):
-        kind, _, span = r.type.partition(":")
+        kind, _, span = r.type("bench-guest").partition(":")
         lo, _, hi = span.partition("-")
         v = getattr(a, r.name)
         if kind in ("one", "bool"):
