@@ -31,7 +31,7 @@ $(foreach v,$(filter-out MAKE% MFLAGS GNUMAKEFLAGS,$(filter $(MAKE_OWN) $(file <
 	override $(v) := $$(value $(v))))
 # The table's rows, NAME:TARGETS:HOW:--option; make's environment read where
 # the kernel keeps it as make was started (what a $(shell) sees is make's).
-SETTING_ROWS := $(shell tr '\0\n' '\n ' </proc/$$PPID/environ | awk -f host-scripts/lib/make-settings.awk \
+SETTING_ROWS := $(shell { tr '\0\n' '\n ' </proc/$$PPID/environ; } 2>/dev/null | awk -f host-scripts/lib/make-settings.awk \
 	-v given=$(call quote,$(GIVEN_SETTINGS)) -v goals=$(call quote,$(MAKECMDGOALS)) -v own=$(call quote,$(MAKE_OWN)) \
 	-v renamed=$(call quote,$(RENAMED_SETTINGS)) packaging/settings -)
 $(if $(filter !%,$(firstword $(SETTING_ROWS))),$(error $(patsubst !%,%,$(SETTING_ROWS))))
