@@ -24,11 +24,15 @@ quote = '$(subst ','\'',$(1))'
 quotes = $(foreach w,$(1),$(call quote,$(w)))
 comma := ,
 GIVEN_SETTINGS := $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v)))
-# Each value made plain text first, before any $(shell) (whose environment
-# may expand it): those of the table's names and make's own, never a name
-# made of other characters (refused below).
-$(foreach v,$(filter-out MAKE% MFLAGS GNUMAKEFLAGS,$(filter $(MAKE_OWN) $(file <packaging/settings),$(GIVEN_SETTINGS))),$(eval \
-	override $(v) := $$(value $(v))))
+# Each value made plain text first, before any $(shell) (whose environment,
+# made 4.4 on, holds the command line's variables expanded): each given name
+# of letters, digits, _ and . (make exports no other, and no other is a
+# setting: refused below).  $(call bare,NAME,CHARS): NAME less CHARS.
+bare = $(if $(2),$(call bare,$(subst $(firstword $(2)),,$(1)),$(wordlist 2,99,$(2))),$(1))
+NAME_CHARS := A B C D E F G H I J K L M N O P Q R S T U V W X Y Z a b c d e f g h i j k l m n o p q r s t u v w x y z \
+	0 1 2 3 4 5 6 7 8 9 _ .
+$(foreach v,$(filter-out MAKE% MFLAGS GNUMAKEFLAGS,$(GIVEN_SETTINGS)),$(if $(call bare,$(v),$(NAME_CHARS)),,$(eval \
+	override $(v) := $$(value $(v)))))
 # The table's rows, NAME:TARGETS:HOW:--option; make's environment read where
 # the kernel keeps it as make was started (what a $(shell) sees is make's).
 SETTING_ROWS := $(shell { tr '\0\n' '\n ' </proc/$$PPID/environ; } 2>/dev/null | awk -f host-scripts/lib/make-settings.awk \
