@@ -33,7 +33,7 @@ NAME_CHARS := A B C D E F G H I J K L M N O P Q R S T U V W X Y Z a b c d e f g 
 	0 1 2 3 4 5 6 7 8 9 _ .
 $(foreach v,$(filter-out MAKE% MFLAGS GNUMAKEFLAGS,$(GIVEN_SETTINGS)),$(if $(call bare,$(v),$(NAME_CHARS)),,$(eval \
 	override $(v) := $$(value $(v)))))
-# The table's rows, NAME:TARGETS:HOW:--option; make's environment read where
+# The table's rows, NAME:TARGETS:HOW:--option:DEFAULT; make's environment read where
 # the kernel keeps it as make was started (what a $(shell) sees is make's).
 SETTING_ROWS := $(shell { tr '\0\n' '\n ' </proc/$$PPID/environ; } 2>/dev/null | awk -f host-scripts/lib/make-settings.awk \
 	-v given=$(call quote,$(GIVEN_SETTINGS)) -v goals=$(call quote,$(MAKECMDGOALS)) -v own=$(call quote,$(MAKE_OWN)) \
@@ -48,6 +48,10 @@ row = $(subst :, ,$(filter $(1):%,$(SETTING_ROWS)))
 takes = $(foreach r,$(SETTING_ROWS),$(if $(filter $(1),$(subst $(comma), ,$(word 2,$(subst :, ,$(r))))),$(if \
 	$(filter $(2),$(word 3,$(subst :, ,$(r)))),$(firstword $(subst :, ,$(r))))))
 SETTINGS := $(foreach r,$(SETTING_ROWS),$(firstword $(subst :, ,$(r))))
+# Each setting make reads itself (HOW make), not given: the table's default
+# (- none), never the environment's value.
+$(foreach r,$(SETTING_ROWS),$(if $(filter make,$(word 3,$(subst :, ,$(r)))),$(eval \
+	$(word 1,$(subst :, ,$(r))) := $(patsubst -,,$(word 5,$(subst :, ,$(r)))))))
 ENV_SETTINGS := $(call takes,*,build)
 SUBMAKE = $(MAKE) --no-print-directory $(foreach v,$(filter $(call takes,*,%),$(GIVEN_SETTINGS)),$(call quote,$(v)=$($(v))))
 PREFIX ?= /usr/local
@@ -60,7 +64,6 @@ LDFLAGS ?=
 PROJECT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter
 LDLIBS := -lpthread -lm
 
-V :=
 ifeq ($(V),1)
 Q :=
 else
@@ -74,7 +77,6 @@ HOST_OBJS := $(patsubst bench/%.c,$(BUILD)/host/%.o,$(ENGINE_SRCS))
 MUSL_ENGINE_OBJS := $(patsubst bench/%.c,$(BUILD)/musl/%.o,$(ENGINE_SRCS))
 MUSL_INC := $(BUILD)/musl-include
 
-RESULTS := results
 # The run id's rules live in the run-folder contract (docs/run-folder.md).
 # Expanded when a recipe runs, after `make deps` has installed python3.
 # Debian's interpreter, whose packages make deps installs (not the first
@@ -96,10 +98,6 @@ COMPARE_FLAGS = $(strip $(call flag,QUIET,1,-q,0) $(call flag,VERBOSE,1,-v,0) $(
 	$(call flag,FORCE,1,--force,0))
 CROSSCHECK_SETTINGS := $(call takes,crosscheck,option)
 LAB_SETTINGS := $(call takes,lab,option)
-# Read by this file's targets: make check (SANITIZE; JOBS and DESTRUCTIVE
-# are tests/run's, from its environment), make bench-watch, V=1.
-SANITIZE :=
-WATCH_SECONDS :=
 
 .PHONY: all deps deps-lab deps-crosscheck deps-dev deps-integrations check check-fast bench bench-host bench-self bench-watch compare crosscheck health host-check lab lab-ci clean help help-dev
 all: bench/clockbench $(BUILD)/clockbench-static

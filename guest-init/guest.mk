@@ -6,8 +6,6 @@ GUEST_INIT := $(GUEST_BUILD)/init
 # The engine the guest links; the same musl objects as build/clockbench-static.
 GUEST_ENGINE_OBJS := $(MUSL_ENGINE_OBJS)
 # DEBUG=1: a debug initramfs with busybox, from BUSYBOX.
-DEBUG :=
-BUSYBOX := /bin/busybox
 ifeq ($(DEBUG),1)
 GUEST_INITRAMFS := $(GUEST_BUILD)/initramfs-debug.cpio
 GUEST_CPIO_FLAGS := --busybox $(call quote,$(BUSYBOX))

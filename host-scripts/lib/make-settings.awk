@@ -3,7 +3,8 @@
 #   awk -f make-settings.awk -v given="NAME ..." -v goals="TARGET ..." \
 #       -v own="..." -v renamed="OLD=NEW ..." packaging/settings -
 # with make's own environment on stdin, one variable a line.  It prints the
-# table's rows as the Makefile reads them, NAME:TARGETS:HOW:--option a word;
+# table's rows as the Makefile reads them, NAME:TARGETS:HOW:--option:DEFAULT
+# a word;
 # or, for the first kind of refusal found, one line "!clockbench: ..." that
 # make prints and stops on:
 #   - a setting, --eval (-E) or -e in the environment's MAKEFLAGS or
@@ -67,7 +68,8 @@ NR == FNR && !/^#/ && NF >= 5 {
 	known = known " " $1
 	targets[$1] = $2
 	opt = tolower($1); gsub(/_/, "-", opt)
-	rows = rows " " $1 ":" $2 ":" $3 ":--" opt
+	d = $5; sub(/;.*/, "", d)
+	rows = rows " " $1 ":" $2 ":" $3 ":--" opt ":" d
 	next
 }
 NR != FNR && /^(MAKEFLAGS|GNUMAKEFLAGS)=/ && env == "" { dashes = 0; env = envflags(substr($0, 1, index($0, "=") - 1), substr($0, index($0, "=") + 1)) }
