@@ -58,6 +58,9 @@ envrefused MAKEFLAGS=CLOCKSOURCE=hpet bench -- "MAKEFLAGS in the environment set
 envrefused MAKEFLAGS=DURATION=5s bench -- "MAKEFLAGS in the environment sets DURATION: refused"
 envrefused "MAKEFLAGS=k -- ROUNDS=2 DURATION=5s" bench -- "MAKEFLAGS in the environment sets ROUNDS, DURATION: refused"
 envrefused GNUMAKEFLAGS=DURATION=5s bench-host -- "GNUMAKEFLAGS in the environment sets DURATION: refused"
+# (make itself expands such a value before it reads any makefile: refused after the fact.)
+# shellcheck disable=SC2016 # make's $(shell), not the shell's
+envrefused 'MAKEFLAGS=DURATION=$(shell true)' bench -- "MAKEFLAGS in the environment sets DURATION: refused"
 envrefused "MAKEFLAGS=--eval=X:=1" bench -- "MAKEFLAGS in the environment has --eval=X:=1: refused"
 envrefused "MAKEFLAGS=-E X:=1" bench -- "MAKEFLAGS in the environment has -E (--eval): refused"
 envrefused "MAKEFLAGS=ke" bench -- "MAKEFLAGS in the environment has -e (--environment-overrides): refused"
