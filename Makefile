@@ -1,13 +1,59 @@
 # clockbench: what the host's clocksource costs its KVM guests.
 # `make help` lists the targets.
 
-# Settings come from make's command line (make bench ROUNDS=6), never from
-# the environment: each is given a value here or in the file that reads it
-# (:=, not ?=), which the environment's does not override.  The build's
-# conventions alone (ENV_SETTINGS) may also come from the environment, as
-# make's convention has it.  A name on make's command line that is none of
-# SETTINGS is refused before anything runs (the end of this file).
-ENV_SETTINGS := PREFIX BINDIR DESTDIR CC MUSL_CC CFLAGS LDFLAGS
+# Settings: packaging/settings, the one table (which target takes each,
+# and how).  They come from make's command line (make bench ROUNDS=6) only:
+# the build's conventions (HOW build there) from the environment too, as
+# make's convention has it.  host-scripts/lib/make-settings.awk refuses here,
+# before anything runs, a setting in the environment's MAKEFLAGS, a name
+# the table does not have, and one no goal takes; each given value is plain
+# text, never expanded by make.  make's own variables pass (those
+# of its built-in rules and its special ones), and the two debhelper gives
+# every package's make (INSTALL, AM_UPDATE_INFO_DIR).
+MAKE_OWN := MAKEFLAGS GNUMAKEFLAGS MAKEFILES MAKEOVERRIDES MFLAGS MAKELEVEL MAKE MAKECMDGOALS MAKESHELL SHELL \
+	.SHELLFLAGS VPATH CURDIR .DEFAULT_GOAL .RECIPEPREFIX .EXTRA_PREREQS .LIBPATTERNS .INCLUDE_DIRS SUFFIXES \
+	AR AS CXX CPP FC M2C PC CO GET LEX YACC LINT MAKEINFO TEX TEXI2DVI WEAVE CWEAVE TANGLE CTANGLE RM \
+	ARFLAGS ASFLAGS CXXFLAGS COFLAGS CPPFLAGS FFLAGS GFLAGS LDLIBS LFLAGS YFLAGS PFLAGS RFLAGS LINTFLAGS \
+	INSTALL AM_UPDATE_INFO_DIR
+# The names the suite once read, refused with the new one.
+RENAMED_SETTINGS := LAB_STATES=STATES LAB_TIMEOUT=L1_TIMEOUT LAB_L1_APPEND=L1_APPEND
+# $(call quote,VALUE): VALUE as one shell word, whatever it holds;
+# $(call quotes,LIST): each word of LIST as one shell word.  Every setting
+# a recipe passes to a command goes through one of them.
+quote = '$(subst ','\'',$(1))'
+quotes = $(foreach w,$(1),$(call quote,$(w)))
+comma := ,
+GIVEN_SETTINGS := $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v)))
+# Each value made plain text first, before any $(shell) (whose environment,
+# made 4.4 on, holds the command line's variables expanded): each given name
+# of letters, digits, _ and . (make exports no other, and no other is a
+# setting: refused below).  $(call bare,NAME,CHARS): NAME less CHARS.
+bare = $(if $(2),$(call bare,$(subst $(firstword $(2)),,$(1)),$(wordlist 2,99,$(2))),$(1))
+NAME_CHARS := A B C D E F G H I J K L M N O P Q R S T U V W X Y Z a b c d e f g h i j k l m n o p q r s t u v w x y z \
+	0 1 2 3 4 5 6 7 8 9 _ .
+$(foreach v,$(filter-out MAKE% MFLAGS GNUMAKEFLAGS,$(GIVEN_SETTINGS)),$(if $(call bare,$(v),$(NAME_CHARS)),,$(eval \
+	override $(v) := $$(value $(v)))))
+# The table's rows, NAME:TARGETS:HOW:--option:DEFAULT; make's environment read where
+# the kernel keeps it as make was started (what a $(shell) sees is make's).
+SETTING_ROWS := $(shell { tr '\0\n' '\n ' </proc/$$PPID/environ; } 2>/dev/null | awk -f host-scripts/lib/make-settings.awk \
+	-v given=$(call quote,$(GIVEN_SETTINGS)) -v goals=$(call quote,$(MAKECMDGOALS)) -v own=$(call quote,$(MAKE_OWN)) \
+	-v renamed=$(call quote,$(RENAMED_SETTINGS)) packaging/settings -)
+$(if $(filter !%,$(firstword $(SETTING_ROWS))),$(error $(patsubst !%,%,$(SETTING_ROWS))))
+$(if $(SETTING_ROWS),,$(error clockbench: packaging/settings: no settings read))
+# Sub-makes get no settings through MAKEFLAGS (they would refuse them): the
+# build's own, given here, on their command line.
+MAKEOVERRIDES :=
+row = $(subst :, ,$(filter $(1):%,$(SETTING_ROWS)))
+# $(call takes,TARGET,HOW): the settings TARGET takes that reach it as HOW (% any).
+takes = $(foreach r,$(SETTING_ROWS),$(if $(filter $(1),$(subst $(comma), ,$(word 2,$(subst :, ,$(r))))),$(if \
+	$(filter $(2),$(word 3,$(subst :, ,$(r)))),$(firstword $(subst :, ,$(r))))))
+SETTINGS := $(foreach r,$(SETTING_ROWS),$(firstword $(subst :, ,$(r))))
+# Each setting make reads itself (HOW make), not given: the table's default
+# (- none), never the environment's value.
+$(foreach r,$(SETTING_ROWS),$(if $(filter make,$(word 3,$(subst :, ,$(r)))),$(eval \
+	$(word 1,$(subst :, ,$(r))) := $(patsubst -,,$(word 5,$(subst :, ,$(r)))))))
+ENV_SETTINGS := $(call takes,*,build)
+SUBMAKE = $(MAKE) --no-print-directory $(foreach v,$(filter $(call takes,*,%),$(GIVEN_SETTINGS)),$(call quote,$(v)=$($(v))))
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 DESTDIR ?=
@@ -18,13 +64,6 @@ LDFLAGS ?=
 PROJECT_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter
 LDLIBS := -lpthread -lm
 
-# $(call quote,VALUE): VALUE as one shell word, whatever it holds;
-# $(call quotes,LIST): each word of LIST as one shell word.  Every setting
-# a recipe passes to a command goes through one of them.
-quote = '$(subst ','\'',$(1))'
-quotes = $(foreach w,$(1),$(call quote,$(w)))
-
-V :=
 ifeq ($(V),1)
 Q :=
 else
@@ -38,7 +77,6 @@ HOST_OBJS := $(patsubst bench/%.c,$(BUILD)/host/%.o,$(ENGINE_SRCS))
 MUSL_ENGINE_OBJS := $(patsubst bench/%.c,$(BUILD)/musl/%.o,$(ENGINE_SRCS))
 MUSL_INC := $(BUILD)/musl-include
 
-RESULTS := results
 # The run id's rules live in the run-folder contract (docs/run-folder.md).
 # Expanded when a recipe runs, after `make deps` has installed python3.
 # Debian's interpreter, whose packages make deps installs (not the first
@@ -47,31 +85,19 @@ PYTHON := /usr/bin/python3
 # Made once, when a recipe first needs it.
 RUN_ID = $(eval RUN_ID := $$(shell ./host-scripts/runfolder run-id))$(RUN_ID)
 
-# Settings: each is an option of its command; make passes a variable given
-# on its command line as the option of its name (make bench ROUNDS=6:
-# --rounds=6), quoted for the shell.  The lists are checked against each
-# command's --help (tests/settings.t).
-lower = $(subst _,-,$(subst A,a,$(subst B,b,$(subst C,c,$(subst D,d,$(subst E,e,$(subst F,f,$(subst G,g,$(subst H,h,$(subst I,i,$(subst J,j,$(subst K,k,$(subst L,l,$(subst M,m,$(subst N,n,$(subst O,o,$(subst P,p,$(subst Q,q,$(subst R,r,$(subst S,s,$(subst T,t,$(subst U,u,$(subst V,v,$(subst W,w,$(subst X,x,$(subst Y,y,$(subst Z,z,$(1))))))))))))))))))))))))))))
-options = $(strip $(foreach v,$(1),$(if $(filter command line,$(origin $(v))),$(call quote,--$(call lower,$(v))=$($(v))))))
+# Settings passed as options: make passes a variable given on its command
+# line as the option of its name (make bench ROUNDS=6: --rounds=6), quoted for
+# the shell.  The lists are checked against each command's --help (tests/settings.t).
+options = $(strip $(foreach v,$(1),$(if $(filter $(v),$(GIVEN_SETTINGS)),$(call quote,$(word 4,$(call row,$(v)))=$($(v))))))
 # $(call flag,NAME,VALUE,OPTION,OTHER): OPTION when NAME=VALUE was given, nothing when NAME=OTHER, else an error.
-flag = $(if $(filter command line,$(origin $(1))),$(if $(filter $(2),$($(1))),$(3),$(if $(filter $(4),$($(1))),,$(error $(1)=$($(1)): expected 0 or 1))))
-HOST_SETTINGS := DURATION THREADS CLOCKS METHODS WORKLOADS TSC_RATE_SECONDS
-GUEST_SETTINGS := KERNEL INITRAMFS QEMU BACKEND ACCEL PROBE_TIMEOUT VCPUS MEM MACHINE CPU HPET PIN TIMEOUT APPEND \
-	THREADS DURATION CLOCKS METHODS WORKLOADS CHECK CPUS COST OBSERVE OBSERVE_SECONDS
-COMPARE_SETTINGS := ROUNDS CLOCKSOURCES REPORT_OUT TSC_RATE_SECONDS $(GUEST_SETTINGS)
+flag = $(if $(filter $(1),$(GIVEN_SETTINGS)),$(if $(filter $(2),$($(1))),$(3),$(if $(filter $(4),$($(1))),,$(error $(1)=$($(1)): expected 0 or 1))))
+HOST_SETTINGS := $(call takes,bench-host,option)
+GUEST_SETTINGS := $(call takes,bench-guest,option)
+COMPARE_SETTINGS := $(call takes,compare,option)
 COMPARE_FLAGS = $(strip $(call flag,QUIET,1,-q,0) $(call flag,VERBOSE,1,-v,0) $(call flag,GUEST,0,--no-guest,1) \
 	$(call flag,FORCE,1,--force,0))
-CROSSCHECK_SETTINGS := DURATION ROUNDS CPUS MSG_SIZE
-LAB_SETTINGS := TIER STATES L1_TIMEOUT HEARTBEAT_LIMIT KERNEL L1_APPEND
-# The names the suite once read, refused with the new one.
-RENAMED_SETTINGS := LAB_STATES=STATES LAB_TIMEOUT=L1_TIMEOUT LAB_L1_APPEND=L1_APPEND
-# Read by this file's targets: make check (SANITIZE; JOBS and DESTRUCTIVE
-# are tests/run's, from its environment), make bench-watch, V=1.
-SANITIZE :=
-WATCH_SECONDS :=
-SETTINGS = $(sort $(ENV_SETTINGS) RESULTS RUN_ID V INSTALL SANITIZE JOBS DESTRUCTIVE WATCH_SECONDS QUIET VERBOSE GUEST FORCE \
-	$(HOST_SETTINGS) $(GUEST_SETTINGS) $(COMPARE_SETTINGS) $(CROSSCHECK_SETTINGS) $(LAB_SETTINGS) \
-	$(GUEST_MK_SETTINGS) $(ANALYSIS_SETTINGS) $(FUZZ_SETTINGS) $(TORTURE_SETTINGS) $(PACKAGING_SETTINGS))
+CROSSCHECK_SETTINGS := $(call takes,crosscheck,option)
+LAB_SETTINGS := $(call takes,lab,option)
 
 .PHONY: all deps deps-lab deps-crosscheck deps-dev deps-integrations check check-fast bench bench-host bench-self bench-watch compare crosscheck health host-check lab lab-ci clean help help-dev
 all: bench/clockbench $(BUILD)/clockbench-static
@@ -112,9 +138,8 @@ $(BUILD)/clockbench-static: $(MUSL_ENGINE_OBJS) $(BUILD)/musl/main.o
 
 # What each job needs, and no more (host-scripts/deps --help has the lists):
 # a benchmark never installs a monitoring server or a virtualization daemon.
-# INSTALL=0: install nothing (print what is missing and the command).
-INSTALL :=
-DEPS_FLAGS = $(call flag,INSTALL,0,--no-install,1)
+# INSTALL_DEPS=0: install nothing (print what is missing and the command).
+DEPS_FLAGS = $(call flag,INSTALL_DEPS,0,--no-install,1)
 deps:
 	$(Q)./host-scripts/deps $(strip $(DEPS_FLAGS) bench)
 deps-lab:
@@ -162,18 +187,18 @@ CHECK_BUILD = all $(BUILD)/test-unit $(BUILD)/test-guest-unit guest-initramfs \
 # JOBS=N: test files at once (default: one per CPU; the top of tests/run
 # says how they are scheduled).
 check: deps-dev
-	$(Q)$(MAKE) --no-print-directory $(CHECK_BUILD)
-	$(Q)[ ! -x $(call quote,$(BUSYBOX)) ] || $(MAKE) --no-print-directory -s guest-initramfs DEBUG=1
+	$(Q)$(SUBMAKE) $(CHECK_BUILD)
+	$(Q)[ ! -x $(call quote,$(BUSYBOX)) ] || $(SUBMAKE) -s guest-initramfs DEBUG=1 BUSYBOX=$(call quote,$(BUSYBOX))
 	$(Q)CB_SANITIZE=$(call quote,$(SANITIZE)) ./tests/run
 
 # The fast tier only: a developer's loop (no QEMU boot, no package build).
 check-fast: deps-dev
-	$(Q)$(MAKE) --no-print-directory $(CHECK_BUILD)
+	$(Q)$(SUBMAKE) $(CHECK_BUILD)
 	$(Q)CB_SANITIZE=$(call quote,$(SANITIZE)) ./tests/run --tier fast
 
 # The default host measurement on the current clocksource.
 bench-host: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(SUBMAKE) all
 	$(Q)./host-scripts/bench-host $(call options,$(HOST_SETTINGS)) $(call quote,$(RESULTS)) $(call quote,$(RUN_ID))
 
 # TSC against every other clocksource, host and guest, always restored, in
@@ -183,7 +208,7 @@ bench-host: deps
 # results/_report/<run-id>; QUIET=1 or VERBOSE=1 for less or more progress).
 # Its settings: host-scripts/compare --help.
 compare: deps
-	$(Q)$(MAKE) --no-print-directory all guest-initramfs
+	$(Q)$(SUBMAKE) all guest-initramfs
 	$(Q)./host-scripts/compare $(COMPARE_FLAGS) $(call options,$(COMPARE_SETTINGS)) $(call quote,$(RESULTS)) $(call quote,$(RUN_ID))
 
 # The main job.
@@ -191,19 +216,19 @@ bench: compare
 
 # The emulated hypervisor: every host clock state, end to end (root).
 lab: deps-lab
-	$(Q)$(MAKE) --no-print-directory all guest-initramfs
+	$(Q)$(SUBMAKE) all guest-initramfs
 	$(Q)./lab/run-lab $(call options,$(LAB_SETTINGS)) $(call quote,$(RESULTS)) $(call quote,$(RUN_ID)-lab)
 
 # Its ci tier (.ci/run runs it after make check: lab/README.md): the states with `ci = yes`, each in an L1 of its own.
 lab-ci: deps-lab
-	$(Q)$(MAKE) --no-print-directory all guest-initramfs
-	$(Q)./lab/run-lab --tier=ci $(call options,$(filter-out TIER,$(LAB_SETTINGS))) $(call quote,$(RESULTS)) \
+	$(Q)$(SUBMAKE) all guest-initramfs
+	$(Q)./lab/run-lab --tier=ci $(call options,$(call takes,lab-ci,option)) $(call quote,$(RESULTS)) \
 		$(call quote,$(RUN_ID)-lab-ci)
 
 # The engine's workloads beside iperf3 and cyclictest on this host, side by
 # side in one run (a benchmark that prints figures, not a test).
 crosscheck: deps-crosscheck
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(SUBMAKE) all
 	$(Q)./host-scripts/crosscheck $(call options,$(CROSSCHECK_SETTINGS)) $(call quote,$(RESULTS)) $(call quote,$(RUN_ID)-crosscheck)
 
 # A health report of this host's clock: read-only, once the engine is built.
@@ -213,7 +238,7 @@ health host-check: all
 	$(Q)./host-scripts/host-check
 
 bench-self: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(SUBMAKE) all
 	$(Q)./tests/bench/bench-self.sh $(call quote,$(RESULTS)) $(call quote,$(RUN_ID))
 
 # clockbench watch's own cost: CPU an hour and memory while idle, and the
@@ -227,16 +252,16 @@ clean:
 # make help: one screen, the targets a user needs; make help-dev: the rest.
 help:
 	@echo "make bench        the main job (root): each clocksource offered (tsc first), host and guest,"
-	@echo "                  always restored; then the verdict, the tables and the report (settings: help-dev)"
+	@echo "                  always restored; then the verdict, the tables and the report (settings: docs/settings.md)"
 	@echo "make check        run the tests (TAP; no root needed), JOBS at once; SANITIZE=1 adds ASan+UBSan"
 	@echo "make check-fast   the fast tier of the tests only (no QEMU boot, no package build)"
 	@echo "make health       health report of this host's clock, read-only once the engine is built (gcc, musl-tools);"
 	@echo "                  exit 0 healthy, 1 degraded or not known, 2 usage"
-	@$(MAKE) --no-print-directory -s help-analysis 2>/dev/null | grep '^make report ' || true
+	@$(SUBMAKE) -s help-analysis 2>/dev/null | grep '^make report ' || true
 	@echo "make lab          each host clock state of lab/states.cfg on an emulated hypervisor (TCG, SVM),"
 	@echo "                  asserted (root; states 1-4 and 6-10, about 35 min in all; STATES=1: one, 3-4 min);"
 	@echo "                  make lab-ci: the ci tier (states 1, 2, 10, an L1 each; run by .ci/run)"
-	@$(MAKE) --no-print-directory -s help-packaging 2>/dev/null | grep -E '^make (install|deb) ' || true
+	@$(SUBMAKE) -s help-packaging 2>/dev/null | grep -E '^make (install|deb) ' || true
 	@echo "make deps         install the Debian packages make bench needs (root), or print the command"
 	@echo "make clean        remove build products (never results/)"
 	@echo "make help-dev     the rest: the engine alone, each step of make bench, fuzzing, the developer's deps"
@@ -247,33 +272,15 @@ help-dev:
 	@echo "                  deps-integrations (prometheus, ansible, libvirt: only when asked)"
 	@echo "make compare      what make bench runs: flip the host clocksource (tsc first, then the others), bench"
 	@echo "                  host and guest under each, trace KVM's master clock and stable bit; always restored"
-	@echo "                  (root); each in ROUNDS rounds (default 4, each kept in round-<N>/: every ratio with"
-	@echo "                  its interval); then the verdict, summary.md and the report (REPORT_OUT=DIR, default"
-	@echo "                  results/_report/<run-id>); QUIET=1 or VERBOSE=1 for less or more progress"
+	@echo "                  (root), in ROUNDS rounds, then the verdict, summary.md and the report; each target's"
+	@echo "                  settings, their defaults and what they set: docs/settings.md (packaging/settings)"
 	@echo "make bench-host   measure this host on its current clocksource into "$(call quote,$(RESULTS))"/<run-id>/"
-	@$(MAKE) --no-print-directory -s help-guest 2>/dev/null || true
-	@$(MAKE) --no-print-directory -s help-analysis 2>/dev/null || true
+	@$(SUBMAKE) -s help-guest 2>/dev/null || true
+	@$(SUBMAKE) -s help-analysis 2>/dev/null || true
 	@echo "make crosscheck   the engine's workloads beside iperf3, cyclictest and sockperf, side by side on this host"
 	@echo "make bench-self   the engine's own accuracy: loop overhead, run-to-run spread of every figure make bench"
 	@echo "                  divides, musl vs glibc, syscall vs the C library's syscall()"
 	@echo "make bench-watch  the watch's own cost (CPU an hour, memory, switch line to textfile; WATCH_SECONDS)"
-	@$(MAKE) --no-print-directory -s help-fuzz 2>/dev/null || true
+	@$(SUBMAKE) -s help-fuzz 2>/dev/null || true
 	@echo "make torture      interrupt harness steps at random moments, fake and real clocksource; check nothing is left (root, ~15 min)"
-	@$(MAKE) --no-print-directory -s help-packaging 2>/dev/null || true
-
-# A variable on make's command line (or in MAKEFLAGS) that none of SETTINGS
-# names is refused here, while make reads its files: nothing has run yet.
-# make's own variables pass (those of its built-in rules and its special
-# ones), and the two debhelper gives every package's make (INSTALL,
-# AM_UPDATE_INFO_DIR).
-MAKE_OWN := MAKEFLAGS GNUMAKEFLAGS MAKEFILES MAKEOVERRIDES MFLAGS MAKELEVEL MAKE MAKECMDGOALS MAKESHELL SHELL \
-	.SHELLFLAGS VPATH CURDIR .DEFAULT_GOAL .RECIPEPREFIX .EXTRA_PREREQS .LIBPATTERNS .INCLUDE_DIRS SUFFIXES \
-	AR AS CXX CPP FC M2C PC CO GET LEX YACC LINT MAKEINFO TEX TEXI2DVI WEAVE CWEAVE TANGLE CTANGLE RM \
-	ARFLAGS ASFLAGS CXXFLAGS COFLAGS CPPFLAGS FFLAGS GFLAGS LDLIBS LFLAGS YFLAGS PFLAGS RFLAGS LINTFLAGS \
-	INSTALL AM_UPDATE_INFO_DIR
-GIVEN_SETTINGS := $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v)))
-UNKNOWN_SETTINGS := $(filter-out $(SETTINGS) $(MAKE_OWN),$(GIVEN_SETTINGS))
-ifneq ($(UNKNOWN_SETTINGS),)
-$(error $(shell awk -f host-scripts/lib/unknown-setting.awk -v unknown=$(call quote,$(UNKNOWN_SETTINGS)) \
-	-v known=$(call quote,$(SETTINGS)) -v renamed=$(call quote,$(RENAMED_SETTINGS))))
-endif
+	@$(SUBMAKE) -s help-packaging 2>/dev/null || true

@@ -9,20 +9,11 @@
 #   make prom PROM=/var/lib/prometheus/node-exporter/clockbench.prom [RUNS=results/<id>]
 
 REPORT_TOOL := analysis/clockbench-report
-# Its settings, from make's command line only (the top Makefile).
-ANALYSIS_SETTINGS := RUNS RATE FLEET_HOSTS FLEET_VCPUS NS PROM REPORT_OUT BEFORE AFTER
-# Empty RUNS: the tool takes the newest run folder under $(RESULTS).
-RUNS :=
-# Capacity inputs (empty: the tool's defaults, 100 hosts x 64 vCPUs; the
-# rates 1e4, 1e5, 1e6 are always shown).  Not VCPUS: that is bench-guest's.
-RATE :=
-FLEET_HOSTS :=
-FLEET_VCPUS :=
-NS :=
-PROM :=
+# Its settings, from make's command line only: packaging/settings.
+# Their defaults are the table's (empty RUNS: the newest run folder under
+# $(RESULTS); empty capacity inputs: the tool's).  REPORT_OUT, an option of
+# compare, is read here too.
 REPORT_OUT :=
-BEFORE :=
-AFTER :=
 REPORT_PLAN = $(if $(FLEET_HOSTS),--hosts $(call quote,$(FLEET_HOSTS))) $(if $(FLEET_VCPUS),--vcpus $(call quote,$(FLEET_VCPUS))) \
 	$(foreach r,$(RATE),--rate $(call quote,$(r))) $(foreach n,$(NS),--ns $(call quote,$(n)))
 

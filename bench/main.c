@@ -2,7 +2,8 @@
  * `clockbench VERB [ARG]...` runs the rest of the suite: VERB's program,
  * as packaging/commands names it, under the top folder this engine is in
  * (<top>/bench/clockbench, in a checkout and installed alike), found as git
- * finds git-*.  Without a verb (no argument, or one that starts with '-'),
+ * finds git-*; an alias (the list names a verb in place of a program) runs
+ * that verb's, under the name typed.  Without a verb (no argument, or one that starts with '-'),
  * the engine. */
 #include <errno.h>
 #include <fcntl.h>
@@ -61,6 +62,18 @@ static int src_ok(const char *s)
 		      strchr("._/-", *p)))
 			return 0;
 	return 1;
+}
+
+/* The verb name as listed so far, an alias resolved to the verb it names
+ * (its program a path), or NULL. */
+static struct verb *find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < nverbs; i++)
+		if (!strcmp(verbs[i].name, name))
+			return strchr(verbs[i].src, '/') ? &verbs[i] : find(verbs[i].src);
+	return NULL;
 }
 
 /* The next word of *p (split at spaces), or NULL; *p moves past it. */
@@ -136,8 +149,10 @@ static int read_verbs(void)
 		v->what = p + strspn(p, " \t");
 		if (!verb_name_ok(v->name))
 			return list_bad(line, "not a verb (a-z, 0-9, '-')");
-		if (!v->src || !src_ok(v->src))
+		if (!v->src || (strchr(v->src, '/') && !src_ok(v->src)))
 			return list_bad(line, "no program, or not a path under the top folder");
+		if (!strchr(v->src, '/') && !find(v->src))
+			return list_bad(line, "an alias of no verb listed before it");
 		if (!*v->what)
 			return list_bad(line, "no description");
 		if (!strcmp(v->name, "help"))
@@ -169,16 +184,13 @@ static void help(void)
 static int run_verb(const char *name, char **args)
 {
 	char path[PATH_MAX + 256], prog[64];
-	int i;
+	struct verb *v = find(name);
 
-	for (i = 0; i < nverbs; i++)
-		if (!strcmp(verbs[i].name, name))
-			break;
-	if (i == nverbs) {
+	if (!v) {
 		fprintf(stderr, "clockbench: '%.40s' is not a verb; 'clockbench help' lists them\n", name);
 		return CB_EXIT_USAGE;
 	}
-	snprintf(path, sizeof path, "%s/%s", top, verbs[i].src);
+	snprintf(path, sizeof path, "%s/%s", top, v->src);
 	/* The program names itself by it in its usage and messages. */
 	snprintf(prog, sizeof prog, "clockbench %s", name);
 	if (setenv("CB_PROG", prog, 1) < 0) {

@@ -7,11 +7,8 @@
 # tests/bench/fuzz.t (make check) runs each briefly.
 # Needs clang, libFuzzer (Debian: libclang-rt-14-dev) and libjansson-dev.
 
-FUZZ_SETTINGS := FUZZ_CC FUZZ_CFLAGS FUZZ_SECONDS PROP_EXAMPLES
-FUZZ_CC := clang
+# Their defaults are packaging/settings's, but this one of two words.
 FUZZ_CFLAGS := -O1 -g
-FUZZ_SECONDS := 60
-PROP_EXAMPLES := 5000
 FUZZ_BUILD := $(BUILD)/fuzz
 FUZZ_TARGETS := opts params json hist
 FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/,$(FUZZ_TARGETS))

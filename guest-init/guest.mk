@@ -5,10 +5,7 @@ GUEST_BUILD := $(BUILD)/guest
 GUEST_INIT := $(GUEST_BUILD)/init
 # The engine the guest links; the same musl objects as build/clockbench-static.
 GUEST_ENGINE_OBJS := $(MUSL_ENGINE_OBJS)
-# Its settings (DEBUG=1: a debug initramfs with busybox, from BUSYBOX).
-GUEST_MK_SETTINGS := DEBUG BUSYBOX
-DEBUG :=
-BUSYBOX := /bin/busybox
+# DEBUG=1: a debug initramfs with busybox, from BUSYBOX.
 ifeq ($(DEBUG),1)
 GUEST_INITRAMFS := $(GUEST_BUILD)/initramfs-debug.cpio
 GUEST_CPIO_FLAGS := --busybox $(call quote,$(BUSYBOX))
@@ -52,10 +49,10 @@ $(GUEST_INITRAMFS): $(GUEST_INIT) guest-init/mkinitramfs.py
 
 # One guest run on the host's current clocksource, ending in a table.
 # Settings (KERNEL, ACCEL, VCPUS, MACHINE, CPU, PIN, ...) from the make
-# command line, each as its option (GUEST_SETTINGS in the Makefile);
+# command line, each as its option (packaging/settings);
 # `host-scripts/bench-guest --help`.
 bench-guest: $(GUEST_INITRAMFS)
-	$(Q)./host-scripts/bench-guest $(if $(filter command line,$(origin INITRAMFS)),,--initramfs="$(GUEST_INITRAMFS)") \
+	$(Q)./host-scripts/bench-guest $(if $(filter INITRAMFS,$(GIVEN_SETTINGS)),,--initramfs="$(GUEST_INITRAMFS)") \
 		$(call options,$(GUEST_SETTINGS)) \
 		--results $(call quote,$(RESULTS)) --run-id $(call quote,$(RUN_ID))
 

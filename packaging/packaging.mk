@@ -7,8 +7,6 @@
 # there.
 
 # The install folders: build conventions, from the environment too.
-PACKAGING_SETTINGS := LIBDIR DATADIR MANDIR DOCDIR EXAMPLEDIR SYSTEMDUNITDIR
-ENV_SETTINGS += $(PACKAGING_SETTINGS)
 LIBDIR ?= $(PREFIX)/lib/clockbench
 DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
@@ -30,9 +28,9 @@ DEB_BUILD := $(BUILD)/deb
 # What goes under $(LIBDIR), by its checkout path: programs (the engine,
 # every verb's, from packaging/commands, and the helpers they run), then
 # data (the list of verbs among them: the engine reads it there).
-LIB_PROGRAMS := bench/clockbench $(shell sed '/^\#/d' $(COMMANDS) | awk '{print $$2}') host-scripts/runfolder host-scripts/bench-running-vm \
+LIB_PROGRAMS := bench/clockbench $(shell sed '/^\#/d' $(COMMANDS) | awk '$$2 ~ /\// {print $$2}') host-scripts/runfolder host-scripts/bench-running-vm \
 	guest-init/mkinitramfs.py $(BUILD)/clockbench-static $(GUEST_BUILD)/init
-LIB_DATA := $(COMMANDS) bench/names.h host-scripts/lib/clocksource.sh host-scripts/lib/version.sh $(wildcard contract/cbcontract/*.py) $(wildcard host-scripts/cbhost/*.py) $(wildcard analysis/cbanalysis/*.py) \
+LIB_DATA := $(COMMANDS) packaging/settings bench/names.h host-scripts/lib/clocksource.sh host-scripts/lib/version.sh $(wildcard contract/cbcontract/*.py) $(wildcard host-scripts/cbhost/*.py) $(wildcard analysis/cbanalysis/*.py) \
 	$(GUEST_BUILD)/initramfs.cpio
 DOCS := README.md $(wildcard docs/*.md)
 EXAMPLES := $(addprefix analysis/fleet/,clockbench.yml clockbench-alerts.yml inventory.example.ini)
@@ -76,11 +74,12 @@ $(MAN_BUILD)/.stamp: $(COMMANDS) packaging/man.h2m $(wildcard packaging/man/*.h2
 	$(Q)command -v help2man >/dev/null || { echo "clockbench: help2man not found: run 'make deps-dev' (Debian: apt-get install help2man)" >&2; exit 1; }
 	$(Q)rm -rf $(MAN_BUILD) && mkdir -p $(MAN_BUILD)/help
 	$(Q){ echo "[VERBS]"; sed '/^#/d' $(COMMANDS) | while read -r verb src what; do \
-		printf '.TP\n.B clockbench %s\n%s (\\fBclockbench\\-%s\\fR(1)).\n' "$$verb" "$$what" "$$verb"; done; \
+		case $$src in */*) page=$$verb ;; *) page=$$src ;; esac; \
+		printf '.TP\n.B clockbench %s\n%s (\\fBclockbench\\-%s\\fR(1)).\n' "$$verb" "$$what" "$$page"; done; \
 		printf '.TP\n.B clockbench help \\fR[\\fIVERB\\fR]\nthe verbs, each in one line; with VERB, its \\-\\-help.\n'; \
 	} >$(MAN_BUILD)/verbs.h2m
 	$(Q)page=clockbench verb= what="$(ENGINE_WHAT)" more="--include=$(MAN_BUILD)/verbs.h2m" && $(MAN_PAGE)
-	$(Q)sed '/^#/d' $(COMMANDS) | while read -r verb src what; do \
+	$(Q)sed '/^#/d' $(COMMANDS) | awk '$$2 ~ /\//' | while read -r verb src what; do \
 		page=clockbench-$$verb more= && $(MAN_PAGE) || exit 1; \
 	done
 	$(Q)rm -rf $(MAN_BUILD)/help $(MAN_BUILD)/verbs.h2m

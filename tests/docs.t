@@ -4,7 +4,8 @@
 the docs cite is under results/ (and each file they name in it); every entry of
 docs/measurements.md names its date, its machine and its run folder, or says plainly that none was
 kept; every `make ... NAME=VALUE` the docs show, and every `NAME=VALUE` they show alone, is a
-setting make takes (the Makefile's SETTINGS) or an environment variable the docs describe; and
+setting make takes (the Makefile's SETTINGS) for each target the line names (packaging/settings), or an
+environment variable the docs describe; and
 every option the docs show beside one of the suite's commands is in that command's --help; each
 program answers --help and lists --version there if it takes it (its man page is made from
 --help: tests/packaging/man.t holds the page to it)."""
@@ -18,6 +19,9 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from taplib import ROOT, Tap  # noqa: E402
+
+sys.path.insert(0, os.path.join(ROOT, "contract"))
+from cbcontract import settingtable  # noqa: E402
 
 t = Tap()
 DOCS = sorted(["README.md", "lab/README.md", "tests/host-scripts/fixtures/lab/README.md"]
@@ -77,6 +81,7 @@ def make_value(name):
 
 
 settings = make_value("SETTINGS") | make_value("MAKE_OWN")
+takes = {r.name: r.targets for r in settingtable.load()}
 # What the docs show as NAME=VALUE that is not make's: the environment of the tests and of the
 # programs the docs describe (CB_* test hooks, CLOCKBENCH_*), the kernel's config, placeholders.
 ENV_NAMES = re.compile(r"(CB_|CLOCKBENCH_|CONFIG_)[A-Z0-9_]+|NAME|KEY|LABEL|PATH|LC_ALL|COLUMNS")
@@ -100,6 +105,10 @@ for d, pos, code in spans:
         names = [ASSIGN.match(w).group(1) for w in after if ASSIGN.match(w)]
         made += 1
         unknown += ["%s %s=" % (where(d, pos), n) for n in names if n not in settings]
+        # ... and a setting of each target named (packaging/settings), as make refuses another.
+        goals = [w for w in after if not ASSIGN.match(w) and re.fullmatch(r"[a-z][a-z-]*", w)] or ["all"]
+        unknown += ["%s make %s %s=" % (where(d, pos), g, n) for n in names for g in goals
+                    if n in takes and "*" not in takes[n] and g not in takes[n]]
         continue
     elif words and ASSIGN.match(words[0]) and words[0].split("=")[0].isupper():
         names = [ASSIGN.match(w).group(1) for w in words if ASSIGN.match(w) and w.split("=")[0].isupper()]
@@ -112,7 +121,7 @@ for d, pos, code in spans:
         if n not in settings and not ENV_NAMES.fullmatch(n):
             unknown.append("%s %s=" % (where(d, pos), n))
 t.ok(made >= 20 and not unknown, "every NAME= of the %d make lines the docs show, and every NAME=VALUE shown alone, "
-     "is a setting make takes%s" % (made, "; not: " + ", ".join(unknown[:8]) if unknown else ""))
+     "is a setting make takes, for the target named%s" % (made, "; not: " + ", ".join(unknown[:8]) if unknown else ""))
 
 # Options shown beside one of the suite's commands are in its --help (a verb's subcommand's own
 # --help for clockbench report SUB and clockbench clocksource/trace SUB).
@@ -120,7 +129,7 @@ VERBS = {}
 for line in open(os.path.join(ROOT, "packaging", "commands")):
     if line.strip() and not line.startswith("#"):
         verb, prog = line.split()[:2]
-        VERBS[verb] = prog
+        VERBS[verb] = prog if "/" in prog else VERBS[prog]  # an alias runs the verb it names
 PROGS = {"bench/clockbench": None, "analysis/clockbench-report": "report", "lab/run-lab": "lab/run-lab",
          "lab/provoke": "lab/provoke"}
 PROGS.update({prog: verb for verb, prog in VERBS.items()})

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # tier: fast
-# make-settings.t: what make takes is what it reads.  A variable on make's
-# command line (or in MAKEFLAGS) that no target reads is refused in one
+# make-settings.t: what make takes is what it reads (packaging/settings).
+# A variable on make's command line that no target reads is refused in one
 # line naming the setting meant, exit 2, before anything runs; an old name
-# gets its new one.  Every setting a recipe passes to a command is one shell
-# word whatever it holds, and none but the build's conventions is read from
-# the environment.  (Nothing here switches a clocksource: the real
-# invocations run in a copy of the makefiles whose commands are stubs.)
+# gets its new one; a setting given to a target that does not take it names
+# the targets that do.  Every setting a recipe passes to a command is one
+# shell word whatever it holds, no value is ever expanded by make (run as
+# code), none but the build's conventions is read from the environment, and
+# the environment's MAKEFLAGS, GNUMAKEFLAGS and MAKEFILES carry none.
+# (Nothing here switches a clocksource: the real invocations run in a copy
+# of the makefiles whose commands are stubs.)
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=tests/lib/lib.sh
@@ -38,17 +41,35 @@ refused lab LAB_L1_APPEND=loglevel=7 -- "unknown setting LAB_L1_APPEND (now L1_A
 refused lab LAB_TIMEOUT=1h -- "unknown setting LAB_TIMEOUT (now L1_TIMEOUT)"
 refused report XYZZY=1 -- "unknown setting XYZZY (no target of this Makefile reads it)"
 refused check-fast SANITISE=1 -- "unknown setting SANITISE (did you mean SANITIZE?)"
-out=$(MAKEFLAGS=CLOCKSOURCE=hpet make -n --no-print-directory bench 2>&1)
-rc=$?
-ok "$([ "$rc" = 2 ] && [[ $out == *"unknown setting CLOCKSOURCE (did you mean CLOCKSOURCES?)"* ]] && [ "$(wc -l <<<"$out")" = 1 ]; echo $?)" \
-	"MAKEFLAGS=CLOCKSOURCE=hpet make -n bench: exit $rc: $out"
+# A setting to a target that does not take it (make -n showed neither
+# --rounds nor --clocksources: dropped in silence).
+refused bench-host ROUNDS=6 -- "ROUNDS is not a setting of make bench-host (make bench, compare, crosscheck take it)"
+refused crosscheck CLOCKSOURCES=tsc -- "CLOCKSOURCES is not a setting of make crosscheck (make bench, compare take it)"
+refused lab-ci TIER=all -- "TIER is not a setting of make lab-ci (make lab take it)"
 
-# Every name of SETTINGS passes, with make's own and debhelper's.
-args=()
-for n in $settings; do args+=("$n=1"); done
-make -n --no-print-directory help "${args[@]}" SHELL=/bin/sh CPPFLAGS=-DX INSTALL=install AM_UPDATE_INFO_DIR=no >/dev/null 2>"$tmp/err"
+# envrefused VAR=VALUE TARGET -- WANT: make -n TARGET with VAR=VALUE in its environment: exit 2, the one line WANT.
+envrefused() {
+	env "$1" make -n --no-print-directory "$2" >"$tmp/out" 2>"$tmp/err"
+	local rc=$?
+	ok "$([ "$rc" = 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -qF -- "$4" "$tmp/err"; echo $?)" \
+		"$1 make -n $2: exit $rc, one line: $(head -c 200 "$tmp/err" | head -n1)"
+}
+envrefused MAKEFLAGS=CLOCKSOURCE=hpet bench -- "MAKEFLAGS in the environment sets CLOCKSOURCE: refused; settings come from make's command line only"
+envrefused MAKEFLAGS=DURATION=5s bench -- "MAKEFLAGS in the environment sets DURATION: refused"
+envrefused "MAKEFLAGS=k -- ROUNDS=2 DURATION=5s" bench -- "MAKEFLAGS in the environment sets ROUNDS, DURATION: refused"
+envrefused GNUMAKEFLAGS=DURATION=5s bench-host -- "GNUMAKEFLAGS in the environment sets DURATION: refused"
+# (make itself expands such a value before it reads any makefile: refused after the fact.)
+# shellcheck disable=SC2016 # make's $(shell), not the shell's
+envrefused 'MAKEFLAGS=DURATION=$(shell true)' bench -- "MAKEFLAGS in the environment sets DURATION: refused"
+envrefused "MAKEFLAGS=--eval=X:=1" bench -- "MAKEFLAGS in the environment has --eval=X:=1: refused"
+envrefused "MAKEFLAGS=-E X:=1" bench -- "MAKEFLAGS in the environment has -E (--eval): refused"
+envrefused "MAKEFLAGS=ke" bench -- "MAKEFLAGS in the environment has -e (--environment-overrides): refused"
+printf 'X := 1\n' >"$tmp/evil.mk"
+envrefused "MAKEFILES=$tmp/evil.mk" bench -- "MAKEFILES in the environment: refused"
+out=$(MAKEFLAGS="-j2 -k --no-print-directory" make -n bench-host DURATION=2s 2>&1)
 rc=$?
-ok "$([ "$rc" = 0 ]; echo $?)" "make -n help with every setting, SHELL, CPPFLAGS, INSTALL, AM_UPDATE_INFO_DIR: exit $rc $(head -n1 "$tmp/err")"
+ok "$([ "$rc" = 0 ] && [[ $out == *"'--duration=2s'"* ]]; echo $?)" \
+	"MAKEFLAGS=-j2 -k in the environment: make's own flags pass: $(tail -n1 <<<"$out" | head -c 120)"
 
 # Every variable the makefiles read and none of them sets is a setting
 # (or make's own): else a user's value of it would be refused.
@@ -65,7 +86,7 @@ ok "$([ -s "$tmp/read" ] && [ -z "$missing" ]; echo $?)" \
 # A real invocation stops before its first command: the makefiles in a
 # copy whose every command of the suite is a stub that leaves a mark.
 mkdir -p "$tmp/copy"
-cp --parents "${files[@]}" host-scripts/lib/unknown-setting.awk host-scripts/lib/version.sh bench/names.h \
+cp --parents "${files[@]}" packaging/settings host-scripts/lib/make-settings.awk host-scripts/lib/version.sh bench/names.h \
 	packaging/commands "$tmp/copy/"
 for s in host-scripts/deps host-scripts/compare host-scripts/runfolder lab/run-lab; do
 	mkdir -p "$tmp/copy/${s%/*}"
@@ -81,23 +102,28 @@ for a in "bench CLOCKSOURCE=hpet" "bench ROUND=2" "lab LAB_STATES=9"; do
 	rm -f "$tmp/ran"
 done
 
-# One shell word each: every target's commands (make -n) with every
-# setting holding a quote: each value appears only as quote() writes it.
-targets=$(make -qp 2>/dev/null | grep -E '^[a-z][a-z-]*:' | grep -v ':=' | cut -d: -f1 | sort -u)
-args=()
-for n in $settings; do
-	case $n in
-	QUIET | VERBOSE | GUEST | FORCE) args+=("$n=0") ;; # 0 or 1, or make refuses it
-	INSTALL) args+=("$n=1") ;; # 0 or 1 too; 0 would install nothing
-	*) args+=("$n=$n'@") ;;
-	esac
+# Each target with every setting it takes (packaging/settings), each
+# holding a quote and a $(shell ...): make -n passes (the flags 0), each
+# value appears only as quote() writes it, and no value is run as code.
+targets=$(awk '!/^#/ && NF >= 5 && $2 != "*" { n = split($2, t, ","); for (i = 1; i <= n; i++) print t[i] }' packaging/settings | sort -u)
+seen=0 raw='' failed=''
+for t in $targets; do
+	args=()
+	while read -r n; do
+		case $n in
+		QUIET | VERBOSE | GUEST | FORCE) args+=("$n=0") ;; # 0 or 1, or make refuses it
+		INSTALL_DEPS) args+=("$n=1") ;; # 0 or 1 too; 0 would install nothing
+		*) args+=("$n=$n'@\$(shell touch $tmp/ran-$n)") ;;
+		esac
+	done < <(awk -v t="$t" '!/^#/ && NF >= 5 && index("," $2 ",", "," t ",") { print $1 }' packaging/settings)
+	make -n -k --no-print-directory "$t" "${args[@]}" V=1 "CC=CC'@\$(shell touch $tmp/ran-CC)" >"$tmp/cmds" 2>&1 || failed="$failed $t"
+	raw="$raw$(grep -oE "[A-Z][A-Z0-9_]*'@" "$tmp/cmds" | sort -u | tr '\n' ' ')"
+	seen=$((seen + $(grep -oE "[A-Z][A-Z0-9_]*'\\\\''@" "$tmp/cmds" | sort -u | wc -l)))
 done
-# shellcheck disable=SC2086 # the targets are words
-make -n -k --no-print-directory $targets "${args[@]}" >"$tmp/cmds" 2>&1
-raw=$(grep -oE "[A-Z][A-Z0-9_]*'@" "$tmp/cmds" | sort -u | tr '\n' ' ')
-seen=$(grep -oE "[A-Z][A-Z0-9_]*'\\\\''@" "$tmp/cmds" | sort -u | wc -l)
-ok "$([ "$seen" -ge 20 ] && [ -z "$raw" ]; echo $?)" \
-	"make -n of $(wc -w <<<"$targets") targets, every setting a quote: $seen passed as one word each${raw:+; as shell text: $raw}"
+ran=$(cd "$tmp" && find . -name 'ran-*' -printf '%f ')
+ok "$([ -z "$failed" ]; echo $?)" "make -n of $(wc -w <<<"$targets") targets, each with every setting it takes${failed:+; refused:$failed}"
+ok "$([ "$seen" -ge 20 ] && [ -z "$raw" ]; echo $?)" "every setting a quote: $seen passed as one word each${raw:+; as shell text: $raw}"
+ok "$([ -z "$ran" ]; echo $?)" "every setting a \$(shell touch F): none run by make${ran:+; ran: $ran}"
 
 # The two of the audit, run for real (clockbench-report reads a results
 # folder that is not there and fails; nothing else may run).

@@ -46,7 +46,11 @@ check_line() {
 	make)
 		target=${words[1]:-all}
 		# make itself refuses a setting no target reads.
-		make -n --no-print-directory "$target" "${words[@]:2}" RUN_ID=readme-t >/dev/null 2>"$tmp/out" || rc=$?
+		# (a fixed run id where the target takes one: packaging/settings)
+		run_id=()
+		awk -v t="$target" '$1 == "RUN_ID" && index("," $2 ",", "," t ",") { f = 1 } END { exit !f }' packaging/settings &&
+			run_id=(RUN_ID=readme-t)
+		make -n --no-print-directory "$target" "${words[@]:2}" "${run_id[@]}" >/dev/null 2>"$tmp/out" || rc=$?
 		if [ "$rc" = 0 ]; then
 			case "$target" in
 			bench | bench-host | compare)

@@ -8,12 +8,13 @@ difference measured [0.95, 1.12]" where the interval holds 1, "[n/a (1
 round)]" with one round.  The tsc row itself shows 1.00.
 """
 import os
+import stat
 
 from . import capacity, interval, plots
 from cbcontract import load, runfolder
 from cbcontract.load import QUANTS, WORKLOADS, trace_facts
 from cbcontract.runfolder import write_atomic
-from cbcontract.util import obj, printable
+from cbcontract.util import cut, obj, printable
 from .fmt import fquant, md_table
 
 EMU_MARK = "†"
@@ -575,6 +576,32 @@ def running_vm_section(ms, outdir):
             "then paused and resumed; its master clock and stable bit from KVM's events of that VM.", ""] + lines + [""]
 
 
+# report.md's first line begins so: the mark of a report this tool wrote.
+HEAD = "# clockbench report: "
+
+
+def check_replace(outdir):
+    """Refuses (ValueError, one line) to write into outdir over a report.md
+    this tool did not write: one whose first line is not HEAD's.  A link
+    there is replaced, never followed (runfolder.write_file), as before."""
+    path = os.path.join(outdir, "report.md")
+    try:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            return
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise ValueError("%s: open: %s: refusing to replace it" % (cut(path), e.strerror))
+    try:
+        first = os.read(fd, len(HEAD)) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    finally:
+        os.close(fd)
+    if first != HEAD.encode():
+        raise ValueError("%s: not a report clockbench wrote (its first line is not '%s...'): refusing to replace "
+                         "it; give another folder" % (cut(path), HEAD))
+
+
 def build(ms, outdir, rates, hosts, vcpus, given, want_plots, warn):
     """Writes outdir/report.md (and the plots); returns its path."""
     ms = sorted(ms, key=sort_key)
@@ -582,7 +609,7 @@ def build(ms, outdir, rates, hosts, vcpus, given, want_plots, warn):
     ms = [m for m in ms if m.kind != "tsc-rate"]  # the TSC rate check alone: its own section
     runs = sorted({m.run for m in every})
     multi = len(runs) > 1
-    lines = ["# clockbench report: %s" % ", ".join(runs), "",
+    lines = [HEAD + ", ".join(runs), "",
              "Inputs: %s." % ", ".join("[%s](%s)" % (input_name(m, every), os.path.relpath(m.path, outdir))
                                        for m in every), "",
              "## CLOCK_MONOTONIC, ns per call", "",

@@ -14,7 +14,7 @@ import textwrap
 
 from cbcontract import rounds as cbrounds, runfolder
 from . import interval, verdict
-from cbcontract.load import WORKLOAD_UNITS, WORKLOADS, load_host_check, running_vms, trace_facts
+from cbcontract.load import WORKLOAD_UNITS, WORKLOADS, UnreadVM, load_host_check, running_vms, trace_facts
 from .report import mitigation_text
 from cbcontract.util import InputError, printable
 
@@ -259,7 +259,8 @@ def render(run, rows, vms=()):
     doc = {"schema": runfolder.SCHEMA_SUMMARY, "run": run, "baseline": base["clocksource"] if base else None, "rounds": nrounds,
            "rows": rows, "notes": notes,
            "running_vms": [{"fallback": v.fallback, "baseline": v.baseline, "file": v.file, "phases": v.phases,
-                            "pause_ms": v.pause_ms, "complete": v.complete, "text": v.sentence()} for v in vms]}
+                            "pause_ms": v.pause_ms, "complete": v.complete, "text": v.sentence()}
+                           for v in vms if not isinstance(v, UnreadVM)]}
     # Each line's strings from the results made printable: one place, every line.
     return "\n".join(printable(x) for x in lines) + "\n", doc
 

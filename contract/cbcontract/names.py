@@ -123,7 +123,7 @@ EXIT_STATUS = {
     "health": (0, 1, 2),
     "report": (0, 1, 2),
     "crosscheck": (0, 1, 2),
-    "compare": (0, 1, 2, "128+N"),
+    "bench": (0, 1, 2, "128+N"),
     "clocksource": (0, 1, 2, "128+N"),
     "trace": (0, 1, 2, 3),
     "watch": (0, 1, 2),

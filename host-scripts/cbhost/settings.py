@@ -11,7 +11,7 @@ import re
 import textwrap
 
 import cbhost
-from cbcontract import names, runfolder
+from cbcontract import names, runfolder, settingtable
 from . import duration, msg, qemu
 from .msg import Usage, cut
 
@@ -73,39 +73,16 @@ def parser():
                         "output, or one line; nothing is booted or written")
     g.add_argument("--quiet", action="store_true", help="print only the result's path")
     s = p.add_argument_group("Settings")
-    settings_named = []
-
-    def opt(name, default, text):
-        settings_named.append(name)
-        shown = "" if text.endswith("]") else " [%s]" % ("-" if default is None else default)
-        s.add_argument(flag(name), dest=name, metavar=name, default=default, help=text + shown)
-    # Defaults of this machine or install, shown in words (the man pages are made from --help).
-    opt("KERNEL", "/boot/vmlinuz-" + os.uname().release, "kernel image [/boot/vmlinuz-RELEASE of the running kernel]")
-    opt("INITRAMFS", os.path.join(cbhost.TOP, "build", "guest", "initramfs.cpio"),
-        "the guest initramfs [the suite's own, made by make guest-initramfs; installed: "
-        "/usr/lib/clockbench/build/guest/initramfs.cpio]")
-    opt("QEMU", qemu.BINARY, "QEMU binary")
-    opt("BACKEND", "qemu", "qemu|libvirt")
-    opt("ACCEL", "auto", "auto|kvm|tcg; auto probes KVM with a time-limited boot, else TCG")
-    opt("PROBE_TIMEOUT", "8", "how long the KVM probe may take: whole seconds, or with a unit (s, m: 30s, 1m)")
-    opt("VCPUS", str(min(online, 4)), "vCPUs [min(online CPUs, 4)]")
-    opt("MEM", "256", "guest memory, MiB")
-    opt("MACHINE", "q35", "q35|pc|microvm (microvm: acpi=off, results on a 2nd isa-serial)")
-    opt("CPU", None, "QEMU CPU model, e.g. host, host,+invtsc, host,-kvmclock, max [host under KVM, max under TCG]")
-    opt("HPET", "default", "on|off|default: QEMU's HPET")
-    opt("PIN", "1", "1: pin vCPU n to host CPU n; 0: leave them floating")
-    opt("TIMEOUT", "300", "how long the whole guest run may take: whole seconds, or with a unit (s, m, h: 90s, "
-        "5m, 1h; at most 24h)")
-    opt("APPEND", "", "more kernel parameters, e.g. tsc=unstable; its clockbench.* words for the engine (threads, "
-        "duration, ...) override those settings and are checked with them")
-    for name, what in (("THREADS", "[1-VCPUS]"), ("DURATION", "(seconds, or with a unit: us, ms, s, m, h: 500ms, "
-                                                                "1.5s, 2m) [0.5]"), ("CLOCKS", "[all]"),
-                       ("METHODS", "[all]"), ("WORKLOADS", "(tcp-stream,tcp-rr,timer, all) [none]"),
-                       ("CHECK", "[all]"), ("CPUS", "[-]")):
-        opt(name, None, "for the engine in the guest " + what)
-    opt("COST", "1", "0|1: the engine's cost estimate")
-    opt("OBSERVE", "1", "1: with --trace under TCG, boot a short KVM VM to observe KVM's clock")
-    opt("OBSERVE_SECONDS", "5", "how long the observer VM runs: whole seconds, or with a unit (s, m: 10s, 1m)")
+    # Each from packaging/settings: its name, doc and default; the defaults of
+    # this machine or install here, the table saying them in words.
+    here = {"KERNEL": "/boot/vmlinuz-" + os.uname().release, "QEMU": qemu.BINARY, "VCPUS": str(min(online, 4)),
+            "INITRAMFS": os.path.join(cbhost.TOP, "build", "guest", "initramfs.cpio"), "APPEND": ""}
+    for r in settingtable.of("bench-guest"):
+        shown = r.default("bench-guest")
+        # The engine's settings are /init's to default (given only when set).
+        value = None if r.name in dict(ENGINE_PARAMS) or shown == "-" else shown
+        s.add_argument(r.option, dest=r.name, metavar=r.name, default=here.get(r.name, value),
+                       help=r.help("bench-guest"))
     p.epilog = "\n".join(["make bench-guest passes each of its variables of these names as the option",
                           "(make bench-guest VCPUS=2: --vcpus=2).", "",
                           "Exit status:", "  0  result written (--check-only: every setting good; --probe-only: "
@@ -115,6 +92,11 @@ def parser():
     # reaches the guest's own engine (tests/guest-init/faults.t)
     p.add_argument("--test-skip-engine-check", action="store_true", help=argparse.SUPPRESS)
     return p
+
+
+# The settings for the engine in the guest, each the clockbench.KEY /init reads.
+ENGINE_PARAMS = (("THREADS", "threads"), ("DURATION", "duration"), ("CLOCKS", "clock"), ("METHODS", "method"),
+                 ("WORKLOADS", "workload"), ("CHECK", "check"), ("CPUS", "cpus"))
 
 
 def _one_of(name, v, *choices):
@@ -142,33 +124,30 @@ def read(argv):
             runfolder.check_cs(a.clocksource)
     except ValueError as e:
         raise Usage(str(e))
-    _one_of("BACKEND", a.BACKEND, "qemu", "libvirt")
-    _one_of("ACCEL", a.ACCEL, "auto", "kvm", "tcg")
+    # Each value of a kind the table gives (one of, 0 or 1, an integer, whole
+    # seconds: the result records a limit as an integer, launcher.timeout_s) in its range.
+    for r in settingtable.of("bench-guest"):
+        kind, _, span = r.type("bench-guest").partition(":")
+        lo, _, hi = span.partition("-")
+        v = getattr(a, r.name)
+        if kind in ("one", "bool"):
+            v = _one_of(r.name, v, *(span.split("|") if span else ("0", "1")))
+        elif kind in ("int", "seconds"):
+            v = (_int_in if kind == "int" else _seconds)(r.name, v, *(int(duration.parse(x)) for x in (lo, hi)))
+        setattr(a, r.name, int(v) if kind == "bool" else v)
     if a.probed is not None and (a.ACCEL == "auto" or a.probe_only):
         raise Usage("--probed: the accelerator a probe decided, with --accel=kvm or tcg; not with %s"
                     % ("--probe-only" if a.probe_only else "--accel=auto"))
     if a.probed is not None and ("\n" in a.probed or not a.probed.strip()):
         raise Usage("--probed: one line, not empty")
-    _one_of("MACHINE", a.MACHINE, "q35", "pc", "microvm")
-    _one_of("HPET", a.HPET, "on", "off", "default")
-    a.PIN = int(_one_of("PIN", a.PIN, "0", "1"))
-    _one_of("COST", a.COST, "0", "1")
-    a.OBSERVE = int(_one_of("OBSERVE", a.OBSERVE, "0", "1"))
-    a.VCPUS = _int_in("VCPUS", a.VCPUS, 1, 64)
-    a.MEM = _int_in("MEM", a.MEM, 64, 65536)
-    # Whole seconds: the result records the limit as an integer (launcher.timeout_s).
-    a.TIMEOUT = _seconds("TIMEOUT", a.TIMEOUT, 86400)
-    a.PROBE_TIMEOUT = _seconds("PROBE_TIMEOUT", a.PROBE_TIMEOUT, 600)
-    a.OBSERVE_SECONDS = _seconds("OBSERVE_SECONDS", a.OBSERVE_SECONDS, 600)
     if a.MACHINE == "microvm" and a.HPET != "default":
         raise Usage("--hpet=%s: microvm has no HPET; it applies to q35 and pc" % a.HPET)
     if a.MACHINE == "microvm" and a.BACKEND == "libvirt":
         raise Usage("--machine=microvm: --backend=libvirt supports q35 and pc")
     if a.CPU is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9,.+=_-]*", a.CPU):
         raise Usage("--cpu=%s: expected a QEMU CPU model such as host,+invtsc" % cut(a.CPU))
-    a.params = [("cost", a.COST)]
-    for name, key in (("THREADS", "threads"), ("DURATION", "duration"), ("CLOCKS", "clock"),
-                      ("METHODS", "method"), ("WORKLOADS", "workload"), ("CHECK", "check"), ("CPUS", "cpus")):
+    a.params = [("cost", str(a.COST))]
+    for name, key in ENGINE_PARAMS:
         v = getattr(a, name)
         if v is None:
             continue
@@ -190,19 +169,22 @@ def _list_ok(v):
     return re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9,._-]*", v) is not None
 
 
-def _seconds(name, v, hi):
-    """A launcher time limit: whole seconds from 1 to hi, units allowed."""
+def _seconds(name, v, lo, hi):
+    """A launcher time limit: whole seconds from lo to hi, units allowed."""
     try:
-        return duration.seconds(flag(name), v, 1, hi, whole=True,
+        return duration.seconds(flag(name), v, lo, hi, whole=True,
                                 why_whole="the result records it as an integer, launcher.timeout_s")
     except duration.DurationError as e:
         raise Usage(str(e))
 
 
 # The engine options /init passes for each clockbench.KEY, with its
-# defaults (guest-init/init.c, run_engine): what the guest's engine will be
-# given, for the engine's own --dry-run to judge.
-GUEST_ENGINE = (("threads", "--threads", None), ("duration", "--duration", "0.5"), ("check", "--check", "all"),
+# defaults (guest-init/init.c, run_engine; the table's, tests/settingtable.t
+# holds init.c's to them): what the guest's engine will be given, for the
+# engine's own --dry-run to judge.
+_TABLE = {r.name: r.default("bench-guest") for r in settingtable.of("bench-guest")}
+GUEST_ENGINE = (("threads", "--threads", None), ("duration", "--duration", _TABLE["DURATION"]),
+                ("check", "--check", _TABLE["CHECK"]),
                 ("clock", "--clock", None), ("method", "--method", None), ("cpus", "--cpus", None),
                 ("workload", "--workload", None))
 ENGINE_KEYS = {key for key, _, _ in GUEST_ENGINE} | {"cost"}

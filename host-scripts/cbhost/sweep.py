@@ -28,7 +28,7 @@ import sys
 import tempfile
 
 import cbhost
-from cbcontract import load, names, runfolder
+from cbcontract import load, names, runfolder, settingtable
 from cbcontract.util import InputError, bounded, cut
 from . import accel, kvmtrace, msg, preflight, qemu, settings
 from .msg import RunError, Usage
@@ -42,7 +42,8 @@ SCHEMA_PLAN = runfolder.SCHEMA_PLAN
 # its cells on a real host (the guest's boot and /init, the launcher, the
 # steps' commands), so 4 rounds of 50 ms keep make bench about as long as
 # one of 0.5 s did: some 2 min against 1 min 45 s for two clocksources.
-DEFAULT_ROUNDS, DEFAULT_DURATION, DEFAULT_TSC_RATE = "4", "50ms", "5"
+# The defaults are packaging/settings's (the table says this too).
+DEFAULTS = {r.name: r.default("compare") for r in settingtable.of("compare")}
 FLAGS = ("-h", "--help", "--version", "-q", "--quiet", "-v", "--verbose", "--no-guest", "--force")
 # The guest launcher's options a step's are made of: compare's to set.
 STEP_OPTIONS = ("--results", "--run-id", "--run-dir", "--clocksource", "--trace", "--check-only", "--probe-only",
@@ -75,30 +76,10 @@ root: /var/lib/clockbench/results) and a new run id. Needs root.
 Options:
   -q, --quiet            errors and the final screen only
   -v, --verbose          the engine's line per measured cell too
-      --rounds N         how many rounds, 1 to 1000 (default: {rounds})
-      --clocksources LIST
-                         the clocksources compared, e.g. tsc,hpet (default:
-                         every available one, tsc first)
       --no-guest         the host only
       --force            switch even under KVM guests clockbench did not
                          start
-      --duration D       per cell and round, host and guest: seconds, or
-                         with a unit: 500ms, 2m (default: {duration}; a cell
-                         is measured for --rounds x D in all)
-      --threads LIST, --clocks LIST, --methods LIST
-                         the engine's, host and guest, as clockbench host
-                         takes them
-      --workloads LIST   tcp-stream,tcp-rr,timer, all or none; host and
-                         guest, each for --duration (default: all)
-      --tsc-rate-seconds S
-                         the host's TSC rate against its RTC and
-                         CLOCK_MONOTONIC (tsc-rate-<cs>.json), in round 1:
-                         seconds, or with a unit: 10s, 1m; 0 for none
-                         (default: {tsc_rate})
-      --report-out DIR   the report's folder (default: report/RUN_ID in the
-                         current folder, as root /var/lib/clockbench/report/
-                         RUN_ID; in a source checkout results/_report/RUN_ID,
-                         kept by make clean)
+{settings}
       --SETTING VALUE    any other setting of clockbench guest (kernel,
                          accel, vcpus, timeout...: its --help lists them),
                          for the guest; without a kernel given, where /boot
@@ -211,8 +192,9 @@ def parse(argv):
     VALUE; a value is taken from the next word only by an option that
     takes one): a dict of settings, each checked once here or named for the
     command that checks it.  Usage."""
-    s = dict(quiet=False, verbose=False, guest=True, force=False, rounds=DEFAULT_ROUNDS, clocksources="",
-             duration=DEFAULT_DURATION, workloads="all", tsc_rate=DEFAULT_TSC_RATE, report_out="", observe="1",
+    s = dict(quiet=False, verbose=False, guest=True, force=False, rounds=DEFAULTS["ROUNDS"], clocksources="",
+             duration=DEFAULTS["DURATION"], workloads=DEFAULTS["WORKLOADS"], tsc_rate=DEFAULTS["TSC_RATE_SECONDS"],
+             report_out="", observe=DEFAULTS["OBSERVE"],
              kernel_given=False, engine=[], guest_opts=[], guest_only=[], help=False, version=False)
     args = list(argv)
     while args:
@@ -639,7 +621,9 @@ def _main(argv, b):
         say("%s (see --help)" % e)
         return 2
     if s["help"]:
-        print(USAGE.format(prog=PROG, rounds=DEFAULT_ROUNDS, duration=DEFAULT_DURATION, tsc_rate=DEFAULT_TSC_RATE))
+        # Its own settings, and the engine's it passes to host and guest: the guest's others are --SETTING.
+        guest = {r.name for r in settingtable.of("bench-guest") if "bench-host" not in r.targets}
+        print(USAGE.format(prog=PROG, settings=settingtable.help_text("compare", skip=guest, col=25)))
         return 0
     if s["version"]:
         print(names.version_line(PROG))

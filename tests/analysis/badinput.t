@@ -95,7 +95,10 @@ rc, so, se = run("report", "--no-plots", "--skip-bad", "-o", os.path.join(t.tmp,
 t.ok(rc == 0 and len(se.splitlines()) == 1 and "skipped " + os.path.join(mix, "host-hpet.json") in se and
      "| tsc | 1 | 25.00 |" in read(os.path.join(t.tmp, "out-mix", "report.md")), "--skip-bad: one warning, the rest reported", se)
 
-for args, what in (([], "no subcommand"), (["frobnicate"], "an unknown subcommand"), (["report", "--bogus"], "an unknown option"),
+rc, so, se = run("frobnicate")
+t.ok(rc == 1 and se.startswith("clockbench-report: frobnicate: no such run folder"), "a first word no command: "
+     "report's RUN, not found: exit 1, one line", se)
+for args, what in (([], "no subcommand"), (["--frobnicate"], "an unknown option first"), (["report", "--bogus"], "an unknown option"),
                    (["prom", BEFORE], "prom without -o"), (["prom", "-o", "x", BEFORE, BEFORE], "prom with two runs")):
     rc, so, se = run(*args)
     t.ok(rc == 2 and len(se.splitlines()) == 1 and se.startswith("clockbench-report: ") and "Traceback" not in se,

@@ -3,7 +3,8 @@
 """reportcli.t: clockbench-report's command line: every option and argument described in --help (the
 argparse list against the help text), RUN as a path or a run id under --results for every command taking
 one, each command's --help with its own usage line, capacity --ns without a tsc figure planned against a measured one (named) or told it needs one,
-summary --report-out (the summary and the report in one process, a failed part said and not stopping the other), and
+summary --report-out (the summary and the report in one process, a failed part said and not stopping the other),
+report --out DIR never replacing a report.md it did not write, and
 a 4000-character value cut in every error (one line, no 80-character run of it)."""
 import importlib.machinery
 import importlib.util
@@ -155,6 +156,25 @@ rc, so, se = tool("summary", d, "--report-out", out)
 t.ok(rc == 1 and len(se.splitlines()) == 1 and se.startswith("clockbench-report: report of %s failed: " % d)
      and "report: " not in so and os.path.isfile(os.path.join(d, "summary.md")),
      "a report that fails (its folder is a file): said in one line, the summary written (exit %d)" % rc, (se, so[-300:]))
+# ---- report --out DIR: a report.md there that the tool did not write is never replaced ----
+mine_md = "# my notes\n"
+for what, make in (("a file of the user's", lambda p: open(p, "w").write(mine_md)),
+                   ("a folder", lambda p: os.mkdir(p))):
+    out = os.path.join(t.tmp, "ro-mine-%d" % len(what))
+    os.makedirs(out, mode=0o700)
+    make(os.path.join(out, "report.md"))
+    rc, so, se = tool("report", "--no-plots", "-o", out, fresh("mine-%d" % len(what)))
+    kept = os.path.isdir(os.path.join(out, "report.md")) or open(os.path.join(out, "report.md")).read() == mine_md
+    t.ok(rc == 1 and kept and len(se.splitlines()) == 1 and "refusing to replace it" in se,
+         "report --out DIR over %s named report.md: refused in one line, kept (exit %d)" % (what, rc), se)
+rc2, so2, se2 = tool("report", "--no-plots", "-o", out + "-2", fresh("again-2"))
+rc3, so3, se3 = tool("report", "--no-plots", "-o", out + "-2", fresh("again-3"))
+t.ok(rc2 == 0 and rc3 == 0, "report --out DIR twice: its own report.md replaced (exit %d, %d)" % (rc2, rc3), se2 + se3)
+# ---- report is the command when the first word is none: clockbench report RUN, not report report ----
+rc, so, se = tool("--no-plots", "-o", out + "-3", fresh("bare"))
+rc2, so2, se2 = tool("bogus-command", "-o", out + "-4")
+t.ok(rc == 0 and os.path.isfile(os.path.join(out + "-3", "report.md")) and rc2 == 1 and "bogus-command" in se2,
+     "a first word that is no command is report's: a RUN, an option (exit %d, %d)" % (rc, rc2), se + se2)
 rc, so, se = tool("summary", fresh("empty"), "--report-out", "")
 t.ok(rc == 2 and len(se.splitlines()) == 1 and "--report-out" in se, "summary --report-out '': usage (exit %d)" % rc, se)
 
@@ -163,7 +183,7 @@ X = "x" * 4000
 mine = os.path.join(res, b)  # a copy: nothing is written into the fixtures
 host = os.path.join(mine, "host-tsc.json")
 long_cases = (
-    (["no" + X], 2, "a command"), (["capacity", "--bogus" + X], 2, "an unknown option"),
+    (["no" + X], 1, "a first word no command (report's RUN)"), (["capacity", "--bogus" + X], 2, "an unknown option"),
     (["capacity", "--ns", X], 2, "--ns"), (["capacity", "--rate", X], 2, "--rate"),
     (["capacity", X], 1, "a run id"), (["capacity", "/tmp/" + X], 1, "a run path"),
     (["diff", X, mine], 1, "diff BEFORE"), (["summary", X], 1, "summary RUN"),

@@ -81,6 +81,11 @@ list "show  progs/show   the arguments" "gone  progs/gone   a program that is no
 out=$("$tmp/bin/clockbench" show a 'b c' '' -x 2>&1)
 ok "$([ "$out" = "clockbench show|a|b c||-x|" ]; echo $?)" "the verb's program, from the engine's real folder, gets its arguments as given and CB_PROG: $out"
 bad 1 "a listed program that is not there" "clockbench: gone: cannot run $top/progs/gone: " "$tmp/bin/clockbench" gone
+list "show  progs/show   the arguments" "old  show   the old name of show, an alias"
+out=$("$tmp/bin/clockbench" old a 2>&1)
+ok "$([ "$out" = "clockbench old|a|" ]; echo $?)" "an alias runs its verb's program, under the name typed: $out"
+list "old  show   an alias of a verb listed after it" "show  progs/show   the arguments"
+bad 1 "an alias of no verb listed before it" "line 3: an alias of no verb listed before it" "$tmp/bin/clockbench" help
 rm "$top/packaging/commands"
 bad 1 "no list" "clockbench: $top/packaging/commands: " "$tmp/bin/clockbench" show
 list "show  /bin/sh   a path outside"

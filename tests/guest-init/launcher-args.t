@@ -244,7 +244,7 @@ queue -- --help
 judge_help() {
 	load "$1"
 	printf '%s' "$out$err" >"$tmp/stdout" # as 2>&1
-	ok "$([ "$rc" -eq 0 ] && grep -q -- '--accel ACCEL' "$tmp/stdout" && grep -q 'auto|kvm|tcg' "$tmp/stdout" &&
+	ok "$([ "$rc" -eq 0 ] && grep -q -- '--accel ACCEL' "$tmp/stdout" && grep -q 'one of: auto, kvm, tcg' "$tmp/stdout" &&
 		grep -q 'make bench-guest VCPUS=2: --vcpus=2' "$tmp/stdout" && ! grep -qi 'environment' "$tmp/stdout"; echo $?)" \
 		"--help: exit 0, lists the settings and says make's variables of their names become options (no environment)"
 }

@@ -106,7 +106,7 @@ run_queue
 judge_refused
 rc=$(<"$tmp/cc/$help.rc")
 cat "$tmp/cc/$help.out" "$tmp/cc/$help.err" >"$tmp/out"
-ok "$([ "$rc" -eq 0 ] && grep -q 'iperf3' "$tmp/out" && grep -q 'cyclictest' "$tmp/out" && grep -q -- '--duration D' "$tmp/out" && grep -q -- '--msg-size N' "$tmp/out" &&
+ok "$([ "$rc" -eq 0 ] && grep -q 'iperf3' "$tmp/out" && grep -q 'cyclictest' "$tmp/out" && grep -q -- '--duration DURATION' "$tmp/out" && grep -q -- '--msg-size MSG_SIZE' "$tmp/out" &&
 	grep -q 'Exit status' "$tmp/out"; echo $?)" "--help: exit 0, names the peers, the settings and the exit status"
 
 # A PATH with python3 and each tool but one: the missing one is named, with

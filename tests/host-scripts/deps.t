@@ -65,13 +65,13 @@ ok "$([ "$rc" -eq 1 ] && [ ! -s "$tmp/apt.log" ] && grep -q 'run: sudo apt-get i
 for g in bench dev crosscheck integrations; do
 	ok "$(! host-scripts/deps --list "$g" | grep -q '^linux-image'; echo $?)" "deps $g installs no kernel package"
 done
-line=$(make -n --no-print-directory deps INSTALL=0 2>/dev/null | grep -m1 'host-scripts/deps')
-ok "$([ "$line" = "./host-scripts/deps --no-install bench" ]; echo $?)" "make deps INSTALL=0 installs nothing: $line"
+line=$(make -n --no-print-directory deps INSTALL_DEPS=0 2>/dev/null | grep -m1 'host-scripts/deps')
+ok "$([ "$line" = "./host-scripts/deps --no-install bench" ]; echo $?)" "make deps INSTALL_DEPS=0 installs nothing: $line"
 ok "$(grep -q 'unpacking Debian' host-scripts/deps && grep -q 'dpkg-deb --fsys-tarfile' host-scripts/deps; echo $?)" \
 	"where /boot has no kernel image, deps unpacks one into the checkout (dpkg-deb), announced"
 # Each target asks for its own group (make -n runs nothing).
 for t in bench:bench bench-host:bench check:dev lab:lab crosscheck:crosscheck; do
-	line=$(make -n --no-print-directory "${t%%:*}" RUN_ID=r 2>/dev/null | grep -m1 'host-scripts/deps')
+	line=$(make -n --no-print-directory "${t%%:*}" $([ "${t%%:*}" = check ] || echo RUN_ID=r) 2>/dev/null | grep -m1 'host-scripts/deps')
 	ok "$([ "$line" = "./host-scripts/deps ${t#*:}" ]; echo $?)" "make ${t%%:*} asks for deps ${t#*:}: $line"
 done
 done_testing

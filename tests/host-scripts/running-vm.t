@@ -6,7 +6,8 @@ runningvm.phases, are the file's; the loader's sentence says what was measured (
 still off after the return, back after the pause, the pause's length), from the phases, never from the file's words;
 a kernel that turned the master clock back on by itself, an incomplete trace and forged files (an unknown phase, a
 fallback the name does not carry, a stable bit that is not a boolean, another schema) are said or refused in one
-line; the summary of a run folder that holds the file shows the row in summary.md, summary.json and the screen;
+line; the summary of a run folder that holds the file shows the row in summary.md, summary.json and the screen,
+its strings cut, and a file that does not load costs that one line;
 bench-running-vm's usage errors."""
 import copy
 import json
@@ -97,6 +98,35 @@ t.ok("A VM running across the switch to kvm-clock: on tsc the stable bit on" in 
 rc, so, se = run("report", d, "-o", os.path.join(t.tmp, "report"), "--no-plots")
 rep = read(os.path.join(t.tmp, "report", "report.md")) if rc == 0 else ""
 t.ok("## VMs running across a switch" in rep and m.line() in rep, "report.md: the same row", se)
+
+# A 2 MB host_kernel (and hostclock) is cut on every screen and file; a second file that does not load
+# costs one line, the summary written all the same.
+d = os.path.join(t.tmp, "20260101-120000-hv2")
+shutil.copytree(BEFORE, d)
+big = copy.deepcopy(doc)
+big["host_kernel"] = "6.1-" + "k" * (2 << 20)
+by_phase(big, "return")["hostclock"] = "h" * (2 << 20)
+with open(os.path.join(d, "running-vm-kvm-clock.json"), "w") as f:
+    json.dump(big, f)
+rc, so, se = run("summary", d, "--screen")
+md = read(os.path.join(d, "summary.md")) if rc == 0 else ""
+sj = read(os.path.join(d, "summary.json")) if rc == 0 else ""
+longest = max(len(x) for x in (so + md).split("\n"))
+t.ok(rc == 0 and "- A VM running across the switch to kvm-clock: on tsc" in md and len(so.splitlines()) < 200
+     and longest <= 400 and len(sj) < 100000,
+     "a 2 MB host_kernel and hostclock: cut (exit %d, %d screen lines, the longest line %d, summary.json %d bytes)"
+     % (rc, len(so.splitlines()), longest, len(sj)), se[-300:])
+d = os.path.join(t.tmp, "20260101-120000-hv3")
+shutil.copytree(BEFORE, d)
+shutil.copy(JS, d)
+with open(os.path.join(d, "running-vm-hpet.json"), "w") as f:
+    json.dump(doc, f)  # its fallback is kvm-clock: not this file's
+rc, so, se = run("summary", d, "--screen")
+md = read(os.path.join(d, "summary.md")) if rc == 0 else ""
+bad = [x for x in md.splitlines() if "running-vm-hpet.json" in x]
+t.ok(rc == 0 and len(bad) == 1 and "not read" in bad[0] and "to kvm-clock: on tsc" in md and "not this file's" in bad[0]
+     and "running-vm-hpet.json" in so, "a running-vm file that does not load: one line in summary.md and on the "
+     "screen, the rest written", bad)
 
 # bench-running-vm's usage.
 BR = os.path.join(ROOT, "host-scripts", "bench-running-vm")

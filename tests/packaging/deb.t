@@ -70,7 +70,7 @@ missing=()
 # One command: /usr/bin/clockbench, nothing else of the suite in /usr/bin or /usr/sbin.
 bins=$(grep -E '^/usr/s?bin/.' "$tmp/contents" | tr '\n' ' ')
 [ "$bins" = "/usr/bin/clockbench " ] || missing+=("/usr/bin/clockbench alone (there: ${bins:-nothing})")
-for page in clockbench $(sed '/^#/d' packaging/commands | awk '{print "clockbench-" $1}'); do
+for page in clockbench $(sed '/^#/d' packaging/commands | awk '$2 ~ /\// {print "clockbench-" $1}'); do
 	grep -qx "/usr/share/man/man1/$page.1.gz" "$tmp/contents" || missing+=("$page.1.gz")
 done
 for f in /usr/lib/clockbench/packaging/commands /usr/lib/clockbench/build/clockbench-static /usr/lib/clockbench/build/guest/initramfs.cpio \
@@ -177,11 +177,12 @@ ok "$([ "$rc" -eq 0 ] && [ "$(inst sh -c 'command -v clockbench')" = "$root/usr/
 help=$(inst clockbench help 2>&1)
 bad=()
 n=0
-while read -r verb _; do
+while read -r verb src _; do
 	n=$((n + 1))
 	grep -qE "^  $verb " <<<"$help" || bad+=("clockbench help does not list $verb")
 	first=$(inst clockbench "$verb" --help 2>&1 </dev/null | head -1)
 	[[ $first == "Usage: clockbench $verb "* ]] || bad+=("clockbench $verb --help: ${first:0:60}")
+	[[ $src == */* ]] || verb=$src # an alias: its verb's page
 	MANWIDTH=80 man --warnings -l "$root/usr/share/man/man1/clockbench-$verb.1.gz" >"$tmp/page" 2>"$tmp/warn" </dev/null
 	{ [ ! -s "$tmp/warn" ] && grep -qE "clockbench-$verb +- " "$tmp/page"; } || bad+=("clockbench-$verb.1.gz: $(head -c 100 "$tmp/warn")")
 done < <(sed '/^#/d' "$top/packaging/commands")

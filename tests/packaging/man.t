@@ -10,14 +10,15 @@
 # option --help lists (and, for a verb with subcommands, each one's own
 # --help) as its own item, no other; 2-5 examples of the command
 # (clockbench VERB); installed paths only (no PREFIX placeholder, no path
-# of the checkout).
+# of the checkout); each setting of packaging/settings its verb takes an
+# item of its page.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=tests/lib/lib.sh
 . tests/lib/lib.sh
-n=$(sed '/^#/d' packaging/commands | wc -l)
+n=$(sed '/^#/d' packaging/commands | awk '$2 ~ /\//' | wc -l)
 per=9
-command -v help2man >/dev/null || skip_all "help2man not installed (Debian: help2man)" $(((n + 1) * per + 2))
+command -v help2man >/dev/null || skip_all "help2man not installed (Debian: help2man)" $(((n + 1) * per + 3))
 make -s man >/dev/null 2>&1
 ok $? "make man"
 tmp=$(mktemp -d)
@@ -38,8 +39,9 @@ subcommands() { awk '/^Commands:$/ { on = 1; next } on && /^$/ { exit } on && /^
 # The engine's page lists every verb (its VERBS section, from packaging/commands).
 sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' build/man/clockbench.1 | section VERBS >"$tmp/verbs"
 missing=()
-while read -r verb _; do
-	grep -qx "\.B clockbench $verb" "$tmp/verbs" && grep -q "clockbench-$verb(1)" "$tmp/verbs" || missing+=("$verb")
+while read -r verb src _; do
+	case $src in */*) page=$verb ;; *) page=$src ;; esac # an alias: its verb's page
+	grep -qx "\.B clockbench $verb" "$tmp/verbs" && grep -q "clockbench-$page(1)" "$tmp/verbs" || missing+=("$verb")
 done < <(sed '/^#/d' packaging/commands)
 ok "${#missing[@]}" "clockbench(1): VERBS has each verb of packaging/commands, with its page${missing[*]:+; missing: ${missing[*]}}"
 
@@ -47,7 +49,7 @@ ok "${#missing[@]}" "clockbench(1): VERBS has each verb of packaging/commands, w
 # --help (none for the engine's own page, VERB for a verb's).
 {
 	echo "clockbench|$(sed -n 's/^ENGINE_WHAT := //p' packaging/packaging.mk)|"
-	sed '/^#/d' packaging/commands | while read -r verb _ what; do echo "clockbench-$verb|$what|$verb"; done
+	sed '/^#/d' packaging/commands | awk '$2 ~ /\//' | while read -r verb _ what; do echo "clockbench-$verb|$what|$verb"; done
 } >"$tmp/pages"
 sec=1
 while IFS='|' read -r name what verb; do
@@ -115,4 +117,17 @@ while IFS='|' read -r name what verb; do
 	ok "$([ ! -s "$tmp/paths" ]; echo $?)" "$name: no PREFIX and no checkout path (host-scripts/, analysis/, build/, $PWD)"
 	sed 's/^/# /' "$tmp/paths" | head -5
 done <"$tmp/pages"
+
+# Each setting packaging/settings gives a verb as an option is an item of
+# its page (compare's guest settings are the guest's page's: --SETTING).
+missing=()
+for vt in host:bench-host guest:bench-guest bench:compare crosscheck:crosscheck; do
+	plain "build/man/clockbench-${vt%%:*}.1" | section OPTIONS | awk '/^\.TP/ { getline; print }' | long_opts >"$tmp/tagged"
+	while read -r o; do
+		grep -qxF -- "$o" "$tmp/tagged" || missing+=("clockbench-${vt%%:*} $o")
+	done < <(awk -v t="${vt#*:}" '!/^#/ && NF >= 5 && $3 == "option" && index("," $2 ",", "," t ",") &&
+		(t != "compare" || index($2, "bench-host") || !index($2, "bench-guest")) {
+		o = tolower($1); gsub(/_/, "-", o); print "--" o }' packaging/settings)
+done
+ok "${#missing[@]}" "each option of packaging/settings is an item of its verb's page${missing[*]:+; not: ${missing[*]}}"
 done_testing

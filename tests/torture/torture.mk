@@ -5,7 +5,6 @@
 # TORTURE_MODES (fake,real).
 # They are tests/torture/torture's, read from its environment (make passes
 # those given on its command line).
-TORTURE_SETTINGS := TORTURE_ITERATIONS TORTURE_SEED TORTURE_MODES
 .PHONY: torture
 torture: all guest-initramfs
 	$(Q)tests/torture/torture
