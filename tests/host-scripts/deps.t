@@ -71,7 +71,9 @@ ok "$(grep -q 'unpacking Debian' host-scripts/deps && grep -q 'dpkg-deb --fsys-t
 	"where /boot has no kernel image, deps unpacks one into the checkout (dpkg-deb), announced"
 # Each target asks for its own group (make -n runs nothing).
 for t in bench:bench bench-host:bench check:dev lab:lab crosscheck:crosscheck; do
-	line=$(make -n --no-print-directory "${t%%:*}" $([ "${t%%:*}" = check ] || echo RUN_ID=r) 2>/dev/null | grep -m1 'host-scripts/deps')
+	run_id=(RUN_ID=r)
+	[ "${t%%:*}" != check ] || run_id=()
+	line=$(make -n --no-print-directory "${t%%:*}" "${run_id[@]+"${run_id[@]}"}" 2>/dev/null | grep -m1 'host-scripts/deps')
 	ok "$([ "$line" = "./host-scripts/deps ${t#*:}" ]; echo $?)" "make ${t%%:*} asks for deps ${t#*:}: $line"
 done
 done_testing

@@ -25,7 +25,9 @@ read -r -a offered <"$real/available_clocksource"
 for c in "${offered[@]}"; do [ "$c" = tsc ] || { other=$c; break; }; done
 [ -n "$other" ] || skip_all "the host offers no clocksource but tsc"
 [ -c /dev/kvm ] || skip_all "no /dev/kvm"
-command -v virsh >/dev/null && command -v libvirtd >/dev/null || skip_all "libvirt not installed (make deps-integrations)"
+if ! command -v virsh >/dev/null || ! command -v libvirtd >/dev/null; then
+	skip_all "libvirt not installed (make deps-integrations)"
+fi
 command -v qemu-system-x86_64 >/dev/null || skip_all "no qemu-system-x86_64 (make deps)"
 kernel=$(python3 -c 'import sys; sys.path[:0] = ["contract", "host-scripts"]
 from cbhost import qemu; print((qemu.kernels() or [""])[0])')

@@ -43,7 +43,6 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-cs=host-scripts/clocksource
 heal=host-scripts/heal
 
 # vm NAME: starts a VM in the background (its pid in $vm, its QMP socket
@@ -60,7 +59,6 @@ vm() {
 vm early || skip_all "QEMU did not start a KVM VM here: $(head -c 200 "$tmp/early.log")"
 early=$vm
 sleep 2
-own="$early"
 
 # Away and back by hand, as someone fixing a host does: nothing of ours runs.
 echo "$other" >"$real/current_clocksource"

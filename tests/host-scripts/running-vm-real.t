@@ -79,7 +79,8 @@ kill -KILL "$p"
 wait "$p" 2>/dev/null
 sleep 1
 alive=$(pgrep -f "clockbench-running-vm\.$p\." || true)
-[ -z "$alive" ] || kill -KILL $alive
+read -r -a left_pids <<<"$alive"
+[ -z "$alive" ] || kill -KILL "${left_pids[@]}"
 ok "$([ -n "$vm" ] && [ -z "$alive" ] && [ "$(cat "$real/current_clocksource")" = tsc ]; echo $?)" \
 	"SIGKILL of the step: its VM (${vm:-not seen}) died with it (left: ${alive:-none})"
 "$step" --run-dir "$tmp/run5" --fallback "$other" --kernel "$kernel" --phase-seconds 1 >/dev/null 2>"$tmp/err5"
