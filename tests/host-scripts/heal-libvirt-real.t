@@ -16,15 +16,7 @@
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
-destructive || skip_all "changes the host clocksource, runs a libvirt daemon and a KVM VM: as root with DESTRUCTIVE=1"
-real=/sys/devices/system/clocksource/clocksource0
-orig=$(cat "$real/current_clocksource")
-[ "$orig" = tsc ] || skip_all "the host is on $orig, not tsc"
-other=
-read -r -a offered <"$real/available_clocksource"
-for c in "${offered[@]}"; do [ "$c" = tsc ] || { other=$c; break; }; done
-[ -n "$other" ] || skip_all "the host offers no clocksource but tsc"
-[ -c /dev/kvm ] || skip_all "no /dev/kvm"
+flip_needs "changes the host clocksource, runs a libvirt daemon and a KVM VM"
 if ! command -v virsh >/dev/null || ! command -v libvirtd >/dev/null; then
 	skip_all "libvirt not installed (make deps-integrations)"
 fi
@@ -32,7 +24,6 @@ command -v qemu-system-x86_64 >/dev/null || skip_all "no qemu-system-x86_64 (mak
 kernel=$(python3 -c 'import sys; sys.path[:0] = ["contract", "host-scripts"]
 from cbhost import qemu; print((qemu.kernels() or [""])[0])')
 [ -n "$kernel" ] || skip_all "no kernel image for the VM (make deps unpacks one)"
-[ -z "$(bash -c '. host-scripts/lib/clocksource.sh; cs_foreign_vms')" ] || skip_all "KVM guests are running on this machine: no real flip under them"
 uri=qemu:///system
 tmp=$(mktemp -d)
 chmod 755 "$tmp" # libvirt's QEMU user reads the kernel here

@@ -19,21 +19,12 @@
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/lib/lib.sh
-destructive || skip_all "changes the host clocksource and runs KVM VMs: as root with DESTRUCTIVE=1"
-real=/sys/devices/system/clocksource/clocksource0
-orig=$(cat "$real/current_clocksource")
-[ "$orig" = tsc ] || skip_all "the host is on $orig, not tsc"
-other=
-read -r -a offered <"$real/available_clocksource"
-for c in "${offered[@]}"; do [ "$c" = tsc ] || { other=$c; break; }; done
-[ -n "$other" ] || skip_all "the host offers no clocksource but tsc"
-[ -c /dev/kvm ] || skip_all "no /dev/kvm"
+flip_needs "changes the host clocksource and runs KVM VMs"
 command -v qemu-system-x86_64 >/dev/null || skip_all "no qemu-system-x86_64 (make deps)"
 kernels=(/boot/vmlinuz-* build/guest-kernel/boot/vmlinuz-*)
 kernel=${CB_TEST_KERNEL:-${kernels[-1]}}
 [ -r "$kernel" ] || kernel=${kernels[0]}
 [ -r "$kernel" ] || skip_all "no kernel image for the VM (make deps unpacks one)"
-[ -z "$(bash -c '. host-scripts/lib/clocksource.sh; cs_foreign_vms')" ] || skip_all "KVM guests are running on this machine: no real flip under them"
 tmp=$(mktemp -d)
 vms=()
 cleanup() {

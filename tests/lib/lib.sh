@@ -78,6 +78,26 @@ need_engine() {
 # clocksource flip, no package installed, no daemon started.
 destructive() { [ "${DESTRUCTIVE:-0}" = 1 ] && [ "$(id -u)" -eq 0 ]; }
 
+# flip_needs WHAT: a real switch under KVM VMs of a test's own, as root
+# with DESTRUCTIVE=1 (WHAT: what the file changes, for the skip line):
+# sets real (the clocksource folder), orig (tsc, the host's clocksource)
+# and other (the first other one offered); skips the file, saying why,
+# where any of it is missing or VMs not the test's run.
+flip_needs() {
+	destructive || skip_all "$1: as root with DESTRUCTIVE=1"
+	real=/sys/devices/system/clocksource/clocksource0
+	orig=$(cat "$real/current_clocksource")
+	[ "$orig" = tsc ] || skip_all "the host is on $orig, not tsc"
+	local c offered
+	other=
+	read -r -a offered <"$real/available_clocksource"
+	for c in "${offered[@]}"; do [ "$c" = tsc ] || { other=$c; break; }; done
+	[ -n "$other" ] || skip_all "the host offers no clocksource but tsc"
+	[ -c /dev/kvm ] || skip_all "no /dev/kvm"
+	[ -z "$(bash -c '. host-scripts/lib/clocksource.sh; cs_foreign_vms')" ] ||
+		skip_all "KVM guests are running on this machine: no real flip under them"
+}
+
 # libvirt_up URI: a libvirt daemon answering at URI: virtlogd and libvirtd
 # started (-d, no systemd) where none runs, their pids added to the array
 # libvirt_started (the caller kills exactly those at its end); false when
