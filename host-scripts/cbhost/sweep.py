@@ -563,7 +563,7 @@ class Sweep:
             if self.stopped():
                 break
             self.note("[%s] a KVM VM running across the switch to %s and back, then paused and resumed" % (c, c))
-            rc = self.run(["env", "CB_PROG=clockbench running-vm", os.path.join(HERE, "bench-running-vm"),
+            rc = self.run(["env", "CB_PROG=clockbench bench", os.path.join(HERE, "bench-running-vm"),
                            "--run-dir", self.dir, "--fallback", c] + vm, err=err)
             with open(err, errors="replace") as f:
                 lines = f.read(1 << 20).splitlines()
