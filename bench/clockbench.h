@@ -54,7 +54,11 @@ int cb_method_clocked(enum cb_method m);
 
 /* Real work beside the clock reads (bench/workload.c): a loopback TCP
  * stream, one-byte TCP request and response, and short sleeps. */
-enum cb_workload { CB_WL_TCP_STREAM, CB_WL_TCP_RR, CB_WL_TIMER, CB_NWORKLOADS };
+#define CB_WORKLOAD(member, name, unit, short_unit, latency) CB_WL_##member,
+enum cb_workload {
+#include "names.h"
+	CB_NWORKLOADS
+};
 extern const char *const cb_workload_names[CB_NWORKLOADS];
 #define CB_MSG_SIZE_MAX (16u << 20)
 #define CB_TIMER_INTERVAL_US 50

@@ -4,7 +4,7 @@
  * shapes below and nothing else.
  *   C       clockbench.h includes it for the #define lines; a table is made
  *           by defining the line macro it needs (CB_CLOCK, CB_METHOD,
- *           CB_EXIT, CB_GUEST_EXIT) and including this file again (the
+ *           CB_EXIT, CB_GUEST_EXIT, CB_WORKLOAD) and including this file again (the
  *           others expand to nothing): bench/opts.c, clockbench.h's enums,
  *           guest-init/exit-codes.h.
  *   Python  contract/cbcontract/names.py, one regular expression a line.
@@ -51,6 +51,9 @@
 #ifndef CB_GUEST_EXIT
 #define CB_GUEST_EXIT(name, code, meaning)
 #endif
+#ifndef CB_WORKLOAD
+#define CB_WORKLOAD(member, name, unit, short_unit, latency)
+#endif
 
 /* Exit statuses every command shares: CB_EXIT_<name>.  CANNOT: the check
  * asked for cannot be made on this machine. */
@@ -77,6 +80,16 @@ CB_METHOD(RDTSC, "rdtsc", 0)
 CB_METHOD(RDTSCP, "rdtscp", 0)
 CB_METHOD(NULL, "null", 0)
 
+/* The workloads in the engine's order, one row each: enum cb_workload's
+ * CB_WL_<member>, the --workload name, the unit of its rate (higher is
+ * better), the unit as the screen's tables shorten it, 1 if it also
+ * measures a latency (microseconds, lower is better).  The JSON key of
+ * each is "workload": NAME in the engine's "workloads".  A new workload is
+ * a row here and its function in bench/workload.c (docs/engine.md). */
+CB_WORKLOAD(TCP_STREAM, "tcp-stream", "Gbit/s", "Gbit/s", 0)
+CB_WORKLOAD(TCP_RR, "tcp-rr", "transactions/s", "trans/s", 1)
+CB_WORKLOAD(TIMER, "timer", "wakeups/s", "wake/s", 1)
+
 /* The guest's exit codes: /init writes CODE to isa-debug-exit, and QEMU
  * exits with (CODE << 1) | 1; the launcher says MEANING for it. */
 CB_GUEST_EXIT(GX_ENGINE, 1, "engine failed")
@@ -89,3 +102,4 @@ CB_GUEST_EXIT(GX_OUTPUT, 5, "engine output missing or unreadable")
 #undef CB_CLOCK
 #undef CB_METHOD
 #undef CB_GUEST_EXIT
+#undef CB_WORKLOAD

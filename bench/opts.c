@@ -244,7 +244,11 @@ struct opt {
 };
 
 static const char *const check_names[] = { "warps", "tsc", "none", "tsc-rate", "watchdog" };
-static const char *const workload_names[] = { "tcp-stream", "tcp-rr", "timer", "none" };
+static const char *const workload_names[] = {
+#define CB_WORKLOAD(member, name, unit, short_unit, latency) name,
+#include "names.h"
+	"none"
+};
 static const char *const format_names[] = { "text", "json", "csv" };
 static const char *const require_names[] = { "user" };
 /* util.c's modes, in its order after "auto" (progress.h) */

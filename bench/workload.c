@@ -22,11 +22,17 @@
 
 #define IO_TIMEOUT_S 5 /* any one socket operation, connect included */
 
-const char *const cb_workload_names[CB_NWORKLOADS] = { "tcp-stream", "tcp-rr", "timer" };
+const char *const cb_workload_names[CB_NWORKLOADS] = {
+#define CB_WORKLOAD(member, name, unit, short_unit, latency) name,
+#include "names.h"
+};
 
 double cb_workload_rate(enum cb_workload w, uint64_t count, double seconds, const char **unit)
 {
-	static const char *const units[CB_NWORKLOADS] = { "Gbit/s", "transactions/s", "wakeups/s" };
+	static const char *const units[CB_NWORKLOADS] = {
+#define CB_WORKLOAD(member, name, unit, short_unit, latency) unit,
+#include "names.h"
+	};
 
 	*unit = units[w];
 	if (!(seconds > 0))

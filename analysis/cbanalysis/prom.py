@@ -7,7 +7,7 @@ out: their timings are not a hypervisor's.
 """
 import datetime
 
-from cbcontract import textfile
+from cbcontract import names, textfile
 from cbcontract.load import trace_facts
 
 HELP = {
@@ -26,7 +26,7 @@ HELP = {
     "node_clockbench_tsc_warps": "TSC reads outside their own round trip in the TSC check.",
     "node_clockbench_tsc_max_offset_seconds": "Largest absolute TSC offset from the reference CPU in the TSC check.",
     "node_clockbench_tsc_frequency_hertz": "TSC frequency calibrated against CLOCK_MONOTONIC_RAW.",
-    "node_clockbench_workload_rate": "A clockbench workload's headline rate (higher is better), in the unit its label names: tcp-stream Gbit/s, tcp-rr transactions/s, timer wakeups/s.",
+    "node_clockbench_workload_rate": "A clockbench workload's headline rate (higher is better), in the unit its label names: %s." % ", ".join("%s %s" % (w.name, w.unit) for w in names.WORKLOADS),
     "node_clockbench_workload_latency_median_seconds": "A clockbench workload's latency, median: tcp-rr round trip, timer wake-up latency.",
     "node_clockbench_workload_latency_p99_seconds": "A clockbench workload's latency, 99th percentile: tcp-rr round trip, timer wake-up latency.",
     "node_clockbench_tsc_rate_ppm": "TSC rate against a reference clock (rtc, monotonic, monotonic_raw), ppm from the kernel's TSC frequency (else the engine's calibration).",

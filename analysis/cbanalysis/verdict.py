@@ -10,7 +10,7 @@ the screen says "no difference measured" and counts no cost.
 """
 import textwrap
 
-from cbcontract import kmsg
+from cbcontract import kmsg, names
 
 from cbcontract.util import cut, printable
 from . import interval
@@ -187,7 +187,7 @@ def _x(d, k, is_base, fmt="%.1f", has_base=True):
     return q.text() if q.holds_one else fmt % v + " " + q.text()
 
 
-SHORT_UNITS = {"transactions/s": "trans/s", "wakeups/s": "wake/s"}
+SHORT_UNITS = {w.unit: w.short_unit for w in names.WORKLOADS}
 
 
 def _fig(v):

@@ -14,6 +14,7 @@ import re
 import stat
 
 from . import runfolder
+from . import names
 from .names import HEADLINE_CLOCK, QUANTILES
 from .util import InputError, bounded, cut, is_num, obj
 
@@ -56,7 +57,7 @@ class Row:
 
 # The workloads (docs/schema.md, workloads[]): each one's headline unit,
 # and whether it measures latency.
-WORKLOAD_UNITS = {"tcp-stream": "Gbit/s", "tcp-rr": "transactions/s", "timer": "wakeups/s"}
+WORKLOAD_UNITS = {w.name: w.unit for w in names.WORKLOADS}
 WORKLOADS = tuple(WORKLOAD_UNITS)
 
 

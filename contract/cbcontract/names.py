@@ -6,6 +6,7 @@ guest-init/exit-codes.h) and host-scripts/lib/version.sh reads for the
 shell commands and make.  tests/contract/names.t holds the commands' own
 outputs to them, and fails where another file spells them again.
 """
+import collections
 import os
 import re
 
@@ -16,16 +17,24 @@ _FACT_RE = re.compile(r'^(?:#define CB_(?P<fact>[A-Z][A-Z0-9_]{0,31}) (?:"(?P<va
                       r'|CB_EXIT\((?P<exit>[A-Z]{1,16}), (?P<code>[0-9]{1,3})\)'
                       r'|CB_CLOCK\("(?P<clock>[a-z_]{1,32})", (?P<clock_id>CLOCK_[A-Z_]{1,32})\)'
                       r'|CB_METHOD\([A-Z_]{1,32}, "(?P<method>[a-z-]{1,32})", (?P<clocked>[01])\)'
-                      r'|CB_GUEST_EXIT\((?P<gx>GX_[A-Z]{1,16}), (?P<gx_code>[0-9]{1,3}), "(?P<meaning>[^"\\]{1,200})"\))$')
+                      r'|CB_GUEST_EXIT\((?P<gx>GX_[A-Z]{1,16}), (?P<gx_code>[0-9]{1,3}), "(?P<meaning>[^"\\]{1,200})"\)'
+                      r'|CB_WORKLOAD\([A-Z_]{1,32}, "(?P<wl>[a-z-]{1,32})", "(?P<wl_unit>[A-Za-z/]{1,32})", '
+                      r'"(?P<wl_short>[A-Za-z/]{1,32})", (?P<wl_latency>[01])\))$')
+
+
+# A workload's row (names.h's CB_WORKLOAD): its name, its rate's unit (higher is better), that unit as
+# the screen's tables shorten it, whether it also measures a latency (microseconds, lower is better).
+Workload = collections.namedtuple("Workload", "name unit short_unit latency")
 
 
 def read_names(path=NAMES_H):
     """names.h's facts: {"facts": {NAME: value}, "exits": {NAME: code}, "clocks": [(name, id)],
-    "methods": [(name, clocked)], "guest_exits": {NAME: (code, meaning)}}, in the file's order.
+    "methods": [(name, clocked)], "guest_exits": {NAME: (code, meaning)}, "workloads": [Workload]},
+    in the file's order.
     Read linearly, at most 64 KiB.  ValueError, in one line, if the file cannot be read or a
     line that starts a fact (CB_..., #define CB_... "...") has none of the shapes.  A number
     (#define CB_NAME 0x...) is kept as written."""
-    out = {"facts": {}, "exits": {}, "clocks": [], "methods": [], "guest_exits": {}}
+    out = {"facts": {}, "exits": {}, "clocks": [], "methods": [], "guest_exits": {}, "workloads": []}
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read(1 << 16)
@@ -46,6 +55,8 @@ def read_names(path=NAMES_H):
             out["clocks"].append((g["clock"], g["clock_id"]))
         elif g["method"]:
             out["methods"].append((g["method"], g["clocked"] == "1"))
+        elif g["wl"]:
+            out["workloads"].append(Workload(g["wl"], g["wl_unit"], g["wl_short"], g["wl_latency"] == "1"))
         else:
             out["guest_exits"][g["gx"]] = (int(g["gx_code"]), g["meaning"])
     return out
@@ -67,6 +78,8 @@ WATCH_RUN_DIR = _NAMES["facts"]["WATCH_RUN_DIR"]  # the watch's lock folder as r
 # periodic tick): never measured, never switched to.
 CS_STAND_INS = tuple(_NAMES["facts"]["CS_STAND_INS"].split())
 DEBUG_EXIT_PORT = _NAMES["facts"]["DEBUG_EXIT_PORT"]  # "0xf4": as written, as QEMU's iobase= takes it
+# The workloads, in the engine's order (Workload rows).
+WORKLOADS = tuple(_NAMES["workloads"])
 
 
 def version_line(prog):
