@@ -30,6 +30,8 @@
 #define CB_STATE_DIR "/run/clockbench"
 /* The watch's own folder (root's, 0700; its unit's RuntimeDirectory=): its single-instance lock. */
 #define CB_WATCH_RUN_DIR "/run/clockbench-watch"
+/* heal's records of each VM's clock it set or saw, for this boot: root's, 0700. */
+#define CB_HEAL_DIR "/run/clockbench-heal"
 /* The clocksources the kernel stands in with while it settles (tsc-early at
  * boot; jiffies and refined-jiffies, listed in available_clocksource only
  * on a periodic tick): never measured, never switched to. */

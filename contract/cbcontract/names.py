@@ -72,7 +72,8 @@ VERSION = _NAMES["facts"]["VERSION"]
 CS_SYSFS = _NAMES["facts"]["CS_SYSFS"]
 KMSG_DEV = _NAMES["facts"]["KMSG_DEV"]
 KVM_DEV = _NAMES["facts"]["KVM_DEV"]
-STATE_DIR = _NAMES["facts"]["STATE_DIR"]  # root's state of a run: the bracket's lock and state, heal's records of VM clocks
+STATE_DIR = _NAMES["facts"]["STATE_DIR"]  # root's state of a run: the bracket's lock and state
+HEAL_DIR = _NAMES["facts"]["HEAL_DIR"]  # heal's records of VM clocks (cbhost.heal.record, records)
 WATCH_RUN_DIR = _NAMES["facts"]["WATCH_RUN_DIR"]  # the watch's lock folder as root (cbhost.watch.lock_dir)
 # The kernel's stand-in clocksources (tsc-early; jiffies, refined-jiffies on a
 # periodic tick): never measured, never switched to.

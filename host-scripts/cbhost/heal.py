@@ -284,7 +284,7 @@ def watched(path, warnings=None):
     return out
 
 
-# heal's own records (STATE_DIR/vm-clock, root's): what it did to a VM's
+# heal's own records (HEAL_DIR/vm-clock, root's): what it did to a VM's
 # clock and what KVM then showed, one line each: "PID START_TICKS STAMP_S
 # WHAT", STAMP_S this boot's monotonic seconds (the kernel log's time).
 # One writer (record()), one reader (records()); kept for this boot only
@@ -296,7 +296,8 @@ _LEDGER_LINE = re.compile(r"([0-9]{1,10}) ([0-9]{1,20}) ([0-9]{1,10}\.[0-9]{1,6}
 
 
 def state_dir():
-    return os.environ.get("CB_STATE_DIR", names.STATE_DIR)
+    """heal's own folder: names.h's HEAL_DIR, or the test hook CB_HEAL_DIR."""
+    return os.environ.get("CB_HEAL_DIR", names.HEAL_DIR)
 
 
 def start_ticks(pid):
@@ -314,7 +315,7 @@ def start_ticks(pid):
 
 def record(pid, ticks, what):
     """Appends one record of what heal did or saw to VM pid (started at
-    ticks) into STATE_DIR/vm-clock: a folder of root's that no one else
+    ticks) into HEAL_DIR/vm-clock: a folder of root's that no one else
     can write, the file opened without following a link, owned by root;
     OSError or RunError when it cannot be."""
     if ticks is None:

@@ -24,7 +24,7 @@ from cbcontract import names  # noqa: E402
 t = Tap()
 NAMES_H = os.path.join(ROOT, "bench", "names.h")
 n = names.read_names()
-FACTS = ("VERSION", "CS_SYSFS", "KMSG_DEV", "KVM_DEV", "STATE_DIR", "WATCH_RUN_DIR", "CS_STAND_INS")  # strings; and one number, DEBUG_EXIT_PORT
+FACTS = ("VERSION", "CS_SYSFS", "KMSG_DEV", "KVM_DEV", "STATE_DIR", "WATCH_RUN_DIR", "HEAL_DIR", "CS_STAND_INS")  # strings; and one number, DEBUG_EXIT_PORT
 
 
 def text(rel):

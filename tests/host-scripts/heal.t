@@ -155,7 +155,7 @@ def world(name, cs="tsc", start_s=300.0, libvirt=None, events=True, avail="tsc k
             f.write(ln.replace("(   2832)", "(%7d)" % pid) + "\n")
     return dict(os.environ, CB_PROC=os.path.join(d, "proc"), CB_CS_DIR=os.path.join(d, "cs"), CB_KVM_DEV=kvm,
                 CB_LIBVIRT_RUN=os.path.join(d, "libvirt"), CB_KMSG=KMSG, CB_TRACE_FILE=os.path.join(d, "trace"),
-                CB_STATE_DIR=os.path.join(d, "state")), d
+                CB_HEAL_DIR=os.path.join(d, "state")), d
 
 
 def heal_cmd(env, *args):
