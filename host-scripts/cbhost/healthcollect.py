@@ -6,6 +6,7 @@ TSC check, path probe and watchdog readout, the watchdog's rules of the
 kernel and the VMs running now.  A file not read says why (Unread); every
 recorded input is bounded and, read as root, never followed through a link.
 """
+import contextlib
 import errno
 import os
 import re
@@ -14,8 +15,10 @@ import tempfile
 import time
 
 import cbhost
-from cbcontract import health, klog, kmsg, load, names, paste
+from cbcontract import health, kernels, klog, kmsg, load, names, paste
 from cbcontract.util import InputError, bounded, cut
+
+from . import heal, kvmtrace, watch
 
 class Unread(Exception):
     """A file not read, and why (as an OSError would say it)."""
@@ -106,30 +109,35 @@ def journal_limited(j, count):
     return None
 
 
+@contextlib.contextmanager
+def scratch(name):
+    """A path in a private temporary folder, removed after: the engine
+    refuses an existing output, and no other user can place a name in it."""
+    tmp = tempfile.mkdtemp(prefix="host-check.")
+    out = os.path.join(tmp, name)
+    try:
+        yield out
+    finally:
+        if os.path.exists(out):
+            os.unlink(out)
+        os.rmdir(tmp)
+
+
 def engine(args):
     """Runs bench/clockbench with args, JSON to a temporary file, read by
     the one reader; returns (Measurement, None) or (None, why)."""
     binary = os.path.join(cbhost.TOP, "bench", "clockbench")
     if not os.access(binary, os.X_OK):
         return None, "%s not built (run make)" % binary
-    # A private folder: the engine refuses an existing output, and no other
-    # user can place a name in it.
-    tmp = tempfile.mkdtemp(prefix="host-check.")
-    out = os.path.join(tmp, "probe.json")
-    try:
-        p = subprocess.run([binary] + args + ["--quiet", "--format", "json", "--output", out],
-                           capture_output=True, text=True, timeout=300)
-        if p.returncode != 0:
-            return None, "clockbench failed: %s" % (p.stderr.strip().splitlines() or ["?"])[-1]
-        return load.load_host(out), None
-    except InputError as e:
-        return None, "clockbench: %s" % e
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return None, "clockbench: %s" % e
-    finally:
-        if os.path.exists(out):
-            os.unlink(out)
-        os.rmdir(tmp)
+    with scratch("probe.json") as out:
+        try:
+            p = subprocess.run([binary] + args + ["--quiet", "--format", "json", "--output", out],
+                               capture_output=True, text=True, timeout=300)
+            if p.returncode != 0:
+                return None, "clockbench failed: %s" % (p.stderr.strip().splitlines() or ["?"])[-1]
+            return load.load_host(out), None
+        except (InputError, OSError, subprocess.TimeoutExpired) as e:
+            return None, "clockbench: %s" % e
 
 
 def tsc_check(skip):
@@ -164,7 +172,6 @@ def vm_master_clock(seconds, log=None, log_why=None):
     watch's textfile, libvirt's state, KVM's events traced for `seconds`
     where tracing works); per VM its counts, name, state, evidence and what
     to do.  log: this boot's kmsg.summarize() (None: not read, log_why)."""
-    from cbhost import heal, kvmtrace, watch
     vms = [str(p) for p in heal.kvm_pids()]
     if not vms:
         return {"vms": [], "observed": None, "reason": "no KVM processes whose files this user can see"}
@@ -193,26 +200,20 @@ def vm_master_clock(seconds, log=None, log_why=None):
 def trace_kvm(seconds):
     """KVM's clock events of this host for `seconds`, in an instance of
     clockbench's own: (lines, None), or ([], why not)."""
-    from cbhost import kvmtrace
     ident = os.getpid()
     try:
         kvmtrace.start(ident)
     except (kvmtrace.Unavailable, kvmtrace.TraceError) as e:
         return [], "KVM's events not traced: %s" % e
-    tmp = tempfile.mkdtemp(prefix="host-check.")
-    out = os.path.join(tmp, "kvm.trace")
-    try:
+    with scratch("kvm.trace") as out:
         try:
-            time.sleep(seconds)
-        finally:
-            kvmtrace.stop(ident, out)
-        return list(kvmtrace.read_lines(out)), None  # read before the file goes (a few seconds of events)
-    except (kvmtrace.TraceError, OSError) as e:
-        return [], "KVM's events not traced: %s" % e
-    finally:
-        if os.path.exists(out):
-            os.unlink(out)
-        os.rmdir(tmp)
+            try:
+                time.sleep(seconds)
+            finally:
+                kvmtrace.stop(ident, out)
+            return list(kvmtrace.read_lines(out)), None  # read before the file goes (a few seconds of events)
+        except (kvmtrace.TraceError, OSError) as e:
+            return [], "KVM's events not traced: %s" % e
 
 
 
@@ -322,10 +323,6 @@ def kernel_rules(release, version, rules_file):
         return doc, None
     if not release:
         return None, "the kernel release is not known"
-    try:
-        from cbcontract import kernels
-    except ImportError:
-        return None, "no kernel table here (contract/cbcontract/kernels.py)"
     r = kernels.rules_for(release, version)
     if r is None:
         return None, "kernel %s: %s" % (cut(release), kernels.why_unknown(release, version) or "not in the table")
@@ -386,28 +383,23 @@ def readout(a, recorded, limit_ns):
     binary = os.path.join(cbhost.TOP, "bench", "clockbench")
     if not os.access(binary, os.X_OK):
         return None, None, "%s not built (run make)" % binary
-    tmp = tempfile.mkdtemp(prefix="host-check.")
-    out = os.path.join(tmp, "watchdog.json")
-    argv = [binary, "--no-cost", "--check", "watchdog", "--duration", "%gs" % a.watchdog_seconds,
-            "--quiet", "--format", "json", "--output", out]
-    if isinstance(limit_ns, int) and 1 <= limit_ns <= 10 ** 9:
-        argv[4:4] = ["--watchdog-limit", str(limit_ns)]
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=a.watchdog_seconds + 60)
-        if os.path.exists(out):
-            doc = load.load_json(out)
-            r, why = check_readout(doc, "clockbench --check watchdog")
-            return r, "clockbench --check watchdog", why
-        return None, "clockbench --check watchdog", "clockbench --check watchdog: exit %d: %s" % (
-            p.returncode, cut((p.stderr.strip().splitlines() or ["no message"])[-1], 160))
-    except InputError as e:
-        return None, "clockbench --check watchdog", str(e)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return None, "clockbench --check watchdog", "clockbench: %s" % e
-    finally:
-        if os.path.exists(out):
-            os.unlink(out)
-        os.rmdir(tmp)
+    src = "clockbench --check watchdog"
+    with scratch("watchdog.json") as out:
+        argv = [binary, "--no-cost", "--check", "watchdog", "--duration", "%gs" % a.watchdog_seconds,
+                "--quiet", "--format", "json", "--output", out]
+        if isinstance(limit_ns, int) and 1 <= limit_ns <= 10 ** 9:
+            argv[4:4] = ["--watchdog-limit", str(limit_ns)]
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=a.watchdog_seconds + 60)
+            if os.path.exists(out):
+                r, why = check_readout(load.load_json(out), src)
+                return r, src, why
+            return None, src, "%s: exit %d: %s" % (src, p.returncode, cut((p.stderr.strip().splitlines()
+                                                                            or ["no message"])[-1], 160))
+        except InputError as e:
+            return None, src, str(e)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return None, src, "clockbench: %s" % e
 
 
 
@@ -438,6 +430,12 @@ def _run_bounded(argv, timeout=20):
     if rc == -9 and len(out) < BOOT_LOG_MAX:
         return None, "%s: timed out after %d s" % (" ".join(argv[:3]), timeout)
     return out.decode("utf-8", "replace"), None
+
+
+# What the report keeps of each boot's log (kmsg.summarize()), in order; a few lines of each list.
+BOOT_KEYS = ("tsc", "why", "reason", "at_s", "line", "cycles", "verdict", "tests", "near_misses", "near_miss_lines",
+             "format", "consequences", "unsure", "warnings")
+CUT_TO_3 = ("near_miss_lines", "consequences")
 
 
 def boots(a, recorded):
@@ -493,12 +491,8 @@ def boots(a, recorded):
         if s is None:
             res["boots"].append({"boot": name, "tsc": "unknown", "why": None, "reason": why})
             continue
-        res["boots"].append({"boot": name, "tsc": s["tsc"], "why": s["why"], "reason": s["reason"],
-                             "at_s": s["at_s"], "line": s["line"], "cycles": s["cycles"], "verdict": s["verdict"],
-                             "tests": s["tests"], "near_misses": s["near_misses"],
-                             "near_miss_lines": s["near_miss_lines"][:3], "format": s["format"],
-                             "consequences": s["consequences"][:3], "unsure": s["unsure"],
-                             "warnings": s["warnings"], "cmdline": cut(s["cmdline"], 400) if s["cmdline"] else None})
+        res["boots"].append(dict({"boot": name}, **{k: s[k][:3] if k in CUT_TO_3 else s[k] for k in BOOT_KEYS},
+                                 cmdline=cut(s["cmdline"], 400) if s["cmdline"] else None))
     full = [b for b in res["boots"] if "near_misses" in b]
     res["summary"] = kmsg.boots_line([dict(b, near_misses=b["near_misses"]) for b in full]) if full else None
     if len(full) < len(res["boots"]):

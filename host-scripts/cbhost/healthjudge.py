@@ -6,10 +6,10 @@ within which limits (watched, limits), the risk of a false alarm from the
 readout, and the report those make (its fields: --help and docs/health.md).
 """
 
-from cbcontract import health, kmsg, risk
+from cbcontract import health, kernels, kmsg, risk
 from cbcontract.util import cut
 
-from . import healthadvice
+from . import heal, healthadvice
 from .healthadvice import CAUSES
 from .healthcollect import packages, readout
 
@@ -72,7 +72,6 @@ def classify(current, available, cmdline, log, log_problem=None):
 def across_switch(log):
     """A recorded log's periods off tsc that ended (heal.off_tsc): each VM
     that ran across one lost the stable bit; [] when none or not read."""
-    from cbhost import heal
     if log is None:
         return []
     return [p for p in heal.off_tsc(log["switch_times"], log["switch_times_cut"]) if p[1] is not None]
@@ -119,10 +118,6 @@ def would_watch(avail, rules):
     """(names the table does not know, the clocksource that would watch the
     TSC or None): kernels.watchdog_for() on the offered clocksources; a name
     it does not know makes the answer unknown, not a guess."""
-    try:
-        from cbcontract import kernels
-    except ImportError:
-        return [], None
     cands = [c for c in avail if c not in MUST_VERIFY]
     unknown = [c for c in cands if c not in kernels.WATCHDOG_CANDIDATES]
     if unknown or rules is None:
@@ -193,7 +188,6 @@ def watched(w, rules, tsc_vals, flags, counts, avail):
         w.update(watched="no", why="no clocksource this era takes as a watchdog (offered: %s): nothing watches it"
                  % " ".join(avail))
         return
-    from cbcontract import kernels
     w.update(watched="yes", by=best, why="no rule of this kernel's era leaves it unwatched; %s watches it (the "
              "best-rated clocksource the kernel need not verify, rating %d%s)" % (
                  best, kernels.WATCHDOG_CANDIDATES[best]["rating"],
@@ -211,11 +205,6 @@ def limits(rules, params, online, max_skew_us, watchdog):
            "attempts_from": None, "params": params, "reason": None}
     if rules is None:
         lim["reason"] = "no rules for this kernel"
-        return lim
-    try:
-        from cbcontract import kernels
-    except ImportError:
-        lim["reason"] = "no kernel table here (contract/cbcontract/kernels.py)"
         return lim
     legacy = (rules.get("retries") or {}).get("legacy_param") if isinstance(rules.get("retries"), dict) else None
     retries = (params or {}).get(legacy) if legacy else None
@@ -314,29 +303,23 @@ def tsc_options(cmdline, summary):
 PASTE_NOTE = "a recorded log is another host's statement, not this machine's kernel: evidence of what its author copied"
 
 
-def state_of(f, recorded):
-    """(state, why, the ended periods off tsc) by the one rule, each VM
-    counted by its state (heal.judge's, from the records), and a recorded
-    log's periods off tsc (every VM running across one lost the bit)."""
-    vms, mach = f["vms"], f["machine"]
-    last = [{"ok": True, "lost": False, "booted_off": "booted_off"}.get(v["state"])
-            for v in (vms.get("observed") or {}).values()]
-    state, state_why = health.judge(mach["guest"], f["cur"], f["path"], f["flags"], last if vms.get("observed") else None)
-    crossed = across_switch(f["log"]) if recorded else []
-    if crossed:
-        state_why += ("; the log shows the host off tsc from %.1f s to %.1f s: every VM running across that lost the "
-                      "stable bit until paused and resumed (clockbench heal on that host)" % tuple(crossed[-1]))
-        if state == "healthy":
-            state = "degraded"
-    return state, state_why, crossed
-
-
 def report(a, f):
     """The report (schema clockbench-host-check/1) of the facts f
     (healthcollect.gather), judged."""
     recorded, said, log, vms, mach = f["recorded"], f["said"], f["log"], f["vms"], f["machine"]
     cause, detail, evidence, opts, summary = classify(f["cur"], f["avail"], f["cmdline"], log, f["log_problem"])
-    state, state_why, crossed = state_of(f, recorded)
+    # The one rule, each VM counted by its state (heal.judge's, from the
+    # records), and a recorded log's periods off tsc (every VM running
+    # across one lost the bit).
+    last = [{"ok": True, "lost": False, "booted_off": "booted_off"}.get(v["state"])
+            for v in (vms.get("observed") or {}).values()]
+    state, state_why = health.judge(mach["guest"], f["cur"], f["path"], f["flags"], last if vms.get("observed") else None)
+    crossed = across_switch(log) if recorded else []
+    if crossed:
+        state_why += ("; the log shows the host off tsc from %.1f s to %.1f s: every VM running across that lost the "
+                      "stable bit until paused and resumed (clockbench heal on that host)" % tuple(crossed[-1]))
+        if state == "healthy":
+            state = "degraded"
     wd = watchdog_report(a, recorded, f["avail"], f["cur"], f["cmdline"], f["flags"], f["cpuinfo"], log, f["kernel"])
     tsc_vals, tsc_note = tsc_options(f["cmdline"], summary)
     firmware = [summary["firmware"]] if summary["firmware"] else []
