@@ -22,8 +22,8 @@ CAUSE_ROWS = (
      "the firmware left the CPUs' TSCs apart: update the BIOS (TSC_ADJUST), then reboot; "
      "a lost TSC comes back only after a reboot"),
     ("watchdog", "watchdog: the clocksource watchdog marked the TSC unstable after boot",
-     "host-check's watchdog section says which test failed and the readout's risk; find what delays the watchdog "
-     "or skews the TSC (firmware, SMIs, a loaded host), then reboot: a lost TSC comes back only after a reboot"),
+     "clockbench health's watchdog section says which test failed and the readout's risk; find what delays the "
+     "watchdog or skews the TSC (firmware, SMIs, a loaded host), then reboot: a lost TSC comes back only after a reboot"),
     ("forced_unstable", "forced: tsc=unstable on the kernel command line",
      "remove tsc=unstable from the kernel command line and reboot: " + REBOOT),
     ("marked_unstable", "marked unstable by the kernel at boot", "the kernel's own line names its reason; " + REBOOT),
@@ -46,7 +46,7 @@ GUEST_HEALTHY = "nothing, for this guest's clock (its reads stay in user space);
 # {reads} is what the path probe says of this machine's reads (READS).
 COSTS = (
     ("host", "what it costs: {reads}; its KVM guests lose the\n"
-             "  master clock and PVCLOCK_TSC_STABLE_BIT (make compare measures it). A lost TSC stays lost\n"
+             "  master clock and PVCLOCK_TSC_STABLE_BIT (make bench measures it). A lost TSC stays lost\n"
              "  until reboot; find the cause above. Do not paper over it with tsc=reliable."),
     ("vms_lost", "what it costs: each VM that lost the stable bit answers every clock_gettime() by a syscall\n"
                  "  (make bench measures it); `clockbench heal --yes` gives the bit back with a pause of a few ms each."),
