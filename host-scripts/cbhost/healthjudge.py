@@ -6,7 +6,7 @@ within which limits (watched, limits), the risk of a false alarm from the
 readout, and the report those make (its fields: --help and docs/health.md).
 """
 
-from cbcontract import health, kernels, kmsg, risk
+from cbcontract import health, kernels, kmsg, load, risk
 from cbcontract.util import cut
 
 from . import heal, healthadvice
@@ -304,7 +304,7 @@ PASTE_NOTE = "a recorded log is another host's statement, not this machine's ker
 
 
 def report(a, f):
-    """The report (schema clockbench-host-check/1) of the facts f
+    """The report (schema load.SCHEMA_HEALTH, clockbench-health/1) of the facts f
     (healthcollect.gather), judged."""
     recorded, said, log, vms, mach = f["recorded"], f["said"], f["log"], f["vms"], f["machine"]
     cause, detail, evidence, opts, summary = classify(f["cur"], f["avail"], f["cmdline"], log, f["log_problem"])
@@ -325,7 +325,7 @@ def report(a, f):
     firmware = [summary["firmware"]] if summary["firmware"] else []
     healthy = state == "healthy"
     return {
-        "schema": "clockbench-host-check/1",
+        "schema": load.SCHEMA_HEALTH,
         "healthy": healthy,
         "state": state, "state_why": state_why,
         "machine": mach,
