@@ -113,7 +113,7 @@ def journal_limited(j, count):
 def scratch(name):
     """A path in a private temporary folder, removed after: the engine
     refuses an existing output, and no other user can place a name in it."""
-    tmp = tempfile.mkdtemp(prefix="host-check.")
+    tmp = tempfile.mkdtemp(prefix="health.")
     out = os.path.join(tmp, name)
     try:
         yield out

@@ -368,7 +368,7 @@ def read_host_check(argv, timeout=180):
         return (None, "clockbench health: not JSON"), {}
     wd = doc.get("watchdog") if isinstance(doc, dict) else None
     if not isinstance(wd, dict):
-        return (None, "clockbench health: no watchdog section (an older host-check)"), machine_of(doc)
+        return (None, "clockbench health: no watchdog section (an older version of it)"), machine_of(doc)
     return (wd, None), machine_of(doc)
 
 
