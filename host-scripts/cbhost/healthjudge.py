@@ -241,30 +241,29 @@ def near_misses(log):
 
 
 
-def watchdog_report(a, recorded, avail, cur, cmdline, flags, cpuinfo, log, k):
+def watchdog_report(a, f):
     """The report's "watchdog" object (its fields: the module's README
-    of this command, --help), from the kernel's figures k
-    (healthcollect.kernel_facts)."""
-    release, version, nodes, online = k["release"], k["version"], k["nodes"], k["online"]
-    params, kc_path, max_skew, rules, why = k["params"], k["kconfig"], k["max_skew"], k["rules"], k["rules_why"]
-    tsc_vals = cmdline_options(cmdline)[1]
+    of this command, --help), from the facts f (healthcollect.gather) and
+    their kernel's figures (f["kernel"])."""
+    k, flags, avail, rules, nodes = f["kernel"], f["flags"], f["avail"], f["kernel"]["rules"], f["kernel"]["nodes"]
+    tsc_vals = cmdline_options(f["cmdline"])[1]
     w = {"watched": None, "why": None, "by": None, "rule": None,
-         "working": {"kernel": release, "kernel_version": version, "cmdline_tsc": tsc_vals,
-                     "cpu_flags": {f: flags.get(f) for f in FLAGS_RULE + ("tsc_reliable",)} if flags else None,
-                     "numa_nodes": nodes, "packages": packages(cpuinfo), "online_cpus": online,
-                     "available": avail, "current": cur, "would_watch": None,
-                     "kconfig": kc_path, "max_skew_us": max_skew},
+         "working": {"kernel": k["release"], "kernel_version": k["version"], "cmdline_tsc": tsc_vals,
+                     "cpu_flags": {x: flags.get(x) for x in FLAGS_RULE + ("tsc_reliable",)} if flags else None,
+                     "numa_nodes": nodes, "packages": packages(f["cpuinfo"]), "online_cpus": k["online"],
+                     "available": avail, "current": f["cur"], "would_watch": None,
+                     "kconfig": k["kconfig"], "max_skew_us": k["max_skew"]},
          "rules": {"source": cite(rules), "era": rules.get("id") if rules else None, "known": rules is not None,
                    "exact": rules.get("exact") if rules else None, "varies": (rules.get("varies") or [])[:4] if rules else [],
-                   "reason": why},
-         "limits": None, "near_misses": near_misses(log), "risk": None}
+                   "reason": k["rules_why"]},
+         "limits": None, "near_misses": near_misses(f["log"]), "risk": None}
     w["working"]["would_watch"] = would_watch(avail, rules)[1]
     watched(w, rules, tsc_vals, flags or None, {"nodes": nodes, "packages": w["working"]["packages"]}, avail)
-    w["limits"] = limits(rules, params, online, max_skew, w["by"] or w["working"]["would_watch"])
+    w["limits"] = limits(rules, k["params"], k["online"], k["max_skew"], w["by"] or w["working"]["would_watch"])
     lim = w["limits"]
     # The readout is measured even for an unwatched TSC: its margin is what
     # tsc=watchdog, or the next kernel's rules, would live with.
-    ro, ro_src, ro_why = readout(a, recorded, lim["readout_limit_ns"])
+    ro, ro_src, ro_why = readout(a, f["recorded"], lim["readout_limit_ns"])
     marks = lim["slow_readout_marks_unstable"] is not False
     r = risk.assess(ro if ro is not None else {"unavailable": ro_why}, lim["readout_limit_ns"], lim["attempts"],
                     marks_unstable=marks, watched=w["watched"] != "no")
@@ -280,6 +279,7 @@ def watchdog_report(a, recorded, avail, cur, cmdline, flags, cpuinfo, log, k):
                                            "runs_over_limit", "interrupted")} if ro else None
     w["risk"] = r
     return w
+
 
 def tsc_options(cmdline, summary):
     """Every tsc= option in order, and what the kernel did with them: it
@@ -320,7 +320,7 @@ def report(a, f):
                       "stable bit until paused and resumed (clockbench heal on that host)" % tuple(crossed[-1]))
         if state == "healthy":
             state = "degraded"
-    wd = watchdog_report(a, recorded, f["avail"], f["cur"], f["cmdline"], f["flags"], f["cpuinfo"], log, f["kernel"])
+    wd = watchdog_report(a, f)
     tsc_vals, tsc_note = tsc_options(f["cmdline"], summary)
     firmware = [summary["firmware"]] if summary["firmware"] else []
     healthy = state == "healthy"
