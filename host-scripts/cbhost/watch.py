@@ -475,7 +475,7 @@ class Watch:
             # Before privileges are dropped: its watchdog readout reads a device.
             self.state.watchdog, self.state.machine = read_host_check(self.host_check)
         else:
-            self.state.watchdog = None, "not asked for (--no-host-check)"
+            self.state.watchdog = None, "not asked for (--no-health)"
         path = os.environ.get("CB_KMSG", names.KMSG_DEV)
         try:
             self.kmsg = Source(path, MAX_RECORD)
