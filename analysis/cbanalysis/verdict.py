@@ -56,7 +56,7 @@ def state_lines(state, now):
     if state is None:
         return []
     if state.get("problem"):
-        return ["host-check's report of this host was not read: %s." % cut(state["problem"], SHOWN)]
+        return ["health's report of this host was not read: %s." % cut(state["problem"], SHOWN)]
     state = {k: cut(v, SHOWN) if isinstance(v, str) and k != "cause_line" else v for k, v in state.items()}
     cs = state["current"] or now or "an unread clocksource"
     if state["guest"]:

@@ -1110,19 +1110,22 @@ def running_vms(folder):
 
 # ---- run folders ----
 
+SCHEMA_HEALTH = "clockbench-health/1"
+# health's old name, still read in the run folders it wrote (never written).
 SCHEMA_HOST_CHECK = "clockbench-host-check/1"
 HOST_STATES = ("healthy", "degraded", "unknown")
 
 
 def load_host_check(path):
-    """What a run's health.json (host-check --output, the host when the
-    run began) says, as a dict of checked fields: state, state_why, guest
+    """What a run's health.json (clockbench health --output, the host when
+    the run began; clockbench-health/1, or clockbench-host-check/1 of the
+    runs before the rename) says, as a dict of checked fields: state, state_why, guest
     (True, False, None), hypervisor, machine evidence, current and
     available clocksource, cause, cause_text, cause_detail, cause_line,
     advice.  InputError in one line for anything else; every string is
     data, cut (util.cut) where it is shown."""
     doc = load_json(path)
-    check_schema(path, doc, SCHEMA_HOST_CHECK)
+    check_schema(path, doc, SCHEMA_HOST_CHECK if doc.get("schema") == SCHEMA_HOST_CHECK else SCHEMA_HEALTH)
     state = doc.get("state")
     if state not in HOST_STATES:
         raise InputError(path, "state: expected one of %s, got %s" % (", ".join(HOST_STATES), _v(state)))

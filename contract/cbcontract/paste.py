@@ -388,10 +388,10 @@ class Budget:
             return False
         self.left -= n
         if self.left < 0:
-            self.spent = "host-check's reader stopped at its budget (%s): %d MiB read" % (
+            self.spent = "health's reader stopped at its budget (%s): %d MiB read" % (
                 self.describe(), self.nbytes >> 20)
         elif elapsed is not None and self.used + elapsed > self.seconds:
-            self.spent = "host-check's reader stopped at its budget (%s): %g s spent" % (self.describe(), self.seconds)
+            self.spent = "health's reader stopped at its budget (%s): %g s spent" % (self.describe(), self.seconds)
         return not self.spent
 
 

@@ -433,13 +433,13 @@ class Sweep:
     def health(self):
         """The host as it is before anything is switched: host or guest,
         healthy or not by the one rule, and why it is off the TSC
-        (host-check, read-only, a few seconds, in this process; its report
+        (clockbench health, host-scripts/host-check, read-only, a few seconds, in this process; its report
         is the run's health.json, the screen's first lines).  A failure is
         said and the run goes on: it measures all the same.  Tests judge
         recorded inputs: the bracket's fake clocksource folder (CB_CS_DIR)
         and CB_HOST_CHECK_ARGS (host-check's options, space-separated),
         test hooks only: then nothing of this machine is read."""
-        self.note("host-check: this machine's clock as it is now")
+        self.note("health: this machine's clock as it is now")
         out = self.path(self.plan["health"])
         args = ["--format", "json", "--no-tsc-check", "--trace-seconds", "0", "--watchdog-seconds", "0",
                 "--output", out]
@@ -451,7 +451,7 @@ class Sweep:
         try:
             with own(), contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
                 hc = runpy.run_path(os.path.join(HERE, "host-check"), run_name="host_check")
-                rc = hc["main"](["host-check"] + args)
+                rc = hc["main"](["health"] + args)  # its messages under its name
         except SystemExit as e:
             rc = e.code if isinstance(e.code, int) else 2
         except Stop:
@@ -459,7 +459,7 @@ class Sweep:
         except Exception as e:  # its own failure is said, and the run goes on
             rc, _ = 3, err.write("%s: %s" % (type(e).__name__, bounded(e)))
         if rc > 1 or not os.path.isfile(out) or not os.path.getsize(out):
-            say("host-check failed (exit %s): %s; the screen will not say why the host is off the TSC"
+            say("health failed (exit %s): %s; the screen will not say why the host is off the TSC"
                 % (rc, err.getvalue()[:200]))
 
     def check_label(self, rel, cs):

@@ -368,7 +368,7 @@ def read_host_check(argv, timeout=180):
         return (None, "clockbench health: not JSON"), {}
     wd = doc.get("watchdog") if isinstance(doc, dict) else None
     if not isinstance(wd, dict):
-        return (None, "clockbench health: no watchdog section (an older host-check)"), machine_of(doc)
+        return (None, "clockbench health: no watchdog section (an older version of it)"), machine_of(doc)
     return (wd, None), machine_of(doc)
 
 
@@ -475,7 +475,7 @@ class Watch:
             # Before privileges are dropped: its watchdog readout reads a device.
             self.state.watchdog, self.state.machine = read_host_check(self.host_check)
         else:
-            self.state.watchdog = None, "not asked for (--no-host-check)"
+            self.state.watchdog = None, "not asked for (--no-health)"
         path = os.environ.get("CB_KMSG", names.KMSG_DEV)
         try:
             self.kmsg = Source(path, MAX_RECORD)

@@ -139,9 +139,9 @@ grep -q '^node_clockbench_clock_read_median_seconds{where="host",clocksource="hp
 ok $? "node_exporter textfile written on the host"
 grep -qx "node_clockbench_clocksource_info{clocksource=\"$cs_now\"} 1" "$tmp/textfile/clockbench-watch.prom" 2>/dev/null
 ok $? "the watch's metrics appear in the host's textfile folder (clocksource $cs_now)"
-checks=("$tmp"/c/d/fetch3/hvtest.dc1/host-check-*.json)
+checks=("$tmp"/c/d/fetch3/hvtest.dc1/health-*.json)
 grep -q '"cause": "watchdog"' "${checks[0]}" 2>/dev/null && grep -q 'hvtest.dc1: DEGRADED: watchdog: stand-in' "$tmp/log"
-ok $? "host-check: a degraded host reported and its JSON kept on the controller"
+ok $? "health: a degraded host reported and its JSON kept on the controller"
 reports=("$tmp"/c/d/fetch3/report-*/report.md)
 grep -qF "| $(basename "${runs[0]}") | hpet | 1 | 1500.00 | 1800.00 | " "${reports[0]}" 2>/dev/null
 ok $? "fleet report written on the controller"
@@ -168,9 +168,9 @@ ok "$([ "$rc" -eq 0 ] && [ -f "${r3[0]}/round-1/host-tsc.json" ] && [ -f "${r3[0
 	grep -qF "| $(basename "${r3[0]}") | hpet | 1 | 1500.00 | " "${reports[0]}" 2>/dev/null; echo $?)" \
 	"a forged find result: the host's own results fetched and reported all the same (exit $rc)"
 [ "$rc" -eq 0 ] || tail -20 "$tmp/log" | sed 's/^/# /'
-# Every file on the controller's side: each host's host-check and run folder (contract names), the report's.
+# Every file on the controller's side: each host's health report and run folder (contract names), the report's.
 stray=$(cd "$tmp/c" && find . -mindepth 1 ! -type d -printf '%P\0' | while IFS= read -r -d '' f; do
-	[[ $f =~ ^d/fetch3/hvtest\.dc[12]/host-check-[0-9-]+\.json$ || $f =~ ^d/fetch3/report-[0-9-]+/ ||
+	[[ $f =~ ^d/fetch3/hvtest\.dc[12]/health-[0-9-]+\.json$ || $f =~ ^d/fetch3/report-[0-9-]+/ ||
 		$f =~ ^d/fetch3/hvtest\.dc1/[0-9]{8}-[0-9]{6}-hvtest\.dc1/(round-[12]/)?host-(tsc|hpet)\.json$ ||
 		$f =~ ^d/fetch3/hvtest\.dc2/[0-9]{8}-[0-9]{6}-hvtest\.dc2/(round-[12]/)?host-(tsc|hpet)\.json$ ]] || printf '%q ' "$f"
 done)

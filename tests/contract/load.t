@@ -319,4 +319,19 @@ t.ok(rc == 1 and so == "" and len(se.splitlines()) == 1 and "not a host-<cs>.jso
      "check-label of a file that is not a result: exit 1, one line", se)
 rc, so, se = run("check-label", os.path.join(BEFORE, "host-tsc.json"))
 t.ok(rc == 2 and len(se.splitlines()) == 1, "check-label without CS: usage, exit 2", se)
+# health.json: health's schema, and its old name in the run folders written before the rename; another refused.
+doc = json.loads(read(os.path.join(ROOT, "tests", "host-scripts", "fixtures", "lab", "state-10", "health.json")))
+seen = {}
+for schema in ("clockbench-health/1", "clockbench-host-check/1", "clockbench-health/2"):
+    path = os.path.join(t.tmp, "health-%s.json" % schema.replace("/", "-"))
+    with open(path, "w") as f:
+        json.dump(dict(doc, schema=schema), f)
+    try:
+        seen[schema] = load.load_host_check(path)["state"]
+    except load.InputError as e:
+        seen[schema] = str(e)
+t.ok(seen["clockbench-health/1"] == seen["clockbench-host-check/1"] == doc["state"]
+     and "unknown schema" in seen["clockbench-health/2"] and "clockbench-health/1" in seen["clockbench-health/2"],
+     "health.json: clockbench-health/1 and its old name clockbench-host-check/1 read alike; another schema refused, "
+     "naming health's", str(seen))
 t.done()

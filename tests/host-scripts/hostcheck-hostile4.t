@@ -138,7 +138,7 @@ try:
 finally:
     hc.paste.BUDGET = saved
 said = "stopped at its budget"
-t.ok(said in out and "boot 2: not read (host-check's reader stopped at its budget" in out
+t.ok(said in out and "boot 2: not read (health's reader stopped at its budget" in out
      and any(said in w for w in d["kernel_log"]["warnings"]) and d["boots"]["boots"][1]["tsc"] == "unknown",
      "the reader's budget (bytes): reading stops, the screen and the JSON say so, later boots are not read",
      out[-900:])

@@ -191,7 +191,7 @@ ok "${#bad[@]}" "the installed clockbench help lists every verb ($n); each verb'
 for b in "${bad[@]+"${bad[@]}"}"; do diag "$b"; done
 inst clockbench health --format json >"$tmp/check.json" 2>"$tmp/health-err"
 rc=$?
-ok "$([ "$rc" -le 1 ] && grep -q '"schema": "clockbench-host-check/1"' "$tmp/check.json"; echo $?)" \
+ok "$([ "$rc" -le 1 ] && grep -q '"schema": "clockbench-health/1"' "$tmp/check.json"; echo $?)" \
 	"the installed clockbench health (exit $rc: $([ "$rc" -eq 0 ] && echo healthy || echo degraded))"
 [ "$rc" -le 1 ] || sed 's/^/# /' "$tmp/health-err"
 lint_verdict
