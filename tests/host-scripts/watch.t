@@ -224,15 +224,20 @@ holder = ["flock", "-n", d8, "sleep", "60"]
 if os.geteuid() == 0:
     holder = ["runuser", "-u", "nobody", "--"] + holder
 h = subprocess.Popen(holder)
-for _ in range(200):
-    if subprocess.run(["flock", "-n", d8, "true"]).returncode != 0 or h.poll() is not None:
+taken = False
+for _ in range(1000):  # runuser's start can take seconds on a loaded machine
+    taken = subprocess.run(["flock", "-n", d8, "true"]).returncode != 0
+    if taken or h.poll() is not None:
         break
     time.sleep(0.02)
 rc, out, err = run_once("--textfile-dir", d8, CB_KMSG=log)
 held = h.poll() is None
 h.kill()
 h.wait()
-t.ok(held and rc == 0 and value(samples(os.path.join(d8, FILE)), "node_clockbench_clocksource_info", clocksource="tsc") == 1,
+got = value(samples(os.path.join(d8, FILE)), "node_clockbench_clocksource_info", clocksource="tsc")
+t.diag("flock taken before the watch ran: %s; still held after: %s; exit %d; clocksource_info{tsc} %s; %s"
+       % (taken, held, rc, got, err.strip()[-200:]))
+t.ok(taken and held and rc == 0 and got == 1,
      "another user's flock on the textfile folder (%s) does not stop the watch: exit %d" % (" ".join(holder[:4]), rc),
      err)
 locks = env()["CB_WATCH_RUN_DIR"]
