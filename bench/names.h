@@ -56,6 +56,9 @@
 #ifndef CB_WORKLOAD
 #define CB_WORKLOAD(member, name, unit, short_unit, latency)
 #endif
+#ifndef CB_CLOCKSOURCE
+#define CB_CLOCKSOURCE(name, kind, what, published)
+#endif
 
 /* Exit statuses every command shares: CB_EXIT_<name>.  CANNOT: the check
  * asked for cannot be made on this machine. */
@@ -92,6 +95,23 @@ CB_WORKLOAD(TCP_STREAM, "tcp-stream", "Gbit/s", "Gbit/s", 0)
 CB_WORKLOAD(TCP_RR, "tcp-rr", "transactions/s", "trans/s", 1)
 CB_WORKLOAD(TIMER, "timer", "wakeups/s", "wake/s", 1)
 
+/* The clocksource kinds, one row each: the kernel's name; its kind: tsc
+ * (the TSC itself: KVM keeps its master clock on and guests get
+ * PVCLOCK_TSC_STABLE_BIT only on these, pvclock_gtod_notify() in
+ * arch/x86/kvm/x86.c), paravirtual (a guest's clock from its hypervisor:
+ * healthy read in user space), device (a timer read by syscall: a host's
+ * fallback); what it is, as a person names it; what others measured a
+ * host read through it to cost, with the source, where this host offers
+ * none to measure ("-": none to plan with).  Read by Python only. */
+CB_CLOCKSOURCE("tsc", "tsc", "the TSC", "-")
+CB_CLOCKSOURCE("tsc-early", "tsc", "the TSC (early boot)", "-")
+CB_CLOCKSOURCE("kvm-clock", "paravirtual", "KVM's pvclock", "-")
+CB_CLOCKSOURCE("hyperv_clocksource_tsc_page", "paravirtual", "Hyper-V's TSC page", "-")
+CB_CLOCKSOURCE("hyperv_clocksource_msr", "paravirtual", "Hyper-V's reference MSR", "-")
+CB_CLOCKSOURCE("xen", "paravirtual", "Xen's pvclock", "-")
+CB_CLOCKSOURCE("hpet", "device", "the HPET", "561 to 1,542 ns a host read (bare metal and a laptop, published)")
+CB_CLOCKSOURCE("acpi_pm", "device", "the ACPI PM timer", "about 2,500 ns a host read (Red Hat's real-time guide)")
+
 /* The guest's exit codes: /init writes CODE to isa-debug-exit, and QEMU
  * exits with (CODE << 1) | 1; the launcher says MEANING for it. */
 CB_GUEST_EXIT(GX_ENGINE, 1, "engine failed")
@@ -105,3 +125,4 @@ CB_GUEST_EXIT(GX_OUTPUT, 5, "engine output missing or unreadable")
 #undef CB_METHOD
 #undef CB_GUEST_EXIT
 #undef CB_WORKLOAD
+#undef CB_CLOCKSOURCE

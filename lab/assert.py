@@ -40,7 +40,7 @@ from cbhost import kvmtrace
 # the clocksource a switch names, and whether a line gives the TSC up.
 switched_to = kmsg.switched_to
 marks_tsc_unstable = kmsg.marks_tsc_unstable
-ON_TSC = ("tsc", "tsc-early")
+ON_TSC = cbnames.TSC_NAMES
 
 n = failed = 0
 

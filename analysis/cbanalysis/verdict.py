@@ -23,11 +23,8 @@ SHOWN = 400
 # Fallbacks a host that loses its TSC lands on, and what others measured
 # on them (the figures to plan with where this host offers neither):
 # published host reads through the fallback's syscall and device read.
-FALLBACKS = ("hpet", "acpi_pm")
-PUBLISHED = {
-    "hpet": "561 to 1,542 ns a host read (bare metal and a laptop, published)",
-    "acpi_pm": "about 2,500 ns a host read (Red Hat's real-time guide)",
-}
+PUBLISHED = {c.name: c.published for c in names.CLOCKSOURCES if c.kind == "device" and c.published}
+FALLBACKS = tuple(PUBLISHED)
 
 
 def cores_per_mreads(ns, base):

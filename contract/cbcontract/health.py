@@ -29,10 +29,11 @@ context), the kernel's "Hypervisor detected" line, /sys/hypervisor/type
 and DMI.  With no evidence either way, it says so.
 """
 
-# A guest's paravirtual clocksources, and whose they are.
-PV_CLOCKS = {"kvm-clock": "KVM's pvclock", "hyperv_clocksource_tsc_page": "Hyper-V's TSC page",
-             "hyperv_clocksource_msr": "Hyper-V's reference MSR", "xen": "Xen's pvclock"}
-TSC_NAMES = ("tsc", "tsc-early")
+from . import names
+
+# A guest's paravirtual clocksources, and whose they are (names.h's catalog).
+PV_CLOCKS = {c.name: c.what for c in names.CLOCKSOURCES if c.kind == "paravirtual"}
+TSC_NAMES = names.TSC_NAMES
 # CPUID leaf 0x40000000's vendor strings, as a person names them.
 VENDORS = {"KVMKVMKVM": "KVM", "Microsoft Hv": "Hyper-V", "VMwareVMware": "VMware", "XenVMMXenVMM": "Xen",
            "TCGTCGTCGTCG": "QEMU TCG (an emulator)", "bhyve bhyve": "bhyve", "ACRNACRNACRN": "ACRN",

@@ -24,6 +24,7 @@ every pattern is linear (no nested repetition).
 import collections
 import re
 
+from . import names
 from . import paste as _paste
 
 MAX_LINE = 2048
@@ -418,7 +419,7 @@ def _recorded(lines, log, budget=None, seen=None):
             yield line.strip(), c[0], c[1], h.stamp, (h.wall, h.cut)
 
 
-TSC_NAMES = ("tsc", "tsc-early")
+TSC_NAMES = names.TSC_NAMES
 
 
 def switched_to(line):

@@ -19,12 +19,17 @@ _FACT_RE = re.compile(r'^(?:#define CB_(?P<fact>[A-Z][A-Z0-9_]{0,31}) (?:"(?P<va
                       r'|CB_METHOD\([A-Z_]{1,32}, "(?P<method>[a-z-]{1,32})", (?P<clocked>[01])\)'
                       r'|CB_GUEST_EXIT\((?P<gx>GX_[A-Z]{1,16}), (?P<gx_code>[0-9]{1,3}), "(?P<meaning>[^"\\]{1,200})"\)'
                       r'|CB_WORKLOAD\([A-Z_]{1,32}, "(?P<wl>[a-z-]{1,32})", "(?P<wl_unit>[A-Za-z/]{1,32})", '
-                      r'"(?P<wl_short>[A-Za-z/]{1,32})", (?P<wl_latency>[01])\))$')
+                      r'"(?P<wl_short>[A-Za-z/]{1,32})", (?P<wl_latency>[01])\)'
+                      r'|CB_CLOCKSOURCE\("(?P<cs>[a-z0-9_-]{1,32})", "(?P<cs_kind>tsc|paravirtual|device)", '
+                      r'"(?P<cs_what>[^"\\]{1,80})", "(?P<cs_published>[^"\\]{1,200})"\))$')
 
 
 # A workload's row (names.h's CB_WORKLOAD): its name, its rate's unit (higher is better), that unit as
 # the screen's tables shorten it, whether it also measures a latency (microseconds, lower is better).
 Workload = collections.namedtuple("Workload", "name unit short_unit latency")
+# A clocksource kind's row (CB_CLOCKSOURCE): its name, kind (tsc, paravirtual, device), what it is, and
+# what others measured a host read through it to cost, with the source (None: nothing to plan with).
+Clocksource = collections.namedtuple("Clocksource", "name kind what published")
 
 
 def read_names(path=NAMES_H):
@@ -34,7 +39,8 @@ def read_names(path=NAMES_H):
     Read linearly, at most 64 KiB.  ValueError, in one line, if the file cannot be read or a
     line that starts a fact (CB_..., #define CB_... "...") has none of the shapes.  A number
     (#define CB_NAME 0x...) is kept as written."""
-    out = {"facts": {}, "exits": {}, "clocks": [], "methods": [], "guest_exits": {}, "workloads": []}
+    out = {"facts": {}, "exits": {}, "clocks": [], "methods": [], "guest_exits": {}, "workloads": [],
+           "clocksources": []}
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read(1 << 16)
@@ -55,6 +61,9 @@ def read_names(path=NAMES_H):
             out["clocks"].append((g["clock"], g["clock_id"]))
         elif g["method"]:
             out["methods"].append((g["method"], g["clocked"] == "1"))
+        elif g["cs"]:
+            out["clocksources"].append(Clocksource(g["cs"], g["cs_kind"], g["cs_what"],
+                                                   None if g["cs_published"] == "-" else g["cs_published"]))
         elif g["wl"]:
             out["workloads"].append(Workload(g["wl"], g["wl_unit"], g["wl_short"], g["wl_latency"] == "1"))
         else:
@@ -81,6 +90,9 @@ CS_STAND_INS = tuple(_NAMES["facts"]["CS_STAND_INS"].split())
 DEBUG_EXIT_PORT = _NAMES["facts"]["DEBUG_EXIT_PORT"]  # "0xf4": as written, as QEMU's iobase= takes it
 # The workloads, in the engine's order (Workload rows).
 WORKLOADS = tuple(_NAMES["workloads"])
+# The clocksource kinds (Clocksource rows); the TSC's names, on which alone KVM keeps its master clock.
+CLOCKSOURCES = tuple(_NAMES["clocksources"])
+TSC_NAMES = tuple(c.name for c in CLOCKSOURCES if c.kind == "tsc")
 
 
 def version_line(prog):

@@ -6,7 +6,7 @@ within which limits (watched, limits), the risk of a false alarm from the
 readout, and the report those make (its fields: --help and docs/health.md).
 """
 
-from cbcontract import health, kernels, kmsg, load, risk
+from cbcontract import health, kernels, kmsg, load, names, risk
 from cbcontract.util import cut
 
 from . import heal, healthadvice
@@ -79,10 +79,11 @@ def across_switch(log):
 
 # The clocksource watchdog: is the TSC watched, by what, within which limits.
 
-# Only tsc and tsc-early are clocksources the kernel must verify
-# (CLOCK_SOURCE_MUST_VERIFY); the one that watches them, of the others, is
-# the table's to say (kernels.watchdog_for(): ratings, the jiffies fallback).
-MUST_VERIFY = ("tsc", "tsc-early")
+# Only the TSC's names (tsc, tsc-early: names.h's catalog) are clocksources
+# the kernel must verify (CLOCK_SOURCE_MUST_VERIFY); the one that watches
+# them, of the others, is the table's to say (kernels.watchdog_for():
+# ratings, the jiffies fallback).
+MUST_VERIFY = names.TSC_NAMES
 FLAGS_RULE = ("constant_tsc", "nonstop_tsc", "tsc_adjust")
 
 

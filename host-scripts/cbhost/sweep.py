@@ -385,7 +385,7 @@ def plan(results, run_id, rounds, css, s, guest_opts, accel_opts, original):
                           "tsc_rate": rel[3] if n == 1 and s["tsc_rate"] != "0" else None,
                           "tsc_rate_seconds": s["tsc_rate"] if n == 1 else "0",
                           "guest": s["guest"], "observe": s["observe"] if n == 1 else "0"})
-    fallbacks = [c for c in css if c not in ("tsc", "tsc-early")] if s["guest"] else []
+    fallbacks = [c for c in css if c not in names.TSC_NAMES] if s["guest"] else []
     tcg = any(o == "--accel=tcg" for o in guest_opts)
     p = {"schema": SCHEMA_PLAN, "run_id": os.path.basename(run_dir), "rounds": rounds, "clocksources": css,
          "original": original, "force": s["force"], "guest": s["guest"],
