@@ -116,9 +116,10 @@ def judge(guest, current, path=None, flags=None, vms=None):
                                 "clock: %s)" % (current, running, lost, n, why))
         return state, "%s (it runs %s, %d of them without the stable bit now)" % (why, running, lost)
     if lost:
-        return "degraded", ("%d of the %s it runs lost the stable bit and pay a syscall per clock read: `clockbench "
-                            "heal --yes` heals them, a pause and resume each (KVM turns a VM's master clock back on "
-                            "only when its clock is set again); its own clock: %s" % (lost, running, why))
+        return "degraded", ("%d of the %s it runs lost the stable bit and %s a syscall per clock read: `clockbench "
+                            "heal --yes` heals %s, a pause and resume each (KVM turns a VM's master clock back on "
+                            "only when its clock is set again); its own clock: %s"
+                            % (lost, running, "pays" if lost == 1 else "pay", "it" if lost == 1 else "them", why))
     if booted:
         return "degraded", ("%d of the %s it runs booted while the host was off tsc and read their clock by syscall "
                             "until rebooted from inside; its own clock: %s" % (booted, running, why))
