@@ -4,9 +4,6 @@
 record, journal JSON is parsed whole, a syslog paste is said to be forgeable, the reader stops at its budget and says
 so; the first cause wins, a recorded log's own command line is read, and a fragment never gives a confident cause
 (TAP).  Each check failed on main afb2626."""
-import importlib.machinery
-import importlib.util
-import itertools
 import json
 import os
 import random
@@ -16,23 +13,12 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 sys.path[:0] = [os.path.join(TOP, "contract"), os.path.join(TOP, "tests", "lib")]
 from cbcontract import kmsg, paste  # noqa: E402
-from taplib import Tap, main_to_files, read  # noqa: E402
+from taplib import HealthInProcess, Tap, read  # noqa: E402
 
 t = Tap()
-HC = os.path.join(TOP, "host-scripts", "host-check")
 FX = os.path.join(TOP, "tests", "host-scripts", "fixtures", "kmsg")
-_loader = importlib.machinery.SourceFileLoader("host_check", HC)
-hc = importlib.util.module_from_spec(importlib.util.spec_from_loader("host_check", _loader))
-_loader.exec_module(hc)
-_n = itertools.count()
-
-
-def run(argv, fmt="json"):
-    """host-check's main() on argv, in this process: (stdout, exit status)."""
-    base = os.path.join(t.tmp, "run%d" % next(_n))
-    args = [HC, "--format", fmt, "--no-tsc-check", "--trace-seconds", "0", "--watchdog-seconds", "0"] + argv
-    rc = main_to_files(hc.main, args, [], base + ".out", base + ".err")
-    return read(base + ".out"), rc
+_health = HealthInProcess(t.tmp)
+hc, _n, run = _health.hc, _health.n, _health.run
 
 
 def put(name, lines):

@@ -14,9 +14,6 @@ the warp's cycles, the near misses) and the format it names.  Then a
 forged phrase placed mid-line (after a segfault record's file name), or
 split over a file name's newline, is still no kernel line in a paste.
 """
-import importlib.machinery
-import importlib.util
-import itertools
 import json
 import os
 import shutil
@@ -25,23 +22,12 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 sys.path[:0] = [os.path.join(TOP, "contract"), os.path.join(TOP, "tests", "lib")]
 from cbcontract import kmsg  # noqa: E402
-from taplib import Tap, main_to_files, read  # noqa: E402
+from taplib import HealthInProcess, Tap, read  # noqa: E402
 
 t = Tap()
-HC = os.path.join(TOP, "host-scripts", "host-check")
 FX = os.path.join(TOP, "tests", "host-scripts", "fixtures", "kmsg")
-_loader = importlib.machinery.SourceFileLoader("host_check", HC)
-hc = importlib.util.module_from_spec(importlib.util.spec_from_loader("host_check", _loader))
-_loader.exec_module(hc)
-_n = itertools.count()
-
-
-def run(argv, fmt="json"):
-    """host-check's main() on argv, in this process: (stdout, exit status)."""
-    base = os.path.join(t.tmp, "run%d" % next(_n))
-    args = [HC, "--format", fmt, "--no-tsc-check", "--trace-seconds", "0", "--watchdog-seconds", "0"] + argv
-    rc = main_to_files(hc.main, args, [], base + ".out", base + ".err")
-    return read(base + ".out"), rc
+_health = HealthInProcess(t.tmp)
+run = _health.run
 
 
 # file: (tsc, why, at_s, cycles, near misses, the format's name holds)

@@ -163,6 +163,29 @@ def main_to_files(main, args, env, out, err):
     return rc or 0
 
 
+class HealthInProcess:
+    """host-check loaded once as a module (self.hc) and its main() run in
+    this process (run): each call's output in files of its own under tmp,
+    numbered by self.n (next(self.n) also names a test's own files)."""
+
+    def __init__(self, tmp):
+        import importlib.machinery
+        import importlib.util
+        import itertools
+        self.tmp, self.n = tmp, itertools.count()
+        self.path = os.path.join(ROOT, "host-scripts", "host-check")
+        loader = importlib.machinery.SourceFileLoader("host_check", self.path)
+        self.hc = importlib.util.module_from_spec(importlib.util.spec_from_loader("host_check", loader))
+        loader.exec_module(self.hc)
+
+    def run(self, argv, fmt="json"):
+        """main() on argv with the recorded-input flags: (stdout, exit status)."""
+        base = os.path.join(self.tmp, "run%d" % next(self.n))
+        args = [self.path, "--format", fmt, "--no-tsc-check", "--trace-seconds", "0", "--watchdog-seconds", "0"] + argv
+        rc = main_to_files(self.hc.main, args, [], base + ".out", base + ".err")
+        return read(base + ".out"), rc
+
+
 def read(path):
     with open(path) as f:
         return f.read()
