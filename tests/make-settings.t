@@ -48,8 +48,9 @@ refused crosscheck CLOCKSOURCES=tsc -- "CLOCKSOURCES is not a setting of make cr
 refused lab-ci TIER=all -- "TIER is not a setting of make lab-ci (make lab take it)"
 
 # envrefused VAR=VALUE TARGET -- WANT: make -n TARGET with VAR=VALUE in its environment: exit 2, the one line WANT.
+# make's environment is pinned: SHELL set, as in a login shell (CI's has none; see below).
 envrefused() {
-	env "$1" make -n --no-print-directory "$2" >"$tmp/out" 2>"$tmp/err"
+	env SHELL=/bin/sh "$1" make -n --no-print-directory "$2" >"$tmp/out" 2>"$tmp/err"
 	local rc=$?
 	ok "$([ "$rc" = 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] && grep -qF -- "$4" "$tmp/err"; echo $?)" \
 		"$1 make -n $2: exit $rc, one line: $(head -c 200 "$tmp/err" | head -n1)"
@@ -61,6 +62,12 @@ envrefused GNUMAKEFLAGS=DURATION=5s bench-host -- "GNUMAKEFLAGS in the environme
 # (make itself expands such a value before it reads any makefile: refused after the fact.)
 # shellcheck disable=SC2016 # make's $(shell), not the shell's
 envrefused 'MAKEFLAGS=DURATION=$(shell true)' bench -- "MAKEFLAGS in the environment sets DURATION: refused"
+# Without SHELL in the environment (a service's, CI's) make's startup $(shell)
+# has no shell and says so on a line of its own; the refusal is still the last line.
+env -u SHELL 'MAKEFLAGS=DURATION=$(shell true)' make -n --no-print-directory bench >"$tmp/out" 2>"$tmp/err"
+rc=$?
+ok "$([ "$rc" = 2 ] && [ ! -s "$tmp/out" ] && tail -n1 "$tmp/err" | grep -qF "MAKEFLAGS in the environment sets DURATION: refused"; echo $?)" \
+	"no SHELL, MAKEFLAGS=DURATION=\$(shell true) make -n bench: exit $rc, refused: $(tail -n1 "$tmp/err" | head -c 160)"
 envrefused "MAKEFLAGS=--eval=X:=1" bench -- "MAKEFLAGS in the environment has --eval=X:=1: refused"
 envrefused "MAKEFLAGS=-E X:=1" bench -- "MAKEFLAGS in the environment has -E (--eval): refused"
 envrefused "MAKEFLAGS=ke" bench -- "MAKEFLAGS in the environment has -e (--environment-overrides): refused"
