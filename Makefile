@@ -206,10 +206,10 @@ bench-host: deps
 # ratio to tsc then with its interval over the rounds); then the summary
 # table and the report (REPORT_OUT=DIR, default
 # results/_report/<run-id>; QUIET=1 or VERBOSE=1 for less or more progress).
-# Its settings: host-scripts/compare --help.
+# Its settings: host-scripts/bench --help.
 compare: deps
 	$(Q)$(SUBMAKE) all guest-initramfs
-	$(Q)./host-scripts/compare $(COMPARE_FLAGS) $(call options,$(COMPARE_SETTINGS)) $(call quote,$(RESULTS)) $(call quote,$(RUN_ID))
+	$(Q)./host-scripts/bench $(COMPARE_FLAGS) $(call options,$(COMPARE_SETTINGS)) $(call quote,$(RESULTS)) $(call quote,$(RUN_ID))
 
 # The main job.
 bench: compare
@@ -235,7 +235,7 @@ crosscheck: deps-crosscheck
 # host-check: its old name, kept as an alias that says the new one.
 health host-check: all
 	$(if $(filter host-check,$@),@echo "clockbench: make host-check is now make health" >&2)
-	$(Q)./host-scripts/host-check
+	$(Q)./host-scripts/health
 
 bench-self: deps
 	$(Q)$(SUBMAKE) all

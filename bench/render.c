@@ -154,7 +154,7 @@ static void json_tsc_rate(struct cb_json *j, const struct cb_tsc_rate *t)
 	cb_json_end_obj(j);
 }
 
-/* watchdog_readout (docs/schema.md): the keys host-check reads, always all
+/* watchdog_readout (docs/schema.md): the keys health reads, always all
  * of them; run lengths from 256 on are keyed by their histogram bucket's
  * low end. */
 static void json_watchdog(struct cb_json *j, const struct cb_watchdog *w)

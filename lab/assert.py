@@ -262,11 +262,11 @@ class Evidence:
         return self.get("names", fn)
 
     def health(self):
-        """host-check's report of L1 when the state's run began (the run
-        folder's health.json), read by load.load_host_check."""
+        """health's report of L1 when the state's run began (the run
+        folder's health.json), read by load.load_health."""
         def fn():
             try:
-                return load.load_host_check(os.path.join(self.run, runfolder.HEALTH)), None
+                return load.load_health(os.path.join(self.run, runfolder.HEALTH)), None
             except load.InputError as e:
                 return None, str(e)
         return self.get("health", fn)
@@ -280,10 +280,14 @@ class Evidence:
             return (" ".join(t.split()), None) if t else (None, err)
         return self.get("screen", fn)
 
-    def host_check(self):
-        """host-check's JSON in L1 (state-N.host-check.json), its watchdog object."""
+    def l1_health(self):
+        """health's JSON in L1 (state-N.health.json; a run before the rename:
+        state-N.host-check.json), its watchdog object."""
         def fn():
-            name = self.files["host_check"]
+            name = self.files["health"]
+            old = name[:-len(".health.json")] + ".host-check.json"
+            if not os.path.lexists(os.path.join(self.d, name)) and os.path.lexists(os.path.join(self.d, old)):
+                name = old
             t, err = text(os.path.join(self.d, name))
             if err:
                 return None, err
@@ -295,7 +299,7 @@ class Evidence:
                 return None, "%s: not JSON: %s" % (name, str(e)[:80])
             w = doc.get("watchdog") if isinstance(doc, dict) else None
             return (w, None) if isinstance(w, dict) else (None, "%s: no watchdog object" % name)
-        return self.get("host-check", fn)
+        return self.get("l1-health", fn)
 
 
 NS_KEYS = ("p50", "p99", "p99_9", "p99_99", "max")
@@ -382,7 +386,7 @@ def l1_watched(ev):
     """Whether L1's kernel watches its TSC, by L1's own facts (release,
     version, command line, the TSC's CPU flags, online NUMA nodes, the
     clocksource module's parameters, its clocksources) and the kernel
-    table's rules (cbcontract.kernels): never by host-check's answer."""
+    table's rules (cbcontract.kernels): never by health's answer."""
     f, err = ev.l1_facts()
     if err:
         return None, err
@@ -429,8 +433,8 @@ def _range_count(spec):
     return n
 
 
-def host_check_watched(ev):
-    w, err = ev.host_check()
+def health_watched(ev):
+    w, err = ev.l1_health()
     if err:
         return None, err
     v = w.get("watched")
@@ -494,16 +498,16 @@ def l1_tsc_after(ev):
 
 
 def readout_margin_pct(ev):
-    """host-check's margin in L1 on the state's readout (the kernel's limit
+    """health's margin in L1 on the state's readout (the kernel's limit
     over the readout's p99.99), in hundredths."""
-    w, err = ev.host_check()
+    w, err = ev.l1_health()
     if err:
         return None, err
     risk = w.get("risk")
     m = risk.get("margin") if isinstance(risk, dict) else None
     if not isinstance(m, (int, float)) or isinstance(m, bool) or m != m or m < 0:
         return None, "%s: watchdog.risk.margin is %r (%s)" % (
-            ev.files["host_check"], m, (risk or {}).get("reason") if isinstance(risk, dict) else "no risk object")
+            ev.files["health"], m, (risk or {}).get("reason") if isinstance(risk, dict) else "no risk object")
     return int(round(m * 100)), None
 
 
@@ -562,7 +566,7 @@ def running_vm_guest_paths(ev):
 
 
 def bench_cause(ev):
-    """The cause host-check named in the run's health.json, where the
+    """The cause health named in the run's health.json, where the
     run's screen says it as the verdict does (its 'Why it is off the TSC'
     sentence with the kernel's own line); else what is missing."""
     h, err = ev.health()
@@ -692,7 +696,7 @@ FACTS = {
     "l1_rtc_edges": (rtc_edges, "RTC update interrupts timed by the rate check on L1", "tsc-rate"),
     "l1_rtc_ppm_abs": (rtc_ppm_abs, "the TSC's rate on L1 against the RTC, |ppm| from the kernel's", "tsc-rate"),
     "l1_watched": (l1_watched, "L1's TSC watched by its kernel's watchdog, by L1's facts and the kernel table", "l1"),
-    "l1_host_check_watched": (host_check_watched, "host-check in L1 says the TSC is watched", "host-check"),
+    "l1_health_watched": (health_watched, "health in L1 says the TSC is watched", "health"),
     "watchdog_device": (_readout("device"), "the watchdog readout's device in L1", "readout"),
     "watchdog_samples": (_readout("samples"), "watchdog readouts timed in L1", "readout"),
     "watchdog_over_limit": (_readout("over_limit"), "watchdog readouts in L1 over the kernel's limit", "readout"),
@@ -702,12 +706,12 @@ FACTS = {
     "l1_watchdog_verdict": (watchdog_verdict, "the watchdog's verdicts in L1's log (kmsg's kinds)", "dmesg-after"),
     "l1_watchdog_near_misses": (near_misses, "the watchdog's near-miss lines in L1's log", "dmesg-after"),
     "l1_tsc_after": (l1_tsc_after, "L1's TSC after the state, by its kernel's log and clocksource", "dmesg-after"),
-    "l1_readout_margin_pct": (readout_margin_pct, "host-check's readout margin in L1 (the kernel's limit over the "
-                              "readout's p99.99), in hundredths", "host-check"),
+    "l1_readout_margin_pct": (readout_margin_pct, "health's readout margin in L1 (the kernel's limit over the "
+                              "readout's p99.99), in hundredths", "health"),
     "bench_measured": (bench_measured, "the clocksources the run measured (its host and guest documents) against "
                        "those L1 offered", "names+l1"),
     "bench_tsc_row": (bench_tsc_row, "a tsc row in the run folder", "names"),
-    "bench_cause": (bench_cause, "the cause host-check named at the run's start, said on its screen with the kernel's "
+    "bench_cause": (bench_cause, "the cause health named at the run's start, said on its screen with the kernel's "
                     "line", "health+log"),
     "bench_ratio": (bench_ratio, "a ratio on the run's screen", "log"),
     "running_vm_guest_paths": (running_vm_guest_paths, "the running VM's own clock_gettime path in each phase "
@@ -733,8 +737,8 @@ def evidence(ev, kind):
         return "%s/%s, %s" % (ev.files["run"], runfolder.HEALTH, ev.files["log"])
     if kind == "log":
         return ev.files["log"]
-    if kind in ("readout", "readout-load", "host-check", "dmesg-after"):
-        return ev.files[{"readout": "watchdog", "readout-load": "watchdog_load", "host-check": "host_check",
+    if kind in ("readout", "readout-load", "health", "dmesg-after"):
+        return ev.files[{"readout": "watchdog", "readout-load": "watchdog_load", "health": "health",
                          "dmesg-after": "dmesg"}[kind]]
     return ev.name({"trace": "kvm-trace-raw", "console": "console", "guest": "guest",
                     "tsc-rate": "tsc-rate"}[kind])[0] or "?"
@@ -944,10 +948,10 @@ def readout_figures(ev, st):
         lr, err = ev.readout("watchdog_load")
         print("# state %d: the timer load on L1's CPU 1: %s" % (st.n, err or "%s, %d readouts, p50 %s ns (EMULATED)"
                                                              % (lr.get("device"), lr["samples"], lr["ns"].get("p50"))))
-    w, err = ev.host_check()
+    w, err = ev.l1_health()
     risk = (w or {}).get("risk") if not err else None
     if isinstance(risk, dict):
-        print("# state %d: host-check in L1 on it (EMULATED): %s, margin %s" % (
+        print("# state %d: health in L1 on it (EMULATED): %s, margin %s" % (
             st.n, risk.get("verdict"), "x%.2f" % risk["margin"] if isinstance(risk.get("margin"), (int, float))
             else "unknown"))
     kr, err = kernel_read(ev) if st.harness else (None, "no harness run")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # l1-run.sh: inside the emulated hypervisor (L1), as root: load KVM, record
-# L1's clock facts, then run the project's own harness (host-scripts/compare)
+# L1's clock facts, then run the project's own harness (host-scripts/bench)
 # for each lab state of this boot, as lab/states.cfg says (read through
 # lab/labtable.py).  A state whose run fails is run again, up to the
 # table's `attempts`; each failed attempt is kept.
@@ -121,16 +121,16 @@ process_table() {
 # readout on CPU 1, an emulated timer read in a loop, its document
 # WATCHDOG_LOAD; none),
 # against the running kernel's
-# readout limit (host-check's, from the kernel table); then host-check's
+# readout limit (health's, from the kernel table); then health's
 # JSON on that readout (watched or not, and its working).  Emulated:
 # every figure is TCG's.
 watchdog_readout() {
 	local limit load=() hammer=
-	# host-check's exit status is L1's health (1: degraded, as an emulated
+	# health's exit status is L1's health (1: degraded, as an emulated
 	# guest is), not its report's: only the JSON counts here.
-	limit=$({ host-scripts/host-check --format json --no-tsc-check --trace-seconds 0 --watchdog-seconds 0 || true; } |
+	limit=$({ host-scripts/health --format json --no-tsc-check --trace-seconds 0 --watchdog-seconds 0 || true; } |
 		python3 -c 'import json,sys; print(int(json.load(sys.stdin)["watchdog"]["limits"]["readout_limit_ns"]))' 2>/dev/null) || limit=
-	[ -n "$limit" ] || { say "state $1: no readout limit from host-check; the engine's default"; limit=125000; }
+	[ -n "$limit" ] || { say "state $1: no readout limit from health; the engine's default"; limit=125000; }
 	case $5 in
 	memory) load=(--load) ;;
 	timer)
@@ -150,7 +150,7 @@ watchdog_readout() {
 	bench/clockbench --check watchdog -c monotonic -m null -t 1 --cpus 0 --duration "$4" --watchdog-limit "$limit" \
 		"${load[@]}" --json "$out/$2" >/dev/null 2>&1 </dev/null || say "state $1: clockbench --check watchdog exit $?"
 	[ -z "$hammer" ] || wait "$hammer" || say "state $1: the timer load's readout exit $?"
-	host-scripts/host-check --format json --no-tsc-check --trace-seconds 0 --readout "$out/$2" >"$out/$3" 2>&1 </dev/null || true
+	host-scripts/health --format json --no-tsc-check --trace-seconds 0 --readout "$out/$2" >"$out/$3" 2>&1 </dev/null || true
 }
 
 # run_state N CLOCKSOURCE VCPUS PIN CPU APPEND ATTEMPTS: one compare run
@@ -193,7 +193,7 @@ run_state() {
 		pspid=$!
 		# A limit per attempt: one stuck step must not use up L1's own.
 		if [ "$harness" = 1 ]; then
-			timeout -k 30 "$limit" host-scripts/compare "${compare_opts[@]}" "${opts[@]}" \
+			timeout -k 30 "$limit" host-scripts/bench "${compare_opts[@]}" "${opts[@]}" \
 				--report-out="$out/$run.report" "$out" "$run" </dev/null >"$out/$log" 2>&1 || rc=$?
 		else
 			echo "no harness run: the state is L1's alone" >"$out/$log"

@@ -62,11 +62,11 @@ FACTS = {
     "l1_rtc_edges": int,
     "l1_rtc_ppm_abs": int,
     # The clocksource watchdog in L1 (issue 19): whether it watches L1's
-    # TSC, by L1's own facts and the kernel table; host-check's answer in
+    # TSC, by L1's own facts and the kernel table; health's answer in
     # L1; the engine's readout (--check watchdog) of L1's HPET; the
     # watchdog's lines in L1's log after the state, and L1's TSC then.
     "l1_watched": ("yes", "no"),
-    "l1_host_check_watched": ("yes", "no", "unknown"),
+    "l1_health_watched": ("yes", "no", "unknown"),
     "watchdog_device": str,
     "watchdog_samples": int,
     "watchdog_over_limit": int,
@@ -75,13 +75,13 @@ FACTS = {
     "l1_watchdog_verdict": str,
     "l1_watchdog_near_misses": int,
     "l1_tsc_after": ("stable", "unstable"),
-    # host-check's margin in L1 on the state's readout: the kernel's limit
+    # health's margin in L1 on the state's readout: the kernel's limit
     # over the readout's p99.99, in hundredths (0.21: 21).
     "l1_readout_margin_pct": int,
     # A plain compare run (clocksource = default) on an L1 that lost its
     # TSC: the clocksources its run folder measured against those L1
     # offered, whether it holds a tsc row, the cause its health.json
-    # (host-check at the run's start) names and its screen says, and
+    # (health at the run's start) names and its screen says, and
     # whether the screen gave a ratio.
     "bench_measured": ("offered",),
     "bench_tsc_row": ("yes", "no"),
@@ -115,19 +115,19 @@ def state_files(n, attempt=None):
     after it and, when the run failed, its guest's console and QEMU log
     (the launcher keeps them only in L1's scratch space) and L1's last
     process table taken while it ran; where the state measures the
-    watchdog's readout, the engine's document of it and host-check's JSON
+    watchdog's readout, the engine's document of it and health's JSON
     (both in L1) and, under the hpet load, the loading readout's document;
     L1's kernel log after the state.  With attempt K: the
     same of its failed attempt K, kept."""
     run = "state-%d" % n + (".attempt-%d" % attempt if attempt else "")
     return {"run": run, "log": run + ".log", "after": run + ".clocksource-after", "work": run + ".guest-work",
-            "ps": run + ".ps.txt", "watchdog": run + ".watchdog.json", "host_check": run + ".host-check.json",
+            "ps": run + ".ps.txt", "watchdog": run + ".watchdog.json", "health": run + ".health.json",
             "dmesg": run + ".dmesg.txt", "watchdog_load": run + ".watchdog-load.json"}
 
 
 # Each of these is renamed to the failed attempt's own name when a state is
 # run again (by lab/l1-run.sh inside L1, or by lab/run-lab after L1 froze).
-KEPT = ("run", "log", "after", "work", "ps", "watchdog", "host_check", "dmesg", "watchdog_load")
+KEPT = ("run", "log", "after", "work", "ps", "watchdog", "health", "dmesg", "watchdog_load")
 
 
 def keep_attempt(d, n, k):
@@ -214,7 +214,7 @@ class State:
         # watchdog: seconds of the engine's watchdog readout in L1 before the
         # harness run (0: none); watchdog_load: none, memory (the engine's
         # --load on L1's other CPUs) or timer (a second readout on L1's CPU
-        # 1: reads of an emulated timer in a loop); harness: False runs no host-scripts/compare
+        # 1: reads of an emulated timer in a loop); harness: False runs no host-scripts/bench
         # (a state of L1 alone: no guest, no trace to check).
         self.watchdog, self.watchdog_load, self.harness = watchdog, watchdog_load, harness
         # outcomes: None, or {"verdict": facts, "no_verdict": facts}: the
@@ -417,7 +417,7 @@ def main(argv):
                 return usage("files takes a state number and an attempt, got %s" % " ".join([arg] + extra))
             select(states, arg)
             f = state_files(int(arg), int(extra[0]) if extra else None)
-            print("\t".join(f[k] for k in ("run", "log", "after", "work", "ps", "watchdog", "host_check", "dmesg",
+            print("\t".join(f[k] for k in ("run", "log", "after", "work", "ps", "watchdog", "health", "dmesg",
                                              "watchdog_load")))
             return 0
         sel = select(states, arg)

@@ -33,10 +33,10 @@ unknown=$(sort -u "$tmp/user" "$tmp/devnamed" | comm -23 - "$tmp/targets" | tr '
 ok "$([ -s "$tmp/targets" ] && [ -z "$unknown" ]; echo $?)" "every target make help and help-dev name is a target ($(wc -l <"$tmp/targets") in all)${unknown:+; not: $unknown}"
 
 # What make help says of a command that a test can read from the command:
-# host-check's exit statuses (its --help), the lab's states (lab/states.cfg).
+# health's exit statuses (its --help), the lab's states (lab/states.cfg).
 said=$(sed -n '/^make health /,/^make [a-z]/p' "$tmp/help" | sed '$d' | grep -oE 'exit [0-9].*' | grep -oE '(^exit |, )[0-9]' | grep -oE '[0-9]' | sort -u | tr '\n' ' ')
-has=$(host-scripts/host-check --help | sed -n '/^Exit status/,$p' | grep -oE '^  [0-9]' | tr -d ' ' | sort -u | tr '\n' ' ')
-ok "$([ -n "$has" ] && [ "$said" = "$has" ]; echo $?)" "make help's health exit statuses ($said) are host-check --help's ($has)"
+has=$(host-scripts/health --help | sed -n '/^Exit status/,$p' | grep -oE '^  [0-9]' | tr -d ' ' | sort -u | tr '\n' ' ')
+ok "$([ -n "$has" ] && [ "$said" = "$has" ]; echo $?)" "make help's health exit statuses ($said) are health --help's ($has)"
 said=$(sed -n '/^make lab /,/^make [a-z]/p' "$tmp/help" | sed '$d' | tr '\n' ' ' | grep -oE 'states [0-9]+-[0-9]+( and [0-9]+-[0-9]+)*' | grep -oE '[0-9]+-[0-9]+' |
 	while IFS=- read -r a b; do seq "$a" "$b"; done | sort -n | tr '\n' ' ')
 has=$(grep -oE '^\[[0-9]+\]' lab/states.cfg | tr -d '[]' | sort -n | tr '\n' ' ')

@@ -95,7 +95,7 @@ ok "$([ -s "$tmp/read" ] && [ -z "$missing" ]; echo $?)" \
 mkdir -p "$tmp/copy"
 cp --parents "${files[@]}" packaging/settings host-scripts/lib/make-settings.awk host-scripts/lib/version.sh bench/names.h \
 	packaging/commands "$tmp/copy/"
-for s in host-scripts/deps host-scripts/compare host-scripts/runfolder lab/run-lab; do
+for s in host-scripts/deps host-scripts/bench host-scripts/runfolder lab/run-lab; do
 	mkdir -p "$tmp/copy/${s%/*}"
 	printf '#!/bin/sh\necho "%s $*" >>"%s"\nexit 1\n' "$s" "$tmp/ran" >"$tmp/copy/$s"
 	chmod +x "$tmp/copy/$s"

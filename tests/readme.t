@@ -73,7 +73,7 @@ check_line() {
 			grep -q -- "${w%%=*}" "$tmp/help" || { echo "${words[1]} --help has no ${w%%=*}" >"$tmp/out"; rc=1; }
 		done
 		;;
-	host-scripts/host-check)
+	host-scripts/health)
 		# Read-only: run as written; 0 healthy and 1 degraded are both answers.
 		"${words[@]}" >"$tmp/out" 2>&1 || rc=$?
 		[ "$rc" = 1 ] && rc=0

@@ -37,7 +37,7 @@ same "bench-guest: the Makefile's GUEST_SETTINGS are its Settings options" "$tmp
 
 # compare: its own options that take a value, and the guest's settings
 # (passed on to the launcher); its flags are the Makefile's COMPARE_FLAGS.
-host-scripts/compare --help >"$tmp/compare"
+host-scripts/bench --help >"$tmp/compare"
 list COMPARE_SETTINGS | as_options >"$tmp/make-compare"
 { between "$tmp/compare" '^Options' '^  -h, --help' | grep -vxE -- '--(quiet|verbose|no-guest|force|setting|help)'; cat "$tmp/help-guest"; } |
 	sort -u >"$tmp/help-compare"
@@ -55,13 +55,13 @@ same "run-lab: the Makefile's LAB_SETTINGS are its options" "$tmp/make-lab" "$tm
 
 # What make runs: each variable given as its option, quoted for the shell,
 # the flags as flags; a flag's other values refused by make.
-make -n bench ROUNDS=6 CLOCKSOURCES=tsc,hpet GUEST=0 QUIET=1 VCPUS=2 "APPEND=a 'b" 2>&1 | grep 'host-scripts/compare ' >"$tmp/cmd"
+make -n bench ROUNDS=6 CLOCKSOURCES=tsc,hpet GUEST=0 QUIET=1 VCPUS=2 "APPEND=a 'b" 2>&1 | grep 'host-scripts/bench ' >"$tmp/cmd"
 cmd=$(cat "$tmp/cmd")
 ok "$([[ $cmd == *" -q "* && $cmd == *" --no-guest "* && $cmd == *"'--rounds=6'"* && $cmd == *"'--clocksources=tsc,hpet'"* &&
 	$cmd == *"'--vcpus=2'"* && $cmd == *"'--append=a '\\''b'"* && $cmd != *"--force"* ]]; echo $?)" \
 	"make bench ROUNDS=6 ... GUEST=0 QUIET=1: $(head -c 200 <<<"$cmd")"
 out=$(make -n bench GUEST=yes 2>&1)
-ok "$([[ $out == *"GUEST=yes: expected 0 or 1"* ]] && ! grep -q 'host-scripts/compare ' <<<"$out"; echo $?)" \
+ok "$([[ $out == *"GUEST=yes: expected 0 or 1"* ]] && ! grep -q 'host-scripts/bench ' <<<"$out"; echo $?)" \
 	"make bench GUEST=yes is refused by make: $(tail -n1 <<<"$out" | head -c 120)"
 cmd=$(make -n bench-guest KERNEL=/k TIMEOUT=5m 2>&1 | grep -A2 'host-scripts/bench-guest ' | tr -d '\\\n\t')
 ok "$([[ $cmd == *"'--kernel=/k'"* && $cmd == *"'--timeout=5m'"* && $cmd == *"--initramfs="* ]]; echo $?)" \
@@ -76,8 +76,8 @@ for o in clocks methods workloads; do
 done
 # (A clocksource folder that does not exist: were the refusal gone, the run
 # would stop there, this host untouched.)
-err=$(CB_CS_DIR=$tmp/no-cs CB_STATE_DIR=$tmp/state timeout 60 host-scripts/compare --no-guest --observe=0 "$tmp/r" x 2>&1)
-ok "$([ "$?" -eq 2 ] && [[ $err == *"--observe: not an option of compare, nor of clockbench guest with --no-guest"* ]] &&
+err=$(CB_CS_DIR=$tmp/no-cs CB_STATE_DIR=$tmp/state timeout 60 host-scripts/bench --no-guest --observe=0 "$tmp/r" x 2>&1)
+ok "$([ "$?" -eq 2 ] && [[ $err == *"--observe: not an option of bench, nor of clockbench bench-guest with --no-guest"* ]] &&
 	[ ! -e "$tmp/r" ]; echo $?)" "compare --no-guest --observe=0: a guest's setting refused, nothing made: $err"
 
 # No program reads a setting from the environment: not one of the lists'

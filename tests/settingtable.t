@@ -21,7 +21,7 @@ from cbcontract import settingtable  # noqa: E402
 t = Tap()
 rows = settingtable.load()
 COMMANDS = (("bench-host", "host-scripts/bench-host"), ("bench-guest", "host-scripts/bench-guest"),
-            ("compare", "host-scripts/compare"), ("crosscheck", "host-scripts/crosscheck"), ("lab", "lab/run-lab"))
+            ("compare", "host-scripts/bench"), ("crosscheck", "host-scripts/crosscheck"), ("lab", "lab/run-lab"))
 OPT = re.compile(r"^ {1,8}(?:-[a-zA-Z], )?(--[a-z0-9-]+)")
 SHOWN = re.compile(r"\[([^\]]+)\]$|[(;,] ?default:? ([^),;]+)|(\S+) \(the default")
 

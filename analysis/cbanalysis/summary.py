@@ -14,7 +14,7 @@ import textwrap
 
 from cbcontract import rounds as cbrounds, runfolder
 from . import interval, verdict
-from cbcontract.load import WORKLOAD_UNITS, WORKLOADS, UnreadVM, load_host_check, running_vms, trace_facts
+from cbcontract.load import WORKLOAD_UNITS, WORKLOADS, UnreadVM, load_health, running_vms, trace_facts
 from .report import mitigation_text
 from cbcontract.util import InputError, printable
 
@@ -291,14 +291,14 @@ def interval_text(doc, q=None):
 
 
 def host_state(run_dir):
-    """What host-check said of the host when the run began (its
-    health.json, load.load_host_check), or None where the run has
+    """What health said of the host when the run began (its
+    health.json, load.load_health), or None where the run has
     none; a file that does not load is said, not trusted."""
     p = os.path.join(run_dir, runfolder.HEALTH)
     if not os.path.lexists(p):
         return None
     try:
-        return load_host_check(p)
+        return load_health(p)
     except InputError as e:
         return {"problem": str(e)}
 

@@ -16,9 +16,9 @@ from cbcontract.util import cut, printable
 from . import interval
 
 WIDTH = 100
-# A value of host-check's report on the screen (state_why, cause_text,
+# A value of health's report on the screen (state_why, cause_text,
 # advice...) is cut at this many characters, as every quoted value is
-# (util.cut): host-check's longest, its advice to a guest, is some 310.
+# (util.cut): health's longest, its advice to a guest, is some 310.
 SHOWN = 400
 # Fallbacks a host that loses its TSC lands on, and what others measured
 # on them (the figures to plan with where this host offers neither):
@@ -46,7 +46,7 @@ def _guests(r):
 
 
 def state_lines(state, now):
-    """The host's own state, from host-check's report of it when the run
+    """The host's own state, from health's report of it when the run
     began (None: the run has none): host or guest, healthy or not by the
     one rule (cbcontract.health), why it is off the TSC with the kernel's
     own line, and what to do."""
@@ -76,7 +76,7 @@ def state_lines(state, now):
 
 
 def lines(rows, available, now=None, state=None):
-    """The verdict: the host's state (state: host-check's report of it,
+    """The verdict: the host's state (state: health's report of it,
     state_lines(); else a first line from now, the clocksource the host was
     on when the run began, None when not known), then one line per fallback
     measured, and the fallbacks not measured with the figure to plan with."""

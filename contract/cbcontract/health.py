@@ -5,7 +5,7 @@ clock off and its guests lose PVCLOCK_TSC_STABLE_BIT.  A guest is judged as
 a guest: a paravirtual clock (kvm-clock, Hyper-V's TSC page, xen) whose
 reads stay in user space is what a healthy guest does; the same clock read
 by syscall means the host took the stable bit away; tsc with an invariant
-TSC (constant_tsc and nonstop_tsc) is healthy too.  host-check, the bench
+TSC (constant_tsc and nonstop_tsc) is healthy too.  health, the bench
 screen's verdict and the watch's metrics all call judge(); none has a rule
 of its own.
 

@@ -315,7 +315,7 @@ _MSG_71 = [
 ]
 
 # The conditions that leave the TSC unwatched, in tsc_init() order.  Each:
-# what host-check reads, and what follows.  "any" rules: one suffices.
+# what health reads, and what follows.  "any" rules: one suffices.
 # Unwatched is not unchecked: tsc_sync.c's start_sync_check_timer() reads
 # IA32_TSC_ADJUST every 10 minutes (and on idle) when the CPU has
 # tsc_adjust and tsc=reliable is not given, every era read.
@@ -629,7 +629,7 @@ def messages(release, version=None, params=None):
 # The wordings of the kernel's rules before the eras above (2.6.18 to
 # 5.x), for reading old logs: what took the TSC away, and the lines of
 # the same loss that follow it.  Watchdog figures of these eras are not
-# in ERAS (host-check gives "unknown" for their limits); their lines are
+# in ERAS (health gives "unknown" for their limits); their lines are
 # read.  seen: the fixture holding a logged line of that wording, or None
 # where only the format string was read.
 _FIX = "tests/host-scripts/fixtures/kmsg/"

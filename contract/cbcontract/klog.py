@@ -22,7 +22,7 @@ Records feed kmsg.summarize() through Records (its messages()): each
 record's text is matched by kmsg's rules at its start, with no header to
 guess.  `python3 -m cbcontract.klog` writes every /dev/kmsg record's
 first line as it came (the lab's capture inside L1); with --show it
-writes the live reader's records as host-check reads them.
+writes the live reader's records as health reads them.
 """
 import codecs
 import collections
@@ -312,7 +312,7 @@ class Journal:
 def main(argv):
     """python3 -m cbcontract.klog [--show] [PATH]: every record of /dev/kmsg
     (or PATH) now, its first line as the kernel wrote it (with --show: as
-    host-check quotes it, "[stamp] text"); exit 1 when it cannot be read."""
+    health quotes it, "[stamp] text"); exit 1 when it cannot be read."""
     show = "--show" in argv[1:]
     rest = [a for a in argv[1:] if a != "--show"]
     if len(rest) > 1 or any(a.startswith("-") for a in rest):

@@ -7,7 +7,7 @@ read-back retries, 6.x's skip test and uncertainty margins, and the 2026
 rewrite ("Watchdog %s read timed out", frequency and inter-CPU skew).
 tests/host-scripts/fixtures/kmsg/lines.txt holds a real line of each, with where
 it came from.  guest-init/facts.c keeps its own short list (C); the test
-tests/host-scripts/hostcheck-kmsg.t checks that it agrees with this one.
+tests/host-scripts/health-kmsg.t checks that it agrees with this one.
 
 classify(line) -> (kind, detail) or None.  kind is one of KINDS:
   switched                 the kernel changed clocksource (detail: to)
@@ -498,7 +498,7 @@ def summarize(lines, recorded=False, budget=None):
     line that gave up the TSC, by its stamps (a paste newest first is
     read in its stamps' order), names the cause; the lines of the same
     loss after it are its consequences (consequences), never a cause of
-    their own.  This is the one reading of a log: host-check's single log,
+    their own.  This is the one reading of a log: health's single log,
     its boots and the lab all use it.  With recorded, the lines are a
     recorded log read as a paste (messages()'s paste, within budget:
     paste.BUDGET when None), format names the format read (else None),

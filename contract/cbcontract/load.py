@@ -261,7 +261,7 @@ def open_regular(path, limit=MAX_FILE, nofollow=None):
     blocking (opened O_NONBLOCK, checked with fstat).  nofollow: a symlink
     as path is refused (O_NOFOLLOW); by default (None) so as root, whom a
     user's symlink in a run folder could otherwise make read and quote a
-    file only root may (host-check's recorded inputs, every result file, a
+    file only root may (health's recorded inputs, every result file, a
     run's health.json), and followed otherwise.  InputError says why not.
     The caller closes it, and stops at limit + 1 bytes whatever the file's
     size says (read_regular, klog.file_lines).  The one opener of every
@@ -1112,11 +1112,11 @@ def running_vms(folder):
 
 SCHEMA_HEALTH = "clockbench-health/1"
 # health's old name, still read in the run folders it wrote (never written).
-SCHEMA_HOST_CHECK = "clockbench-host-check/1"
+SCHEMA_HEALTH_OLD = "clockbench-host-check/1"
 HOST_STATES = ("healthy", "degraded", "unknown")
 
 
-def load_host_check(path):
+def load_health(path):
     """What a run's health.json (clockbench health --output, the host when
     the run began; clockbench-health/1, or clockbench-host-check/1 of the
     runs before the rename) says, as a dict of checked fields: state, state_why, guest
@@ -1125,7 +1125,7 @@ def load_host_check(path):
     advice.  InputError in one line for anything else; every string is
     data, cut (util.cut) where it is shown."""
     doc = load_json(path)
-    check_schema(path, doc, SCHEMA_HOST_CHECK if doc.get("schema") == SCHEMA_HOST_CHECK else SCHEMA_HEALTH)
+    check_schema(path, doc, SCHEMA_HEALTH_OLD if doc.get("schema") == SCHEMA_HEALTH_OLD else SCHEMA_HEALTH)
     state = doc.get("state")
     if state not in HOST_STATES:
         raise InputError(path, "state: expected one of %s, got %s" % (", ".join(HOST_STATES), _v(state)))

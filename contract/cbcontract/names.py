@@ -144,14 +144,14 @@ def guest_exit(status):
 # it).  128+N, "interrupted by signal N", is written "128+N".
 EXIT_STATUS = {
     "clockbench": (0, 1, 2, 3),
-    "host": (0, 1, 2),
-    "guest": (0, 1, 2),
+    "bench-host": (0, 1, 2),
+    "bench-guest": (0, 1, 2),
     "health": (0, 1, 2),
     "report": (0, 1, 2),
     "crosscheck": (0, 1, 2),
     "bench": (0, 1, 2, "128+N"),
     "clocksource": (0, 1, 2, "128+N"),
-    "trace": (0, 1, 2, 3),
+    "kvm-trace": (0, 1, 2, 3),
     "watch": (0, 1, 2),
     "heal": (0, 1, 2),
 }

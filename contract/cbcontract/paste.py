@@ -1,6 +1,6 @@
 """paste.py: a recorded kernel log as people paste it: its transport undone, each record found by its structure.
 
-A recorded log (host-check --log FILE, --boots DIR) is another host's
+A recorded log (health --log FILE, --boots DIR) is another host's
 statement, copied by a person: every format a real tool writes, in mail
 (quoted, quoted-printable), a web page (HTML), Markdown (a table, inline
 code), a comment block, behind an agent's level prefix, cut by a pager,
@@ -369,7 +369,7 @@ def _html(text):
 
 
 class Budget:
-    """What host-check's reader may spend on recorded logs, all of them
+    """What health's reader may spend on recorded logs, all of them
     together (--log and every --boots file): bytes read, and seconds spent
     reading (counted only while a log is read).  spent says why reading
     stopped, once it did."""
@@ -395,7 +395,7 @@ class Budget:
         return not self.spent
 
 
-# One budget a process: host-check's reading of every recorded log.
+# One budget a process: health's reading of every recorded log.
 BUDGET = Budget()
 
 

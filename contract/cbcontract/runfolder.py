@@ -247,8 +247,8 @@ def running_vm_raw_name(cs):
 
 SUMMARY_MD = "summary.md"
 SUMMARY_JSON = "summary.json"
-# host-check's report of the host when a compare run began (why it is off
-# the TSC, host or guest): its one writer is host-check --output.
+# health's report of the host when a compare run began (why it is off
+# the TSC, host or guest): its one writer is health --output.
 HEALTH = "health.json"
 # What a compare run was meant to run, written once before its first step:
 # its one writer is the sweep (host-scripts/cbhost/sweep.py).

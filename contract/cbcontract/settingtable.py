@@ -1,7 +1,7 @@
 """settingtable.py: packaging/settings, the one table of the settings of make and the verbs, read here.
 
 A command's parser takes its options' names, documentation and defaults
-from it (cbhost.settings: clockbench guest); docs/settings.md is its
+from it (cbhost.settings: clockbench bench-guest); docs/settings.md is its
 markdown(); tests/settings.t holds every command's --help to it.
 `python3 -m cbcontract.settingtable` prints the docs' table.
 """

@@ -171,7 +171,7 @@ def watched(w, rules, tsc_vals, flags, counts, avail):
             if n is None:
                 w.update(watched="unknown", why="the CPU has %s; whether the TSC is watched then turns on the %s "
                          "(at most %d), which %s" % (", ".join(need), what or "count", mx,
-                                                     "was not read" if key else "host-check cannot count"))
+                                                     "was not read" if key else "health cannot count"))
                 return
             if n > mx:
                 continue

@@ -13,7 +13,7 @@ from . import healthadvice
 
 def help_text(doc, prog):
     """--help (the command's doc after its summary) under the name it was run by, the kernel's folder named."""
-    return doc.split("\n\n", 1)[1].strip().replace("host-check", prog).replace(" CS_SYSFS\n", " %s\n" % names.CS_SYSFS)
+    return doc.split("\n\n", 1)[1].strip().replace("Usage: health ", "Usage: %s " % prog, 1).replace(" CS_SYSFS\n", " %s\n" % names.CS_SYSFS)
 
 
 def watchdog_lines(w):

@@ -1,6 +1,6 @@
-"""sweep.py: `make bench`'s sweep (compare) in one process: settings, the plan, the rounds, every step, the screen.
+"""sweep.py: `make bench`'s sweep (host-scripts/bench) in one process: settings, the plan, the rounds, every step, the screen.
 
-host-scripts/compare starts main() inside the privileged bracket
+host-scripts/bench starts main() inside the privileged bracket
 (lib/clocksource.sh, cs_serve): that bash process is the only one that
 switches the clocksource, owns the state file and is the parent of every
 step's command; this one decides.  It reads each setting once, where it
@@ -9,7 +9,7 @@ guest's by the guest launcher's own check, in this process), asks the
 bracket for the run (begin: one sweep at a time, the VM guard), probes the
 accelerator once, builds the plan once (plan(): every step in the order it
 runs, written into the run folder as plan.json), says what the host is
-(host-check, in this process), then runs the plan's steps: for each, the
+(health, in this process), then runs the plan's steps: for each, the
 bracket switches (enter), runs the host bench and the guest launcher as
 its children (run), and puts the clocksource back (leave).  Then the
 running-VM step, the line that says the clocksource is back, and the
@@ -43,21 +43,21 @@ SCHEMA_PLAN = runfolder.SCHEMA_PLAN
 # steps' commands), so 4 rounds of 50 ms keep make bench about as long as
 # one of 0.5 s did: some 2 min against 1 min 45 s for two clocksources.
 # The defaults are packaging/settings's (the table says this too).
-DEFAULTS = {r.name: r.default("compare") for r in settingtable.of("compare")}
+DEFAULTS = {r.name: r.default("bench") for r in settingtable.of("bench")}
 FLAGS = ("-h", "--help", "--version", "-q", "--quiet", "-v", "--verbose", "--no-guest", "--force")
-# The guest launcher's options a step's are made of: compare's to set.
+# The guest launcher's options a step's are made of: bench's to set.
 STEP_OPTIONS = ("--results", "--run-id", "--run-dir", "--clocksource", "--trace", "--check-only", "--probe-only",
                 "--probed")
-PROG = "compare"
+PROG = "bench"
 
 USAGE = """\
 Usage: {prog} [OPTION]... [RESULTS_DIR RUN_ID]
-First host-check (read-only) into the run's health.json: host or guest,
+First health (read-only) into the run's health.json: host or guest,
 healthy or not, why the host is off the TSC. Then in --rounds rounds, for
 each clocksource the kernel offers (one is enough) in turn: switch to it, measure
-the host (as clockbench host does) and a guest with KVM's clock events
-traced (as clockbench guest does), check that each file measured what it is
-named after, and switch back; then one screen: host-check's answer, the
+the host (as clockbench bench-host does) and a guest with KVM's clock events
+traced (as clockbench bench-guest does), check that each file measured what it is
+named after, and switch back; then one screen: health's answer, the
 verdict and the tables (no ratio where there is no tsc row to be the baseline)
 (at most 100 columns; summary.md has them all), and where the report is.
 Odd rounds take the clocksources in their order (tsc first), even rounds in
@@ -69,7 +69,7 @@ a step; on a terminal the engine's is redrawn in place and gone when done.
 
 Every setting is checked first, each by the command that uses it, before a
 folder is made or anything switched: a bad one is one line and exit 2. One
-compare at a time: a second one started while one runs is refused at once
+bench at a time: a second one started while one runs is refused at once
 (exit 1). Without RESULTS_DIR RUN_ID: results in the current folder (as
 root: /var/lib/clockbench/results) and a new run id. Needs root.
 
@@ -80,7 +80,7 @@ Options:
       --force            switch even under KVM guests clockbench did not
                          start
 {settings}
-      --SETTING VALUE    any other setting of clockbench guest (kernel,
+      --SETTING VALUE    any other setting of clockbench bench-guest (kernel,
                          accel, vcpus, timeout...: its --help lists them),
                          for the guest; without a kernel given, where /boot
                          has no image of the running kernel, the newest
@@ -95,7 +95,7 @@ FORCE=1 as --force, QUIET=1 as -q, VERBOSE=1 as -v).
 
 Exit status:
   0      done
-  1      a step, the summary or the report failed; another compare runs
+  1      a step, the summary or the report failed; another bench runs
   2      usage, or a bad setting
   128+N  interrupted by signal N, the clocksource put back"""
 
@@ -122,7 +122,7 @@ def say(text):
 # first is recorded and ends the run after what runs now.  While the
 # bracket runs a step, the bracket stops it and its answer carries the
 # signal; while this process runs something of its own (a check, the
-# probe, host-check, the summary), that is stopped (Stop).
+# probe, health, the summary), that is stopped (Stop).
 _signal = [0]
 _own = [False]
 
@@ -188,7 +188,7 @@ class BracketGone(Exception):
 # ---- the settings ------------------------------------------------------------------
 
 def parse(argv):
-    """compare's options as the user typed them (--NAME=VALUE is --NAME
+    """bench's options as the user typed them (--NAME=VALUE is --NAME
     VALUE; a value is taken from the next word only by an option that
     takes one): a dict of settings, each checked once here or named for the
     command that checks it.  Usage."""
@@ -211,7 +211,7 @@ def parse(argv):
             if key in ("help", "version"):
                 return s, []
         elif opt in STEP_OPTIONS:
-            raise Usage("%s: compare sets it for each run of clockbench guest" % cut(opt, 80))
+            raise Usage("%s: bench sets it for each run of clockbench bench-guest" % cut(opt, 80))
         elif opt == "--":
             args.pop(0)
             break
@@ -244,7 +244,7 @@ def parse(argv):
     if s["quiet"] and s["verbose"]:
         raise Usage("-q (QUIET=1) and -v (VERBOSE=1) exclude each other")
     if not s["guest"] and s["guest_only"]:
-        raise Usage("%s: not an option of compare, nor of clockbench guest with --no-guest" % s["guest_only"][0])
+        raise Usage("%s: not an option of bench, nor of clockbench bench-guest with --no-guest" % s["guest_only"][0])
     return s, args
 
 
@@ -322,7 +322,7 @@ def writable(what, path):
 def guest_settings(argv):
     """The guest launcher's settings, read and checked against this machine
     once, by its own code (settings.read, preflight.check), in its words
-    under compare's name: the settings object, or Exit(2) for a bad one,
+    under bench's name: the settings object, or Exit(2) for a bad one,
     Exit(1) for a machine that cannot run it."""
     msg.PROG = PROG
     try:
@@ -347,7 +347,7 @@ def probe(a):
     launcher says it): the options each step is given (--accel, and the
     probe's answer as --probed, which its result records); none when set
     as kvm or tcg."""
-    msg.PROG = "clockbench guest"
+    msg.PROG = "clockbench bench-guest"
     try:
         with own():
             accel.choose(a)
@@ -433,11 +433,11 @@ class Sweep:
     def health(self):
         """The host as it is before anything is switched: host or guest,
         healthy or not by the one rule, and why it is off the TSC
-        (clockbench health, host-scripts/host-check, read-only, a few seconds, in this process; its report
+        (clockbench health, host-scripts/health, read-only, a few seconds, in this process; its report
         is the run's health.json, the screen's first lines).  A failure is
         said and the run goes on: it measures all the same.  Tests judge
         recorded inputs: the bracket's fake clocksource folder (CB_CS_DIR)
-        and CB_HOST_CHECK_ARGS (host-check's options, space-separated),
+        and CB_HEALTH_ARGS (health's options, space-separated),
         test hooks only: then nothing of this machine is read."""
         self.note("health: this machine's clock as it is now")
         out = self.path(self.plan["health"])
@@ -446,11 +446,11 @@ class Sweep:
         cs_dir = os.environ.get("CB_CS_DIR")
         if cs_dir and cs_dir != names.CS_SYSFS:
             args += ["--cs-dir", cs_dir]
-        args += os.environ.get("CB_HOST_CHECK_ARGS", "").split()
+        args += os.environ.get("CB_HEALTH_ARGS", "").split()
         err, rc = io.StringIO(), 0
         try:
             with own(), contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-                hc = runpy.run_path(os.path.join(HERE, "host-check"), run_name="host_check")
+                hc = runpy.run_path(os.path.join(HERE, "health"), run_name="health")
                 rc = hc["main"](["health"] + args)  # its messages under its name
         except SystemExit as e:
             rc = e.code if isinstance(e.code, int) else 2
@@ -494,8 +494,8 @@ class Sweep:
             return self.check_label(h["json"], cs)
         self.note("[%s] guest bench, KVM clock events traced (%s)" % (cs, where))
         # Its lines (a mislabelled file) under the name of the verb the
-        # user knows, as compare's own say "clockbench".
-        return self.run(["env", "CB_PROG=clockbench guest", os.path.join(HERE, "bench-guest")]
+        # user knows, as bench's own say "clockbench".
+        return self.run(["env", "CB_PROG=clockbench bench-guest", os.path.join(HERE, "bench-guest")]
                         + self.plan["guest_options"] + ["--observe=%s" % st["observe"], "--run-dir",
                                                         self.path(st["folder"]), "--clocksource", cs, "--trace",
                                                         "--quiet"])
@@ -594,7 +594,7 @@ class Sweep:
 
 
 def main(argv):
-    """compare's main: the sweep's status (the bracket exits with it)."""
+    """bench's main: the sweep's status (the bracket exits with it)."""
     global PROG
     PROG = argv[0] if argv else PROG
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -602,7 +602,7 @@ def main(argv):
     try:
         b = Bracket()
     except OSError:
-        say("compare's sweep runs inside its bracket: run host-scripts/compare")
+        say("bench's sweep runs inside its bracket: run host-scripts/bench")
         return 2
     try:
         return _main(argv[1:], b)
@@ -623,7 +623,7 @@ def _main(argv, b):
     if s["help"]:
         # Its own settings, and the engine's it passes to host and guest: the guest's others are --SETTING.
         guest = {r.name for r in settingtable.of("bench-guest") if "bench-host" not in r.targets}
-        print(USAGE.format(prog=PROG, settings=settingtable.help_text("compare", skip=guest, col=25)))
+        print(USAGE.format(prog=PROG, settings=settingtable.help_text("bench", skip=guest, col=25)))
         return 0
     if s["version"]:
         print(names.version_line(PROG))
@@ -678,7 +678,7 @@ def _main(argv, b):
     except ValueError as e:
         say("%s (see --help)" % e)
         return 2
-    with tempfile.TemporaryDirectory(prefix="clockbench-compare.") as work:
+    with tempfile.TemporaryDirectory(prefix="clockbench-bench.") as work:
         return run(Sweep(s, b, run_dir, p, work), s, guest_opts, report_out)
 
 
@@ -686,7 +686,7 @@ def run(w, s, guest_opts, report_out):
     """The run itself, after the plan: what the host is, the rounds, the
     running VM, the line that says the clocksource is back, the screen."""
     css, rounds = w.plan["clocksources"], w.plan["rounds"]
-    w.note("compare %s, back to %s after each: %s" % (" ".join(css), w.plan["original"], w.dir))
+    w.note("bench %s, back to %s after each: %s" % (" ".join(css), w.plan["original"], w.dir))
     if rounds != 1:
         w.note("%d rounds, the even ones in reverse order (%s)" % (rounds, " ".join(css[::-1])))
     try:

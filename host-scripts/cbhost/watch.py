@@ -21,7 +21,7 @@ CB_CPUINFO (for /proc/cpuinfo), CB_LIBVIRT_RUN (libvirt's pid files,
 /run/libvirt/qemu).
 
 As root, the watch opens what needs privilege (the kernel log, its tracing
-instance, host-check's readout, its textfile's place: a symlink to a
+instance, health's readout, its textfile's place: a symlink to a
 subfolder of its own, textfile.delegate) and then becomes its own account
 (account(), drop_privileges()): no uid 0 left, no capability, no new
 privileges.
@@ -186,7 +186,7 @@ class State:
         self.trace = (None, "not started")
         self.kmsg_error = None
         self.watchdog = None, "not read"
-        self.machine = {}  # host-check's machine and read path at the start ({} when not read)
+        self.machine = {}  # health's machine and read path at the start ({} when not read)
         self.hypervisor_flag = None  # the CPUID hypervisor flag (cpuinfo), None until read
         self.started = time.time()
 
@@ -208,7 +208,7 @@ class State:
         return [vm.stable for vm in self.vms.values()] if self.trace[0] else None
 
     def health(self):
-        """(guest, hypervisor, state) by the one rule: host-check's machine
+        """(guest, hypervisor, state) by the one rule: health's machine
         and read path where it ran, else the CPUID flag (path unknown), and
         the VMs this machine runs now (a nested hypervisor is judged by its
         VMs' clock too)."""
@@ -317,7 +317,7 @@ def _num(v):
 
 
 def watchdog_samples(wd):
-    """The node_clockbench_watchdog_* samples of host-check's "watchdog"
+    """The node_clockbench_watchdog_* samples of health's "watchdog"
     object (a dict from another program: every field checked)."""
     out = []
     w = wd.get("watched")
@@ -339,13 +339,13 @@ def watchdog_samples(wd):
     return out
 
 
-def read_host_check(argv, timeout=180):
-    """((watchdog object, None), machine_of(its JSON)) from host-check's
-    JSON (argv run, or the file CB_HOST_CHECK_JSON names), else ((None,
+def read_health(argv, timeout=180):
+    """((watchdog object, None), machine_of(its JSON)) from health's
+    JSON (argv run, or the file CB_HEALTH_JSON names), else ((None,
     why), {}).  At most MAX_JSON bytes are read."""
     import json
     import subprocess
-    hook = os.environ.get("CB_HOST_CHECK_JSON")
+    hook = os.environ.get("CB_HEALTH_JSON")
     try:
         if hook:
             with open(hook, "rb") as f:
@@ -373,7 +373,7 @@ def read_host_check(argv, timeout=180):
 
 
 def machine_of(doc):
-    """{guest, hypervisor, path} of host-check's JSON (another program's:
+    """{guest, hypervisor, path} of health's JSON (another program's:
     each field checked), {} when it says nothing of them."""
     if not isinstance(doc, dict):
         return {}
@@ -453,7 +453,7 @@ class Source:
 class Watch:
     """The loop: sources, state, textfile."""
 
-    def __init__(self, folder, interval, trace=True, once=False, say=None, host_check=None, folder_fd=None):
+    def __init__(self, folder, interval, trace=True, once=False, say=None, health_check=None, folder_fd=None):
         self.folder, self.interval = folder, interval
         self.folder_fd = folder_fd  # the folder open (textfile.delegate's), else reached by its path at each write
         self.state = State(boot_epoch())
@@ -464,16 +464,16 @@ class Watch:
         self.stop = self.reread = False
         self.controls = []  # the instance's tracing_on and buffer_size_kb, open for writing from the setup on
         self.trace, self.one_pass = trace, once
-        self.host_check = host_check  # host-check's argv, or None: not run
+        self.health_check = health_check  # health's argv, or None: not run
         self.wake = None
 
     def open(self):
         """Opens the kernel log and KVM's events (the steps that need
         privilege); what cannot be opened is said (stderr and the textfile)
         and left out."""
-        if self.host_check or os.environ.get("CB_HOST_CHECK_JSON"):
+        if self.health_check or os.environ.get("CB_HEALTH_JSON"):
             # Before privileges are dropped: its watchdog readout reads a device.
-            self.state.watchdog, self.state.machine = read_host_check(self.host_check)
+            self.state.watchdog, self.state.machine = read_health(self.health_check)
         else:
             self.state.watchdog = None, "not asked for (--no-health)"
         path = os.environ.get("CB_KMSG", names.KMSG_DEV)
@@ -513,7 +513,7 @@ class Watch:
             if not kvmtrace.discard(os.getpid()):
                 # Dropped: the instance cannot be removed, only stopped and
                 # its ring shrunk to the least; the next start (or
-                # clockbench trace clean, the unit's ExecStopPost=)
+                # clockbench kvm-trace clean, the unit's ExecStopPost=)
                 # removes it.
                 for fd, value in zip(self.controls, (b"0", b"1")):
                     try:

@@ -1,5 +1,5 @@
 # lib/clocksource.sh: the one place the host clocksource is changed and put back.
-# Sourced by host-scripts/clocksource and host-scripts/compare.
+# Sourced by host-scripts/clocksource and host-scripts/bench.
 # shellcheck shell=bash
 #
 # The bracket (the end of this file): cs_enter NAME FORCE switches, under

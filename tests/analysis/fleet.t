@@ -46,9 +46,9 @@ printf 'deps all guest-initramfs:\n' >"$tmp/src/Makefile"
 # shellcheck disable=SC2016 # the stand-in's own $1 and $2
 printf '#!/bin/sh\nmkdir "$1/$2" && for r in 1 2; do mkdir "$1/$2/round-$r" && cp %s/host-tsc.json %s/host-hpet.json "$1/$2/round-$r/" || exit 1; done\n' \
 	"$fx" "$fx" >"$tmp/src/host-scripts/bench-host"
-# host-check's stand-in: a degraded host (exit 1), which must not stop the play.
-printf '#!/bin/sh\necho '"'"'{"schema": "clockbench-host-check/1", "healthy": false, "cause": "watchdog", "cause_text": "watchdog: stand-in"}'"'"'\nexit 1\n' >"$tmp/src/host-scripts/host-check"
-chmod +x "$tmp/src/host-scripts/bench-host" "$tmp/src/host-scripts/host-check"
+# health's stand-in: a degraded host (exit 1), which must not stop the play.
+printf '#!/bin/sh\necho '"'"'{"schema": "clockbench-health/1", "healthy": false, "cause": "watchdog", "cause_text": "watchdog: stand-in"}'"'"'\nexit 1\n' >"$tmp/src/host-scripts/health"
+chmod +x "$tmp/src/host-scripts/bench-host" "$tmp/src/host-scripts/health"
 # The watch itself (it finds its parts from its real path).
 ln -s "$root/host-scripts/watch" "$tmp/src/host-scripts/watch"
 cs_now=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)

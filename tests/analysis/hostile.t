@@ -235,12 +235,12 @@ rc, so, se = tool("table", os.path.join(ctl_run("table"), "guest-hpet-2vcpu.json
 t.ok(rc == 0 and not controlled(so) and "a\\x1b]0;owned" in so,
      "table: a guest result's strings escaped (seen: %s)" % ", ".join(controlled(so)), se)
 
-# ---- a run's health.json (host-check's report of the host when it began) ----
+# ---- a run's health.json (health's report of the host when it began) ----
 HEALTH = os.path.join(ROOT, "tests", "host-scripts", "fixtures", "lab", "state-10", "health.json")
 
 
 def health_run(name, why):
-    """A copy of BEFORE with host-check's report (a degraded guest) whose state_why is why."""
+    """A copy of BEFORE with health's report (a degraded guest) whose state_why is why."""
     d = os.path.join(tmp, "health", name)
     shutil.copytree(BEFORE, d)
     doc = json.loads(read(HEALTH))
@@ -268,5 +268,5 @@ else:
     rc, so, se = tool("summary", "--screen", d)
     t.ok(rc == 0 and "secret-marker" not in so + se and "symbolic link" in so,
          "as root, a health.json symlink to a root-only file: not followed, nothing of it shown, the reason said",
-         [x for x in so.splitlines() if "host-check" in x or "secret" in x][:2])
+         [x for x in so.splitlines() if "health" in x or "secret" in x][:2])
 t.done()

@@ -50,12 +50,12 @@ for h in --help -h; do
 		"clockbench help $h: exit $rc, the list on stdout$([ -s "$tmp/err" ] && echo ": $(head -n1 "$tmp/err")")"
 done
 
-# health through the engine: host-check's --help, under the verb's name; its errors too.
+# health through the engine: health's --help, under the verb's name; its errors too.
 out=$("$bin" health --help 2>&1)
 rc=$?
 ok "$([ "$rc" -eq 0 ] && head -1 <<<"$out" | grep -q '^Usage: clockbench health ' && grep -q 'watchdog section' <<<"$out" &&
 	[ "$out" = "$("$bin" help health 2>&1)" ]; echo $?)" \
-	"clockbench health --help: host-check's help, 'Usage: clockbench health', as clockbench help health prints it (exit $rc)"
+	"clockbench health --help: health's help, 'Usage: clockbench health', as clockbench help health prints it (exit $rc)"
 bad 2 "clockbench health with a bad option" "clockbench health: " "$bin" health --bogus
 
 # Every verb's --help names it as run: "Usage: clockbench VERB".

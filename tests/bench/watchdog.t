@@ -5,7 +5,7 @@
 # schedule of delays the test constructs (CLOCKBENCH_TEST_WATCHDOG_FILE),
 # the tail, the slow readouts and their runs come out as constructed; on
 # this host, the real devices (usually unavailable here: exit 3, one line,
-# the reason in the report); the JSON object's keys are host-check's
+# the reason in the report); the JSON object's keys are health's
 # (notes: layout.md); usage errors.  Limits and delays are tens of ms, so a
 # preemption of this shared machine cannot pass for a constructed one.
 set -u -o pipefail

@@ -282,28 +282,28 @@ t.ok(r.get("tag") == "v6.18.26" and r.get("also_read") == ["6.19.0"] and k.TREES
      repr((r.get("tag"), r.get("also_read"), k.TREES["6.19.0"].get("tag"))))
 
 
-def load_host_check():
-    """host-scripts/host-check as a module (its main() does not run)."""
-    loader = importlib.machinery.SourceFileLoader("host_check", os.path.join(ROOT, "host-scripts", "host-check"))
-    spec = importlib.util.spec_from_loader("host_check", loader)
+def load_health():
+    """host-scripts/health as a module (its main() does not run)."""
+    loader = importlib.machinery.SourceFileLoader("health", os.path.join(ROOT, "host-scripts", "health"))
+    spec = importlib.util.spec_from_loader("health", loader)
     mod = importlib.util.module_from_spec(spec)
     loader.exec_module(mod)
     return mod
 
 
-hc = load_host_check()
+hc = load_health()
 r = k.rules_for("6.18.44")
 s = hc.cite(r) or ""
 unchecked = r.get("tree_commit") is None
 t.ok((STABLE + " v6.18.26") in s and "github" not in s and ("not checked" in s) == unchecked and len(s) <= 200,
-     "host-check cites 6.18.44's rules as kernel.org's stable tree at v6.18.26 (saying so while its commit is not "
+     "health cites 6.18.44's rules as kernel.org's stable tree at v6.18.26 (saying so while its commit is not "
      "checked), never a copy", s)
 s = hc.cite(dict(r, tree_commit="0123456789abcdef0123456789abcdef01234567")) or ""
 t.ok((STABLE + " v6.18.26@0123456789ab") in s and "not checked" not in s,
-     "host-check: a checked row's citation ends with the tag's commit (12 hex)", s)
+     "health: a checked row's citation ends with the tag's commit (12 hex)", s)
 s = hc.cite({"id": "old", "read_at": "6.1.158", "tree": "example.org/t", "tree_commit": "ab" * 20}) or ""
 t.ok("example.org/t@abababababab" in s and "read at 6.1.158" in s,
-     "host-check: a rules file of the old shape (no tag) is still cited as tree@commit", s)
+     "health: a rules file of the old shape (no tag) is still cited as tree@commit", s)
 
 spans = []
 for row in k.ERAS:
@@ -313,7 +313,7 @@ overlap = [(a[4], b[4]) for i, a in enumerate(spans) for b in spans[i + 1:]
            if a[:2] == b[:2] and a[2] <= b[3] and b[2] <= a[3]]
 t.ok(not overlap, "no release is covered by two rows", overlap)
 
-# kmsg.py (the host-check helper's classifier) against these format strings:
+# kmsg.py (the health helper's classifier) against these format strings:
 # a TODO, so that a phrase it does not know yet is reported, not fatal here.
 try:
     from cbcontract import kmsg

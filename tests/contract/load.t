@@ -327,7 +327,7 @@ for schema in ("clockbench-health/1", "clockbench-host-check/1", "clockbench-hea
     with open(path, "w") as f:
         json.dump(dict(doc, schema=schema), f)
     try:
-        seen[schema] = load.load_host_check(path)["state"]
+        seen[schema] = load.load_health(path)["state"]
     except load.InputError as e:
         seen[schema] = str(e)
 t.ok(seen["clockbench-health/1"] == seen["clockbench-host-check/1"] == doc["state"]

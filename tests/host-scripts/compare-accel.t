@@ -34,7 +34,7 @@ QEMU
 echo "qemu-system-x86_64: $why" >"$tmp/why"
 chmod +x "$tmp/qemu"
 rc=0
-CB_CS_DIR=$tmp/cs CB_STATE_DIR=$tmp/state CB_KVM_DEV=$tmp/kvm host-scripts/compare --clocksources tsc,hpet \
+CB_CS_DIR=$tmp/cs CB_STATE_DIR=$tmp/state CB_KVM_DEV=$tmp/kvm host-scripts/bench --clocksources tsc,hpet \
 	--rounds 4 --duration 0.01 --threads 1 --clocks monotonic --methods vdso --workloads none \
 	--tsc-rate-seconds 0 --kernel "$tmp/image" --initramfs "$tmp/image" --qemu "$tmp/qemu" \
 	--report-out "$tmp/report" "$tmp/results" r1 >"$tmp/out" 2>"$tmp/err" || rc=$?

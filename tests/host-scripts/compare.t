@@ -77,25 +77,25 @@ if [ -x bench/clockbench ]; then
 	# the screen's table divides), the workloads and the TSC-rate check
 	# compare's defaults.
 	world "$tmp/w2"
-	REC=$tmp/w2 CB_ENGINE=$tmp/rec-engine in_world "$tmp/w2" setsid host-scripts/compare "${small[@]}" --rounds 1 \
+	REC=$tmp/w2 CB_ENGINE=$tmp/rec-engine in_world "$tmp/w2" setsid host-scripts/bench "${small[@]}" --rounds 1 \
 		--report-out "$tmp/report" "$tmp/results" r2 >"$tmp/out-r2" 2>"$tmp/err-r2" &
 	r2_pid=$!
 	# Rounds: --rounds 3 over tsc and acpi_pm (the original hpet, so every
 	# step switches), the TSC-rate check compare's default.
 	world "$tmp/w10"
 	: >"$tmp/w10/tree.log"
-	REC=$tmp/w10 CB_ENGINE=$tmp/round-engine in_world "$tmp/w10" setsid host-scripts/compare "${small[@]}" \
+	REC=$tmp/w10 CB_ENGINE=$tmp/round-engine in_world "$tmp/w10" setsid host-scripts/bench "${small[@]}" \
 		--clocksources tsc,acpi_pm --rounds 3 --report-out "$tmp/report-r10" "$tmp/results" r10 >"$tmp/out-r10" 2>"$tmp/err-r10" &
 	r10_pid=$!
 fi
 
-host-scripts/compare --clocksources tsc,sundial --report-out "$tmp/report-r1" "$tmp/results" r1 2>"$tmp/err"
+host-scripts/bench --clocksources tsc,sundial --report-out "$tmp/report-r1" "$tmp/results" r1 2>"$tmp/err"
 rc=$?
 ok "$([ "$rc" -eq 2 ] && grep -q "unknown clocksource 'sundial'" "$tmp/err" && [ ! -e "$tmp/results/r1" ]; echo $?)" \
 	"an unknown clocksource is refused before anything changes (exit $rc)"
-host-scripts/compare "$tmp/results" 2>/dev/null
+host-scripts/bench "$tmp/results" 2>/dev/null
 ok "$([ $? -eq 2 ]; echo $?)" "a missing run id is a usage error"
-host-scripts/compare "$tmp/results" ../x 2>/dev/null
+host-scripts/bench "$tmp/results" ../x 2>/dev/null
 ok "$([ $? -eq 2 ] && [ "$(cur)" = hpet ]; echo $?)" "a run id with a slash is refused"
 
 # One SIGINT to compare's process group (a Ctrl-C) during the first step:
@@ -116,7 +116,7 @@ done
 EOF2
 chmod +x "$tmp/slow-engine"
 echo 1 >"$tmp/slow-from"
-CB_ENGINE=$tmp/slow-engine setsid env --default-signal=INT host-scripts/compare --no-guest --clocksources tsc,acpi_pm,hpet \
+CB_ENGINE=$tmp/slow-engine setsid env --default-signal=INT host-scripts/bench --no-guest --clocksources tsc,acpi_pm,hpet \
 	--rounds 2 --report-out "$tmp/report-r3" "$tmp/results" r3 >/dev/null 2>"$tmp/err" &
 bg=$!
 for _ in $(seq 400); do [ -s "$tmp/engine.log" ] && break; sleep 0.05; done
@@ -133,7 +133,7 @@ ok "$([ "$rc" -eq 130 ] && [ "$(cur)" = hpet ] && [ ! -e "$CB_STATE_DIR/clocksou
 # check (the run goes on), round 2's engine is stopped, round 3 never made.
 : >"$tmp/engine.log"
 echo 2 >"$tmp/slow-from"
-CB_ENGINE=$tmp/slow-engine setsid env --default-signal=INT host-scripts/compare --no-guest --clocksources tsc --rounds 3 \
+CB_ENGINE=$tmp/slow-engine setsid env --default-signal=INT host-scripts/bench --no-guest --clocksources tsc --rounds 3 \
 	--tsc-rate-seconds 0 --report-out "$tmp/report-r5" "$tmp/results" r5 >/dev/null 2>"$tmp/err" &
 bg=$!
 for _ in $(seq 400); do [ "$(wc -l <"$tmp/engine.log")" -ge 2 ] && break; sleep 0.05; done
@@ -207,7 +207,7 @@ ign=0
 ! git rev-parse --git-dir >/dev/null 2>&1 || git check-ignore -q results/_report/r2/report.md || ign=1
 ok "$([ "$rd" = "$PWD/results/_report" ] && [ "$ign" = 0 ] && ! host-scripts/runfolder new "$tmp/results" _report 2>/dev/null &&
 	[ ! -e "$tmp/results/_report" ]; echo $?)" "the default report folder: results/_report/RUN_ID, not under build/ ($rd)"
-host-scripts/compare --no-guest --duration 0.02 --threads 1 --rounds 1 --report-out "$tmp/report-again" "$tmp/results" r2 2>"$tmp/err"
+host-scripts/bench --no-guest --duration 0.02 --threads 1 --rounds 1 --report-out "$tmp/report-again" "$tmp/results" r2 2>"$tmp/err"
 ok "$([ $? -eq 1 ] && grep -q 'exists' "$tmp/err"; echo $?)" "an existing run folder is never reused"
 
 # compare's defaults reach the engine: every workload, and a 5 s TSC-rate
@@ -230,7 +230,7 @@ r10_pid=
 whole=$(cd "$tmp/results/r10" 2>/dev/null && for r in round-1 round-2 round-3; do for c in tsc acpi_pm; do for e in json csv txt; do
 	[ -s "$r/host-$c.$e" ] || echo "$r/host-$c.$e"; done; done; done)
 ok "$([ "$(cd "$tmp/results/r10" && echo *)" = "health.json plan.json round-1 round-2 round-3 summary.json summary.md" ] && [ -z "$whole" ]; echo $?)" \
-	"--rounds 3: health.json (host-check at the start), plan.json, round-1, round-2, round-3 and the summary at the top, each round with host-tsc and host-acpi_pm .json .csv .txt${whole:+; missing: $(paste -sd" " - <<<"$whole")}"
+	"--rounds 3: health.json (health at the start), plan.json, round-1, round-2, round-3 and the summary at the top, each round with host-tsc and host-acpi_pm .json .csv .txt${whole:+; missing: $(paste -sd" " - <<<"$whole")}"
 ok "$([ "$rc" -eq 0 ] && [ "$(sed '/^$/d' "$tmp/out-r10" | tail -n1 | cut -c1-8)" = "report: " ]; echo $?)" \
 	"--rounds 3: exit $rc, the summary and the report read the rounds, the report's place last$([ "$rc" -eq 0 ] || echo ": $(grep -v '^clockbench: \[' "$tmp/err-r10" | tail -n2 | paste -sd' ' - | cut -c1-160)")"
 want='round-1 tsc hpet|round-1 acpi_pm hpet|round-2 acpi_pm hpet|round-2 tsc hpet|round-3 tsc hpet|round-3 acpi_pm hpet'
@@ -244,7 +244,7 @@ ok "$([ "$rates" = "r10/round-1/tsc-rate-tsc.json r10/round-1/tsc-rate-acpi_pm.j
 	"the TSC-rate check in round 1 only: ${rates:-none}"
 tree=$(grep -c . "$tmp/w10/tree.log")
 ok "$([ "$tree" -gt 0 ] && [ ! -s "$tmp/w10/step.log" ] && ! grep -q -e '_step' -e 'host-scripts/clocksource' "$tmp/w10/tree.log" &&
-	[ "$(grep -c "host-scripts/compare .* $tmp/results r10 \$" "$tmp/w10/tree.log")" -eq 6 ]; echo $?)" \
+	[ "$(grep -c "host-scripts/bench .* $tmp/results r10 \$" "$tmp/w10/tree.log")" -eq 6 ]; echo $?)" \
 	"during each step no process re-runs compare (_step) nor the clocksource command: the engine's parent's parent is compare itself ($(grep -c . "$tmp/w10/step.log") _step processes seen)"
 ok "$(grep -q "^clockbench: \[acpi_pm\] host bench (round 2 of 3, clocksource 1 of 2)\$" "$tmp/err-r10" &&
 	grep -q '^clockbench: compare tsc acpi_pm, back to hpet after each: ' "$tmp/err-r10" &&
@@ -253,7 +253,7 @@ ok "$(grep -q "^clockbench: \[acpi_pm\] host bench (round 2 of 3, clocksource 1 
 # A bad --rounds is refused before anything is made.
 bad=0
 for v in 0 x 1001 01; do
-	host-scripts/compare --no-guest --rounds "$v" "$tmp/results" r12 2>"$tmp/err"
+	host-scripts/bench --no-guest --rounds "$v" "$tmp/results" r12 2>"$tmp/err"
 	rc=$?
 	if ! { [ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -e "$tmp/results/r12" ] &&
 		grep -q "^clockbench: --rounds=$v: expected a whole number from 1 to 1000\$" "$tmp/err"; }; then
@@ -265,7 +265,7 @@ ok "$bad" "--rounds 0, x, 1001, 01: one line each, exit 2, nothing made"
 # compare -q --rounds 2 over tsc and acpi_pm: two rounds, nothing on
 # stderr.  The same run counts its Python interpreters (tests/lib/pystarts.py
 # counts them in an strace of execve): compare asks the run-folder contract
-# once before the run and once for the run's plan, host-check once, the
+# once before the run and once for the run's plan, health once, the
 # report tool once a step (host only: its label check) and once at the end
 # (summary and report), not once per file name or round.
 mkdir "$tmp/r11"
@@ -276,7 +276,7 @@ if command -v strace >/dev/null && strace -f -qq -e trace=execve -o /dev/null tr
 	trace=(strace -f -qq -s 256 -e trace=execve -o "$tmp/trace")
 	! strace --seccomp-bpf -f -qq -e trace=execve -o /dev/null true 2>/dev/null || trace=(strace --seccomp-bpf "${trace[@]:1}")
 fi
-REC=$tmp/r11 CB_ENGINE=$tmp/round-engine "${trace[@]}" host-scripts/compare -q "${small[@]}" --tsc-rate-seconds 0 --clocksources tsc,acpi_pm \
+REC=$tmp/r11 CB_ENGINE=$tmp/round-engine "${trace[@]}" host-scripts/bench -q "${small[@]}" --tsc-rate-seconds 0 --clocksources tsc,acpi_pm \
 	--rounds 2 --report-out "$tmp/report-r11" "$tmp/results" r11 >/dev/null 2>"$tmp/err"
 rc=$?
 ok "$([ "$rc" -eq 0 ] && [ "$(paste -sd'|' "$tmp/r11/rounds.log")" = 'round-1 tsc hpet|round-1 acpi_pm hpet|round-2 acpi_pm hpet|round-2 tsc hpet' ] &&
@@ -311,7 +311,7 @@ printf '#!/bin/sh\ncase "$*" in *--dry-run*) ;; *) echo acpi_pm >"$CB_CS_DIR/cur
 	"$tmp/rep" "$tmp/rep" "$PWD/bench/clockbench" >"$tmp/drift-engine"
 chmod +x "$tmp/drift-engine"
 mkdir -p "$tmp/rep"
-CB_ENGINE=$tmp/drift-engine host-scripts/compare "${small[@]}" --tsc-rate-seconds 0 --clocksources tsc --rounds 1 --report-out "$tmp/rep/report" \
+CB_ENGINE=$tmp/drift-engine host-scripts/bench "${small[@]}" --tsc-rate-seconds 0 --clocksources tsc --rounds 1 --report-out "$tmp/rep/report" \
 	"$tmp/results" r4 >"$tmp/out" 2>"$tmp/err"
 rc=$?
 ok "$([ "$rc" -eq 1 ] && grep -q 'host-tsc.json does not measure what its name says' "$tmp/err" && grep -q 'failed for: tsc' "$tmp/err" &&

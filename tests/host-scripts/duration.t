@@ -56,7 +56,7 @@ t.ok(isinstance(r, str) and "\n" not in r and len(r) < 200, "a 500-character val
 r = err("X", "1\ns", 0, 60)
 t.ok(isinstance(r, str) and "\n" not in r, "a line feed in the value is escaped, one line", r)
 
-# Its users: host-check's --trace-seconds, crosscheck's --duration (whole
+# Its users: health's --trace-seconds, crosscheck's --duration (whole
 # seconds: iperf3 -t), run-lab's --l1-timeout; each refusal one line, exit 2.
 # Settings are options, as the user types them.
 
@@ -67,7 +67,7 @@ def tool(argv):
 
 
 LOG = os.path.join(ROOT, "tests", "host-scripts", "fixtures", "healthy-vm.log")
-HC = [os.path.join(ROOT, "host-scripts", "host-check"), "--format", "json", "--no-tsc-check", "--log", LOG]
+HC = [os.path.join(ROOT, "host-scripts", "health"), "--format", "json", "--no-tsc-check", "--log", LOG]
 CC = os.path.join(ROOT, "host-scripts", "crosscheck")
 LAB = os.path.join(ROOT, "lab", "run-lab")
 CASES = [  # (command, options, exit status wanted or None for "not 2", text in stderr)

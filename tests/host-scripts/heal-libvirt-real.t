@@ -58,14 +58,14 @@ echo "$other" >"$real/current_clocksource"
 sleep 2
 echo tsc >"$real/current_clocksource"
 sleep 2
-host-scripts/host-check >"$tmp/health.out" 2>&1
+host-scripts/health >"$tmp/health.out" 2>&1
 rc=$?
 diag "$(grep -E '^clock health|VM ' "$tmp/health.out" | head -c 2000)"
 ok "$([ "$rc" = 1 ] && head -n1 "$tmp/health.out" | grep -q "DEGRADED (1 of the 1 KVM VM it runs lost the stable bit" &&
 	grep -q "VM $dom (pid $pid): lost the stable bit (" "$tmp/health.out"; echo $?)" \
 	"health: exit 1 ($rc), the domain named by libvirt's name as without the stable bit"
 # Its own short trace may catch an update of the VM or not: with none, the records decide.
-host-scripts/host-check --trace-seconds 0 >"$tmp/health0.out" 2>&1
+host-scripts/health --trace-seconds 0 >"$tmp/health0.out" 2>&1
 ok "$(grep -q "VM $dom (pid $pid): lost the stable bit (running when the host left tsc" "$tmp/health0.out"; echo $?)" \
 	"health tracing nothing: the same from the records (the kernel's switches, the domain's start)"
 host-scripts/heal --yes >"$tmp/heal.out" 2>"$tmp/heal.err"
@@ -74,7 +74,7 @@ diag "$(cat "$tmp/heal.out" "$tmp/heal.err")"
 ok "$([ "$rc" = 0 ] && grep -q "^$dom (pid $pid): healed: paused for [0-9.]* ms; KVM's master clock on again" "$tmp/heal.out"; echo $?)" \
 	"heal --yes: suspended and resumed through virsh, KVM's master clock on again (exit $rc)"
 ok "$([ "$(virsh -c "$uri" domstate "$dom" 2>/dev/null | head -n1)" = running ]; echo $?)" "the domain runs again"
-host-scripts/host-check --trace-seconds 0 >"$tmp/health2.out" 2>&1
+host-scripts/health --trace-seconds 0 >"$tmp/health2.out" 2>&1
 ok "$(grep -q "VM $dom (pid $pid): has the stable bit (clockbench heal" "$tmp/health2.out"; echo $?)" \
 	"afterwards health knows it from heal's record"
 done_testing

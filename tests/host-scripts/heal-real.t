@@ -88,7 +88,7 @@ diag "$(cat "$tmp/probe.out")"
 ok "$(grep -q "^lost: clockbench heal's probe: its threads moved to other CPUs of their own, KVM updated its clock without the stable bit" "$tmp/probe.out"; echo $?)" \
 	"the probe: threads moved, KVM updated the VM's clock without the bit (its master clock off)"
 
-host-scripts/host-check >"$tmp/health.out" 2>"$tmp/health.err"
+host-scripts/health >"$tmp/health.out" 2>"$tmp/health.err"
 rc=$?
 diag "$(head -c 3000 "$tmp/health.out")"
 ok "$([ "$rc" = 1 ] && head -n1 "$tmp/health.out" | grep -q "DEGRADED (1 of the 2 KVM VMs it runs lost the stable bit.*clockbench heal --yes"; echo $?)" \
@@ -106,7 +106,7 @@ probe "$early" >"$tmp/probe2.out" 2>&1
 diag "$(cat "$tmp/probe2.out")"
 ok "$(grep -q "^None: moved its [0-9]* threads to other CPUs of their own for 2 s: no clock update came" "$tmp/probe2.out"; echo $?)" \
 	"the probe after the heal: no clock update (its master clock on)"
-host-scripts/host-check --trace-seconds 0 >"$tmp/health2.out" 2>&1
+host-scripts/health --trace-seconds 0 >"$tmp/health2.out" 2>&1
 ok "$(grep -q "VM early (pid $early): has the stable bit (clockbench heal paused and resumed it" "$tmp/health2.out" && ! head -n1 "$tmp/health2.out" | grep -q "lost the stable bit"; echo $?)" \
 	"afterwards health, tracing nothing, knows from heal's record that it has the bit"
 done_testing

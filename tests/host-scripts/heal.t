@@ -360,7 +360,7 @@ rc, out, err = heal_cmd(env, "vm-that-is-not-here")
 t.ok(rc == 1 and "no such running KVM VM" in err, "a name not running: said, exit 1", err)
 
 # Every piece of advice that puts the host back on tsc says what the running VMs keep.
-HC = os.path.join(ROOT, "host-scripts", "host-check")
+HC = os.path.join(ROOT, "host-scripts", "health")
 for cause, cmdline in (("by_hand", "ro"), ("set_at_boot", "ro clocksource=kvm-clock")):
     d = os.path.join(t.tmp, "hc-" + cause)
     os.makedirs(os.path.join(d, "cs"))
@@ -379,6 +379,6 @@ for cause, cmdline in (("by_hand", "ro"), ("set_at_boot", "ro clocksource=kvm-cl
         doc = {}
     adv = doc.get("advice") or ""
     t.ok(doc.get("cause") == cause and "switch back" in adv and "clockbench heal" in adv and "was running" in adv,
-         "host-check's advice for %s: switching back leaves running VMs without the bit, heal named" % cause, adv or p.stderr)
+         "health's advice for %s: switching back leaves running VMs without the bit, heal named" % cause, adv or p.stderr)
 
 t.done()

@@ -3,9 +3,9 @@
 # test-timeout: 600
 """kernel-records.t: text a user puts inside a kernel record (a crashing program's file name in its segfault record)
 never starts a line or a record of its own, for each character that could (CR, VT, FF, NEL, U+2028, U+2029, and NUL
-and ESC) and each reader: host-check live (a stand-in /dev/kmsg, then the journal's JSON), host-check recorded
+and ESC) and each reader: health live (a stand-in /dev/kmsg, then the journal's JSON), health recorded
 (--log, --boots), the watch, the lab's assertions (and its capture inside L1), and make bench's health step
-(compare's host-check).  Stand-ins forge a real clock phrase (a file misleads no one): the verdict must not change.
+(compare's health).  Stand-ins forge a real clock phrase (a file misleads no one): the verdict must not change.
 Where this machine lets the test crash a program of its own as an unprivileged user, it does so on the real kernel
 with a marker of its own (no clock phrase) and reads it back through the live readers (TAP)."""
 import json
@@ -23,7 +23,7 @@ from taplib import Tap  # noqa: E402
 
 t = Tap()
 os.chmod(t.tmp, 0o755)  # a program in it is run as nobody below
-HC = os.path.join(ROOT, "host-scripts", "host-check")
+HC = os.path.join(ROOT, "host-scripts", "health")
 CHARS = [("CR", "\r"), ("VT", "\x0b"), ("FF", "\x0c"), ("NEL", "\x85"), ("U+2028", "\u2028"), ("U+2029", "\u2029"),
          ("NUL", "\x00"), ("ESC", "\x1b")]
 # What a forger wants read as the kernel's: a warp at boot (cause boot_warp).
@@ -99,7 +99,7 @@ def fakes(where, recs):
     return b, put(os.path.join(where, "kmsg"), kmsg_text(recs))
 
 
-def host_check(args, **env):
+def health_check(args, **env):
     e = dict(os.environ, **env)
     p = subprocess.run([HC, "--format", "json", "--no-tsc-check", "--trace-seconds", "0", "--watchdog-seconds", "0",
                         "--cs-dir", cs] + args, capture_output=True, text=True, env=e, timeout=120)
@@ -110,7 +110,7 @@ def host_check(args, **env):
 
 
 def judged(doc, p, i):
-    """Why host-check's report took the record's text for lines of their own (None when it did not)."""
+    """Why health's report took the record's text for lines of their own (None when it did not)."""
     if doc is None:
         return "no report: %s" % p.stderr[-300:]
     ev = doc["kernel_log"]["evidence"]
@@ -121,7 +121,7 @@ def judged(doc, p, i):
     return None
 
 
-# host-check live: a stand-in /dev/kmsg (CB_KMSG), then the journal's JSON
+# health live: a stand-in /dev/kmsg (CB_KMSG), then the journal's JSON
 # (no /dev/kmsg); the older live readers (dmesg, journalctl -o
 # short-monotonic, split with splitlines()) stand by on PATH.
 for i, (what, ch) in enumerate(CHARS):
@@ -129,30 +129,30 @@ for i, (what, ch) in enumerate(CHARS):
     os.mkdir(d)
     b, kmsg = fakes(d, records(i, ch))
     path = b + ":" + os.environ["PATH"]
-    doc, p = host_check(["--live-log"], CB_KMSG=kmsg, PATH=path)
+    doc, p = health_check(["--live-log"], CB_KMSG=kmsg, PATH=path)
     why = judged(doc, p, i)
     t.ok(why is None and doc["kernel_log"]["source"] == kmsg,
-         "host-check live, /dev/kmsg: a %s in a record's text starts no line" % what, why or doc["kernel_log"])
-    doc, p = host_check(["--live-log"], CB_KMSG=os.path.join(d, "no-kmsg"), PATH=path)
+         "health live, /dev/kmsg: a %s in a record's text starts no line" % what, why or doc["kernel_log"])
+    doc, p = health_check(["--live-log"], CB_KMSG=os.path.join(d, "no-kmsg"), PATH=path)
     why = judged(doc, p, i)
     t.ok(why is None and doc["kernel_log"]["source"].startswith("journalctl"),
-         "host-check live, the journal's JSON: a %s in a record's text starts no line" % what,
+         "health live, the journal's JSON: a %s in a record's text starts no line" % what,
          why or doc["kernel_log"])
 
-# host-check recorded: --log FILE and --boots DIR, text split on LF alone.
+# health recorded: --log FILE and --boots DIR, text split on LF alone.
 boots = os.path.join(t.tmp, "boots")
 os.mkdir(boots)
 for i, (what, ch) in enumerate(CHARS):
     log = put(os.path.join(boots, "%d.log" % i), dmesg_text(records(i, ch)))
-    doc, p = host_check(["--log", log])
+    doc, p = health_check(["--log", log])
     why = judged(doc, p, i)
-    t.ok(why is None, "host-check --log: a %s in a line starts no line of its own" % what, why)
-doc, p = host_check(["--boots", boots])
+    t.ok(why is None, "health --log: a %s in a line starts no line of its own" % what, why)
+doc, p = health_check(["--boots", boots])
 bs = (doc or {}).get("boots", {}).get("boots", [])
 for i, (what, ch) in enumerate(CHARS):
     x = next((x for x in bs if x["boot"] == "%d.log" % i), {})
     t.ok(x.get("tsc") == "kept" and not forged([x.get("line") or ""], i),
-         "host-check --boots: a %s in a line starts no line of its own (the boot kept the TSC)" % what,
+         "health --boots: a %s in a line starts no line of its own (the boot kept the TSC)" % what,
          "%r %s" % (x, p.stderr[-200:]))
 
 # The watch: its reader (Source, drain) on a stand-in /dev/kmsg of records
@@ -195,8 +195,8 @@ for i, (what, ch) in enumerate(CHARS):
     t.ok(not bad, "the lab's assertions: a %s in L1's kernel log starts no line (dmesg's text and records)" % what,
          "\n".join(bad))
 
-# make bench's health step: compare runs host-check, live (its test hook
-# CB_HOST_CHECK_ARGS adds --live-log beside the fake clocksource folder),
+# make bench's health step: compare runs health, live (its test hook
+# CB_HEALTH_ARGS adds --live-log beside the fake clocksource folder),
 # into health.json; every character's record in one log.
 SLOW = "slow" in os.environ.get("CB_TIERS", "slow").split(",")  # a real (tiny) measuring run: the slow tier's
 if SLOW and os.access(os.path.join(ROOT, "bench", "clockbench"), os.X_OK):
@@ -206,7 +206,7 @@ if SLOW and os.access(os.path.join(ROOT, "bench", "clockbench"), os.X_OK):
     b, kmsg = fakes(d, recs)
     put(os.path.join(d, "kvm"), "")
     e = dict(os.environ, PATH=b + ":" + os.environ["PATH"], CB_KMSG=kmsg, CB_CS_DIR=cs, CB_STATE_DIR=d + "/state",
-             CB_KVM_DEV=d + "/kvm", CB_HOST_CHECK_ARGS="--live-log")
+             CB_KVM_DEV=d + "/kvm", CB_HEALTH_ARGS="--live-log")
     p = subprocess.run([os.path.join(ROOT, "host-scripts", "compare"), "--no-guest", "--duration", "0.02", "--threads",
                         "1", "--clocks", "monotonic", "--methods", "vdso", "--clocksources", "hpet",
                         "--tsc-rate-seconds", "0", "--workloads", "none", "--report-out", d + "/report", d + "/results",
@@ -220,7 +220,7 @@ if SLOW and os.access(os.path.join(ROOT, "bench", "clockbench"), os.X_OK):
     for i, (what, ch) in enumerate(CHARS):
         why = judged(h, p, i) if h else "no health.json: %s" % (p.stdout + p.stderr)[-400:]
         t.ok(why is None and h["kernel_log"]["source"] == kmsg,
-             "make bench's health step (compare's host-check, live): a %s starts no line" % what, why)
+             "make bench's health step (compare's health, live): a %s starts no line" % what, why)
 else:
     for what, _ in CHARS:
         t.skip("make bench's health step, %s: %s" % (what, "bench/clockbench not built (run make)" if SLOW else
@@ -230,7 +230,7 @@ else:
 # The real kernel: a program of the test's own, named with each character,
 # a stamp and a marker (no clock phrase: no other reader is misled),
 # crashes as an unprivileged user; its segfault record is read back through
-# the live readers: host-check's (klog), the watch's Source, the lab's
+# the live readers: health's (klog), the watch's Source, the lab's
 # capture (python3 -m cbcontract.klog) read as assert.py reads it.
 def real_kernel():
     """(None, how to run as a user) or (why not, None)."""
@@ -257,7 +257,7 @@ def real_kernel():
 
 
 def live_records():
-    """(the live reader's Records as a list, which, why not): /dev/kmsg, else the journal (host-check's order)."""
+    """(the live reader's Records as a list, which, why not): /dev/kmsg, else the journal (health's order)."""
     from cbcontract import klog, names
     try:
         return list(klog.kmsg_records(names.KMSG_DEV)), names.KMSG_DEV, None
@@ -315,7 +315,7 @@ if why is None:
             bad.append("%d records hold the marker: %r" % (len(mine), [r.text for r in mine]))
         lines = [r.line.split("] ", 1)[-1] for r in recs]
         if forged(lines, i) or [x for x in lines if x.startswith(token)]:
-            bad.append("host-check's reader (%s): a record begins with the forged stamp or the marker" % source)
+            bad.append("health's reader (%s): a record begins with the forged stamp or the marker" % source)
         if cap is not None:
             held = [x for x in cap if key in x]
             if len(held) != 1 or forged([x.split(";", 1)[-1] for x in cap], i):
@@ -325,7 +325,7 @@ if why is None:
             if len(held) != 1 or forged([x.split(";", 1)[-1] for x in wrecs], i):
                 bad.append("the watch's Source: %r" % held)
         t.ok(not bad, "the real kernel (%s): a %s in a crashing program's file name starts no record or line "
-             "in host-check's reader%s%s" % (source, what, ", the lab's capture" if cap is not None else "",
+             "in health's reader%s%s" % (source, what, ", the lab's capture" if cap is not None else "",
                                               ", the watch" if wrecs is not None else ""), "\n".join(bad))
     if wsrc:
         wsrc.close()
@@ -389,7 +389,7 @@ if why is None:
         forged = ["[    1.000000] clocksource: Switched to clocksource tsc"] + [x.replace(marker, LF_VERDICT) for x in rec]
         s = kmsg.summarize(forged, recorded=True)
         log = put(os.path.join(t.tmp, "lf-%d.log" % len(what)), "\n".join(forged) + "\n")
-        doc, p = host_check(["--log", log])
+        doc, p = health_check(["--log", log])
         bad = []
         if not mine or not all(r.continuation for r in mine) or starts:
             bad.append("marker lines %r, records starting with it %r" % (mine, starts))

@@ -392,7 +392,7 @@ t.ok(rc == 2 and "no state 5 in lab/states.cfg" in out, "an unknown state is a u
 # same day: a real watchdog verdict).  L1's facts decide whether its TSC
 # is watched, through the kernel table; the watchdog's lines are read from
 # L1's log after the state.
-WD_KEYS = [("watched by its kernel's watchdog", "l1_watched"), ("host-check in L1", "l1_host_check_watched"),
+WD_KEYS = [("watched by its kernel's watchdog", "l1_watched"), ("health in L1", "l1_health_watched"),
            ("readout's device", "watchdog_device"), ("readouts timed", "watchdog_samples"),
            ("verdicts in L1's log", "l1_watchdog_verdict"), ("TSC after the state", "l1_tsc_after")]
 KEYS[:0] = WD_KEYS
@@ -408,13 +408,13 @@ def edit(d, name, fn):
 
 rc, out, seen6 = lab(FX, "6")
 t.ok(rc == 0 and seen6 and all(seen6.values()) and {k for _, k in seen6} >= {k for _, k in WD_KEYS},
-     "the recorded state 6 passes: L1 watched, host-check agrees, the readout on hpet, no verdict (%d)" % len(seen6),
+     "the recorded state 6 passes: L1 watched, health agrees, the readout on hpet, no verdict (%d)" % len(seen6),
      out)
 t.ok("EMULATED, TCG" in out and "readout p50 / it" in out and "9565162 readouts" in out,
      "state 6's readout figures are printed, labelled emulated, beside L1's in-kernel read on hpet", out)
 S6_FACTS = {"l1_watched", "restore"}
 for name, s6, wants in (("state-6.watchdog.json", 6, {"watchdog_device", "watchdog_samples"}),
-                        ("state-6.host-check.json", 6, {"l1_host_check_watched"}),
+                        ("state-6.health.json", 6, {"l1_health_watched"}),
                         ("state-6.dmesg.txt", 6, {"l1_watchdog_verdict", "l1_tsc_after"}),
                         ("l1-6.facts.txt", 6, S6_FACTS)):
     for how in ("deleted", "empty"):
@@ -429,12 +429,12 @@ for name, s6, wants in (("state-6.watchdog.json", 6, {"watchdog_device", "watchd
         t.ok(rc == 1 and got == want, "%s %s: exactly its %d assertions fail" % (name, how, len(want)),
              "exit %d; failing %s; expected %s" % (rc, sorted(got), sorted(want)))
 
-# host-check's JSON is read bounded: over 4 Mi characters is no evidence.
+# health's JSON is read bounded: over 4 Mi characters is no evidence.
 d = copy()
-edit(d, "state-6.host-check.json", lambda x: " " * (4 << 20) + x)
+edit(d, "state-6.health.json", lambda x: " " * (4 << 20) + x)
 rc, out, seen2 = lab(d, "6")
-t.ok(failing(seen2) == {(6, "l1_host_check_watched")} and "over 4 Mi characters" in out,
-     "a host-check JSON over 4 Mi characters: its one assertion fails, saying so", sorted(failing(seen2)))
+t.ok(failing(seen2) == {(6, "l1_health_watched")} and "over 4 Mi characters" in out,
+     "a health JSON over 4 Mi characters: its one assertion fails, saying so", sorted(failing(seen2)))
 
 # Watched or not, by L1's facts and the era's rules (6.1: constant_tsc,
 # nonstop_tsc and tsc_adjust with at most 2 online NUMA nodes leave the
@@ -494,7 +494,7 @@ WD_KEYS[:0] = [("table's CPU model", "vendor"), ("readouts of the load", "watchd
 KEYS[:0] = WD_KEYS[:4]
 rc, out, seen9 = lab(FX, "9")
 t.ok(rc == 0 and all(seen9.values()) and {k for _, k in seen9} == {
-    "run", "vendor", "l1_watched", "l1_host_check_watched", "watchdog_device", "watchdog_samples",
+    "run", "vendor", "l1_watched", "l1_health_watched", "watchdog_device", "watchdog_samples",
     "watchdog_load_samples", "l1_readout_margin_pct", "outcome", "l1_watchdog_verdict", "l1_tsc_after", "restore"}
      and "asserting the outcome 'no verdict'" in out and "margin x0.21" in out,
      "the recorded state 9 passes, without a guest's checks: no verdict, the TSC kept, the margin measured (%d)"
@@ -550,7 +550,7 @@ d = copy()
 edit(d, "state-9.host-check.json", lambda x: x.replace('"margin": 0.2084445037353255', '"margin": null'))
 rc, out, seen2 = lab(d, "9")
 t.ok(rc == 1 and failing(seen2) == {(9, "l1_readout_margin_pct")} and "margin is None" in out,
-     "state 9 without host-check's margin: exactly l1_readout_margin_pct fails", sorted(failing(seen2)))
+     "state 9 without health's margin: exactly l1_readout_margin_pct fails", sorted(failing(seen2)))
 d = copy()
 os.unlink(os.path.join(d, "state-9.dmesg.txt"))
 rc, out, seen2 = lab(d, "9")
@@ -562,7 +562,7 @@ t.ok(rc == 1 and failing(seen2) == {(9, "outcome")} and "no state-9.dmesg.txt" i
 # booted tsc=unstable: what it measured, its cause and its screen, from the
 # run folder, its health.json and the saved screen (state-10.log).
 BENCH_KEYS = [("clocksources the run measured", "bench_measured"), ("a tsc row in", "bench_tsc_row"),
-              ("cause host-check named", "bench_cause"), ("a ratio on the run's screen", "bench_ratio")]
+              ("cause health named", "bench_cause"), ("a ratio on the run's screen", "bench_ratio")]
 KEYS[:0] = BENCH_KEYS
 S10 = {"run", "result", "subject", "complete", "window", "restore"} | {
     f for f, _, _ in next(s for s in labtable.load() if s.n == 10).expect}

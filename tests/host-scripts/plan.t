@@ -44,7 +44,7 @@ exec "$PWD/bench/clockbench" "\$@"
 EOF2
 chmod +x "$tmp/engine"
 small=(--no-guest --duration 0.02 --threads 1 --clocks monotonic --methods vdso --workloads none --tsc-rate-seconds 0)
-CB_ENGINE=$tmp/engine host-scripts/compare -q "${small[@]}" --clocksources tsc,acpi_pm --rounds 3 \
+CB_ENGINE=$tmp/engine host-scripts/bench -q "${small[@]}" --clocksources tsc,acpi_pm --rounds 3 \
 	--report-out "$tmp/report" "$tmp/results" r1 >/dev/null 2>"$tmp/err"
 rc=$?
 # plan.json's steps as "CS FILE", in their order.
@@ -78,7 +78,7 @@ echo started >>"$tmp/slow.log"
 sleep 60
 EOF2
 chmod +x "$tmp/slow-engine"
-CB_ENGINE=$tmp/slow-engine setsid env --default-signal=INT host-scripts/compare "${small[@]}" --clocksources tsc,acpi_pm \
+CB_ENGINE=$tmp/slow-engine setsid env --default-signal=INT host-scripts/bench "${small[@]}" --clocksources tsc,acpi_pm \
 	--rounds 2 --report-out "$tmp/report2" "$tmp/results" r2 >/dev/null 2>"$tmp/err2" &
 bg=$!
 for _ in $(seq 400); do [ -s "$tmp/slow.log" ] && break; sleep 0.05; done
@@ -94,13 +94,13 @@ ok "$([ "$rc" -eq 130 ] && [ "$n" -eq 4 ] && [ "$(cat "$CB_CS_DIR/current_clocks
 # real clocksources alone, says so once, and a stand-in asked for by name
 # is refused before anything is switched.
 echo "hpet tsc acpi_pm refined-jiffies jiffies" >"$tmp/cs/available_clocksource"
-CB_ENGINE=$PWD/bench/clockbench host-scripts/compare -q "${small[@]}" --rounds 1 \
+CB_ENGINE=$PWD/bench/clockbench bench-host-scripts/bench -q "${small[@]}" --rounds 1 \
 	--report-out "$tmp/report3" "$tmp/results" r3 >/dev/null 2>"$tmp/err3"
 rc=$?
 got=$(planned "$tmp/results/r3/plan.json" r3 2>/dev/null | cut -d' ' -f1 | paste -sd' ')
 ok "$([ "$rc" -eq 0 ] && [ "$got" = "tsc hpet acpi_pm" ] && [ "$(grep -c '^clockbench: not measured: refined-jiffies jiffies, the kernel.s stand-ins' "$tmp/err3")" = 1 ]; echo $?)" \
 	"a plain run on a kernel offering jiffies and refined-jiffies plans tsc hpet acpi_pm (exit $rc, planned: $got), saying the stand-ins once"
-CB_ENGINE=$PWD/bench/clockbench host-scripts/compare -q "${small[@]}" --clocksources tsc,jiffies \
+CB_ENGINE=$PWD/bench/clockbench bench-host-scripts/bench -q "${small[@]}" --clocksources tsc,jiffies \
 	--report-out "$tmp/report4" "$tmp/results" r4 >/dev/null 2>"$tmp/err4"
 rc=$?
 ok "$([ "$rc" -eq 2 ] && [ ! -e "$tmp/results/r4" ] && [ "$(cat "$CB_CS_DIR/current_clocksource")" = hpet ] &&
@@ -108,6 +108,6 @@ ok "$([ "$rc" -eq 2 ] && [ ! -e "$tmp/results/r4" ] && [ "$(cat "$CB_CS_DIR/curr
 	"--clocksources naming jiffies: exit $rc before anything is made or switched: $(head -c 160 "$tmp/err4")"
 echo "hpet tsc acpi_pm" >"$tmp/cs/available_clocksource"
 # compare is an entry point: no loop and no plan in its bash.
-ok "$(! grep -v '^[[:space:]]*#' host-scripts/compare | grep -Eq '^[[:space:]]*(for|while|until) |round|plan'; echo $?)" \
-	"host-scripts/compare loops nothing and reads no plan ($(grep -c . host-scripts/compare) lines)"
+ok "$(! grep -v '^[[:space:]]*#' host-scripts/bench | grep -Eq '^[[:space:]]*(for|while|until) |round|plan'; echo $?)" \
+	"host-scripts/bench loops nothing and reads no plan ($(grep -c . host-scripts/bench) lines)"
 done_testing

@@ -67,7 +67,7 @@ with() {
 	"$cmd" "${keep[@]}" "${given[@]}" "$@"
 }
 # cmp [OPTION]...: compare with the good settings and OPTIONs into run1.
-cmp() { with host-scripts/compare full "$@" "$tmp/results" run1; }
+cmp() { with host-scripts/bench full "$@" "$tmp/results" run1; }
 
 # Two compares started together (both held at the clocksource lock until
 # each is refused or waiting), in a world of their own ($tmp/tg: its
@@ -98,7 +98,7 @@ EOF2
 	done
 	echo "$sleeper" >>"$tmp/tg/pids"
 	for r in a b; do
-		CB_ENGINE=$tmp/tg/slow-engine with host-scripts/compare nog --report-out="$tmp/tg/report-$r" \
+		CB_ENGINE=$tmp/tg/slow-engine with host-scripts/bench nog --report-out="$tmp/tg/report-$r" \
 			"$tmp/tg/results" "$r" >"$tmp/tg/out-$r" 2>"$tmp/tg/err-$r" &
 		started+=($!)
 		echo "$!" >>"$tmp/tg/pids"
@@ -189,7 +189,7 @@ refused "make bench GUEST=yes" "GUEST=yes: expected 0 or 1" make -n bench GUEST=
 refused "--no-guest=1" "--no-guest takes no value" cmp --no-guest=1
 refused "--rounds=0" '--rounds=0: expected' cmp --rounds=0
 refused "--rounds 2x" '--rounds=2x: expected' cmp --rounds 2x
-refused "a results folder that cannot be made (under a file)" "$tmp/afile" with host-scripts/compare full "$tmp/afile/results" run1
+refused "a results folder that cannot be made (under a file)" "$tmp/afile" with host-scripts/bench full "$tmp/afile/results" run1
 if [ "$(id -u)" -ne 0 ]; then
 	# Made read-only after refused's reset (which makes the folder anew).
 	ro() { chmod 555 "$tmp/results" && "$@"; }
@@ -246,7 +246,7 @@ ok "$([ "$rc1" -eq 0 ] && [ "$rc2" -eq 0 ] && [ ! -s "$tmp/out" ] && [ -z "$(unt
 	"${units[*]}, --vcpus=$big with --append's threads=$big: both checks pass (exits $rc1 $rc2), silent$(head -c 200 "$tmp/out")"
 # The preflight passes --duration=500ms, and the run measures 0.5 s cells.
 reset
-with host-scripts/compare nog --duration=500ms --clocksources=tsc "$tmp/results" units >"$tmp/out" 2>"$tmp/err"
+with host-scripts/bench nog --duration=500ms --clocksources=tsc "$tmp/results" units >"$tmp/out" 2>"$tmp/err"
 rc=$?
 ok "$([ "$rc" -eq 0 ] && python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["context"]["duration_s"] != 0.5)' \
 	"$tmp/results/units/host-tsc.json"; echo $?)" \
@@ -257,7 +257,7 @@ ok "$([ "$rc" -eq 0 ] && python3 -c 'import json, sys; sys.exit(json.load(open(s
 # (exit 1, nothing measured); a setting read would be refused before, exit 2.
 ROUNDS=0 CLOCKSOURCES=sundial DURATION=1x THREADS=0 CLOCKS=bogus METHODS=bogus WORKLOADS=bogus TSC_RATE_SECONDS=1x \
 	QUIET=yes VERBOSE=yes GUEST=yes FORCE=yes REPORT_OUT=$tmp/afile/report \
-	with host-scripts/compare nog -u --rounds -u --clocksources -u --duration -u --threads -u --clocks -u --methods \
+	with host-scripts/bench nog -u --rounds -u --clocksources -u --duration -u --threads -u --clocks -u --methods \
 	-u --workloads -u --tsc-rate-seconds -u --report-out "$tmp/results" units >"$tmp/out" 2>"$tmp/err"
 rc=$?
 ok "$([ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q 'exists' "$tmp/err"; echo $?)" \
@@ -295,7 +295,7 @@ else
 		cs_before=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
 		(
 			unset CB_CS_DIR CB_STATE_DIR CB_KVM_DEV
-			with host-scripts/compare full --clocksources="$all" "$s" "$tmp/results" real
+			with host-scripts/bench full --clocksources="$all" "$s" "$tmp/results" real
 		) >/dev/null 2>"$tmp/err"
 		rc=$?
 		after=$(dmesg | grep -c 'clocksource: Switched to clocksource')

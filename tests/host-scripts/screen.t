@@ -55,7 +55,7 @@ term() {
 		echo '#!/usr/bin/env bash'
 		printf 'cd %q || exit 1\n' "$PWD"
 		printf 'export CB_CS_DIR=%q CB_STATE_DIR=%q CB_KVM_DEV=%q\n' "$tmp/$name/cs" "$tmp/$name/state" "$tmp/$name/kvm"
-		printf '%q ' host-scripts/compare "${opts[@]}" "$@"
+		printf '%q ' host-scripts/bench "${opts[@]}" "$@"
 		printf '\necho $? >%q\nexec sleep 900\n' "$tmp/$name.rc"
 	} >"$tmp/$name.sh"
 	chmod +x "$tmp/$name.sh"
@@ -82,18 +82,18 @@ term tty tsc,hpet,acpi_pm 2 "$tmp/results" t1
 world pipe
 (
 	start=$SECONDS
-	in_world pipe host-scripts/compare "${settings[@]}" --clocksources tsc,acpi_pm --rounds 1 --report-out "$tmp/report-pipe" \
+	in_world pipe host-scripts/bench "${settings[@]}" --clocksources tsc,acpi_pm --rounds 1 --report-out "$tmp/report-pipe" \
 		"$tmp/results" p1 2>&1 | cat >"$tmp/log"
 	echo "$? $((SECONDS - start))" >"$tmp/pipe.rc"
 ) &
 pipe_pid=$!
 # 3. -q and -v, each in a world of its own, one after the other.
 world q
-in_world q host-scripts/compare -q "${settings[@]}" --clocksources tsc --rounds 1 --report-out "$tmp/report-q" \
+in_world q host-scripts/bench -q "${settings[@]}" --clocksources tsc --rounds 1 --report-out "$tmp/report-q" \
 	"$tmp/results" q1 >"$tmp/out-q" 2>"$tmp/err-q"
 rc_q=$?
 world v
-in_world v host-scripts/compare -v "${settings[@]}" --clocksources tsc --rounds 1 --report-out "$tmp/report-v" \
+in_world v host-scripts/bench -v "${settings[@]}" --clocksources tsc --rounds 1 --report-out "$tmp/report-v" \
 	"$tmp/results" v1 >/dev/null 2>"$tmp/err-v"
 rc_v=$?
 
@@ -138,7 +138,7 @@ ok "$([ "$rc" -eq 0 ] && [ ! -s "$tmp/err-q" ] && grep -q '^This host is on hpet
 rc=$rc_v
 n=$(grep -cE "$cells" "$tmp/err-v")
 ok "$([ "$rc" -eq 0 ] && [ "$n" -eq 48 ] && grep -q '\[48/48\] tsc null, 2 threads' "$tmp/err-v"; echo $?)" "compare -v: a line a cell ($n of 48), exit $rc"
-host-scripts/compare -q -v "$tmp/results" qv 2>"$tmp/err"
+host-scripts/bench -q -v "$tmp/results" qv 2>"$tmp/err"
 rc=$?
 ok "$([ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- '-q (QUIET=1) and -v (VERBOSE=1) exclude' "$tmp/err" && [ ! -e "$tmp/results/qv" ]; echo $?)" \
 	"-q with -v: one line, exit $rc, nothing made: $(head -n1 "$tmp/err")"
@@ -146,7 +146,7 @@ ok "$([ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- '-q (QUI
 # run), and compare's -q takes no value.
 make -n bench QUIET=yes >/dev/null 2>"$tmp/err"
 rc=$?
-host-scripts/compare --quiet=yes "$tmp/results" qy 2>"$tmp/err2"
+host-scripts/bench --quiet=yes "$tmp/results" qy 2>"$tmp/err2"
 rc2=$?
 ok "$([ "$rc" -eq 2 ] && grep -q "QUIET=yes: expected 0 or 1" "$tmp/err" && [ "$rc2" -eq 2 ] && [ "$(wc -l <"$tmp/err2")" -eq 1 ] &&
 	grep -q -- "--quiet takes no value" "$tmp/err2" && [ ! -e "$tmp/results/qy" ]; echo $?)" \

@@ -2,7 +2,7 @@
 # tier: slow
 # test-timeout: 900
 """states.t: every machine state of tests/host-scripts/fixtures/states/states.cfg, judged from recorded inputs:
-host-check's state, cause and exit status; the watch's node_clockbench_clock_healthy; the bench screen of the real compare on a fake clocksource folder (host
+health's state, cause and exit status; the watch's node_clockbench_clock_healthy; the bench screen of the real compare on a fake clocksource folder (host
 only, short cells): its exit status, ratio or no ratio (never x1.00 without a tsc row), the phrase of its first
 lines; and the watch's health metric.  Adding a state is adding a stanza (TAP)."""
 import concurrent.futures
@@ -25,11 +25,11 @@ PROBE = {"user": os.path.join(TOP, "tests", "analysis", "fixtures", "20260101-12
          "syscall": os.path.join(TOP, "tests", "analysis", "fixtures", "20260101-120000-hv1", "host-hpet.json")}
 cfg = configparser.ConfigParser(interpolation=None)
 cfg.read(os.path.join(FX, "states", "states.cfg"))
-KEYS = {"what", "available", "current", "cpuinfo", "cmdline", "log", "probe", "hostcheck", "screen", "watch"}
+KEYS = {"what", "available", "current", "cpuinfo", "cmdline", "log", "probe", "health", "screen", "watch"}
 
 
 def inputs(name, s):
-    """(the state's folder, host-check's recorded options) for stanza s."""
+    """(the state's folder, health's recorded options) for stanza s."""
     d = os.path.join(t.tmp, name)
     os.makedirs(os.path.join(d, "cs"))
     for k in ("available", "current"):
@@ -51,13 +51,13 @@ def bench_screen(name, d, args):
     CompletedProcess.  Every clocksource the state offers (compare's
     default), each in cells of the headline clock (what the screen
     divides).  Its clocksource folder is a copy of the state's (mtimes
-    kept): the switches of its steps never reach the folder host-check
+    kept): the switches of its steps never reach the folder health
     and the watch read meanwhile."""
     cs = os.path.join(d, "bench-cs")
     shutil.copytree(os.path.join(d, "cs"), cs)
     env = dict(os.environ, CB_CS_DIR=cs, CB_STATE_DIR=os.path.join(d, "state"),
                CB_KVM_DEV=os.path.join(d, "kvm"),
-               CB_HOST_CHECK_ARGS=" ".join(a for a in args if a not in ("--cs-dir", os.path.join(d, "cs"))))
+               CB_HEALTH_ARGS=" ".join(a for a in args if a not in ("--cs-dir", os.path.join(d, "cs"))))
     open(env["CB_KVM_DEV"], "w").close()
     return subprocess.run([os.path.join(TOP, "host-scripts", "compare"), "--no-guest", "--report-out", os.path.join(d, "report"),
                            "--duration", "0.02", "--threads", "1", "--rounds", "1", "--workloads", "none",
@@ -68,7 +68,7 @@ def bench_screen(name, d, args):
 
 have_engine = os.access(os.path.join(TOP, "bench", "clockbench"), os.X_OK)
 # Each state's compare runs in folders of its own: three at a time, begun
-# here, beside the host-check and watch runs below (each waits on its
+# here, beside the health and watch runs below (each waits on its
 # engine's cells and checks much of its time); each judged in its turn.
 states = {}
 for name in cfg.sections():
@@ -81,8 +81,8 @@ t.ok(cfg.sections() and all(set(cfg[n]) == KEYS for n in cfg.sections()),
 for name in cfg.sections():
     s = cfg[name]
     d, args = states[name]
-    want_state, want_cause = s["hostcheck"].split()
-    p = subprocess.run([os.path.join(TOP, "host-scripts", "host-check"), "--format", "json", "--no-tsc-check",
+    want_state, want_cause = s["health"].split()
+    p = subprocess.run([os.path.join(TOP, "host-scripts", "health"), "--format", "json", "--no-tsc-check",
                         "--trace-seconds", "0", "--watchdog-seconds", "0"] + args,
                        capture_output=True, text=True, timeout=120)
     try:
@@ -91,19 +91,19 @@ for name in cfg.sections():
         doc = {}
     got = (doc.get("state"), doc.get("cause"), p.returncode)
     t.ok(got == (want_state, want_cause, 0 if want_state == "healthy" else 1),
-         "%s: host-check says %s, %s (exit %d)" % (name, got[0], got[1], got[2]), p.stderr[-300:])
+         "%s: health says %s, %s (exit %d)" % (name, got[0], got[1], got[2]), p.stderr[-300:])
     leaked = [k for k, v in (doc.get("sources") or {}).items() if v == "this machine"]
     t.ok(doc and not leaked, "%s: nothing of this machine read for a recorded state" % name, leaked)
-    # The watch, on the same inputs (host-check's JSON recorded, the log as
+    # The watch, on the same inputs (health's JSON recorded, the log as
     # its kernel log): its health metric, by the same rule.
-    hcj, tf = os.path.join(d, "host-check.json"), os.path.join(d, "textfile")
+    hcj, tf = os.path.join(d, "health.json"), os.path.join(d, "textfile")
     with open(hcj, "w") as f:
         f.write(p.stdout)
     os.mkdir(tf)
     w = subprocess.run([os.path.join(TOP, "host-scripts", "watch"), "--once", "--no-trace", "--textfile-dir", tf],
                        capture_output=True, text=True, timeout=120,
                        env=dict(os.environ, CB_CS_DIR=os.path.join(d, "cs"), CB_CPUINFO=os.path.join(CPU, s["cpuinfo"]),
-                                CB_HOST_CHECK_JSON=hcj, CB_WATCH_KEEP_PRIVILEGES="1",
+                                CB_HEALTH_JSON=hcj, CB_WATCH_KEEP_PRIVILEGES="1",
                                 CB_WATCH_RUN_DIR=os.path.join(d, "watch-run"),
                                 CB_KMSG=os.path.join(FX, s["log"]) if s["log"] != "none" else os.devnull))
     text = ""

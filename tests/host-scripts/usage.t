@@ -37,13 +37,13 @@ top=$PWD
 bad "bench-host, an unknown option" "$top/host-scripts/bench-host" --bogus
 bad "bench-host, three arguments" "$top/host-scripts/bench-host" a b c
 bad "bench-host, --run-dir without a folder" "$top/host-scripts/bench-host" --run-dir
-bad "compare, one argument" "$top/host-scripts/compare" results
-bad "compare, an unknown option" "$top/host-scripts/compare" --bogus
+bad "compare, one argument" "$top/host-scripts/bench" results
+bad "compare, an unknown option" "$top/host-scripts/bench" --bogus
 bad "clocksource, no command" "$top/host-scripts/clocksource"
 bad "clocksource, an unknown command" "$top/host-scripts/clocksource" frob
 bad "kvm-trace, an unknown command" "$top/host-scripts/kvm-trace" frob
 bad "bench-guest, an unknown option" "$top/host-scripts/bench-guest" --bogus
-bad "host-check, an unknown option" "$top/host-scripts/host-check" --bogus
+bad "health, an unknown option" "$top/host-scripts/health" --bogus
 bad "runfolder, no command" "$top/host-scripts/runfolder"
 bad "deps, an unknown option" "$top/host-scripts/deps" --bogus
 bad "clockbench-report, no command" "$top/analysis/clockbench-report"
@@ -53,13 +53,13 @@ bad "clockbench, an unknown verb" "$top/bench/clockbench" frob
 bad "watch, an unknown option" "$top/host-scripts/watch" --bogus
 bad "crosscheck, an unknown option" "$top/host-scripts/crosscheck" --bogus
 # A prefix of an option is no abbreviation of it (argparse's allow_abbrev):
-# taken, bench-guest --check-only and host-check (both read-only) would
+# taken, bench-guest --check-only and health (both read-only) would
 # answer 0 or 1, and crosscheck, with no tool on PATH, stop there (exit 1).
 bad "crosscheck, a prefix of --rounds (--round)" env PATH=/nonexistent "$top/host-scripts/crosscheck" --round=2
 bad "bench-guest, a prefix of --vcpus (--vcpu)" "$top/host-scripts/bench-guest" --check-only --vcpu=2 --kernel=/bin/sh
-bad "host-check, a prefix of --trace-seconds (--trace)" "$top/host-scripts/host-check" --trace=0 --no-tsc-check
+bad "health, a prefix of --trace-seconds (--trace)" "$top/host-scripts/health" --trace=0 --no-tsc-check
 bad "clockbench-report, a prefix of --rate (--rat)" "$top/analysis/clockbench-report" capacity --rat=1e4 "$tmp/none"
-bad "compare, a near name (--clocksource)" "$top/host-scripts/compare" --clocksource=hpet results x
+bad "compare, a near name (--clocksource)" "$top/host-scripts/bench" --clocksource=hpet results x
 bad "run-lab, an unknown option" "$top/lab/run-lab" --bogus results x
 bad "run-lab, its old setting's name as an option (--lab-states)" "$top/lab/run-lab" --lab-states=9 results x
 bad "provoke, an unknown option" "$top/lab/provoke" --bogus

@@ -65,7 +65,7 @@ open(empty, "w").close()
 
 
 def env(**kw):
-    e = dict(os.environ, CB_CS_DIR=fake_cs("tsc"), CB_KMSG=empty, CB_HOST_CHECK_JSON=os.devnull,
+    e = dict(os.environ, CB_CS_DIR=fake_cs("tsc"), CB_KMSG=empty, CB_HEALTH_JSON=os.devnull,
              CB_LIBVIRT_RUN=os.path.join(t.tmp, "no-libvirt"), CB_WATCH_RUN_DIR=os.path.join(t.tmp, "watch-run"))
     e.pop("CB_WATCH_KEEP_PRIVILEGES", None)
     e.update(kw)

@@ -4,7 +4,7 @@
 """watch-nested.t: clockbench watch on a guest that runs VMs (nested KVM), from a recorded round trip
 (tests/host-scripts/fixtures/trace-nested-round-trip.txt: a VM started on tsc, its host switched to kvm-clock,
 back to tsc, then a QMP stop and cont).  Each phase's lines as the instance's trace_pipe, the clocksource of that
-phase in a fake folder, host-check's JSON saying a KVM guest whose reads stay in user space: the VM is one
+phase in a fake folder, health's JSON saying a KVM guest whose reads stay in user space: the VM is one
 (its vCPU threads' lines counted to QEMU's pid by the TGID column), node_clockbench_vms_running counts it, its
 stable bit follows the phases, and node_clockbench_clock_healthy is 0 while the machine is off tsc under its VM
 (clockbench's one rule), 1 back on tsc and after the heal; a guest that runs no VM is judged as before (TAP)."""
@@ -45,9 +45,9 @@ t.ok(list(phases) == ["start", "switch", "return", "heal"] and all(phases.values
 cpuinfo = os.path.join(t.tmp, "cpuinfo")
 with open(cpuinfo, "w") as f:
     f.write("processor\t: 0\nflags\t\t: fpu tsc rdtscp constant_tsc nonstop_tsc hypervisor\n")
-hcj = os.path.join(t.tmp, "host-check.json")
-with open(hcj, "w") as f:  # host-check on that machine: a KVM guest, its own reads in user space
-    json.dump({"schema": "clockbench-host-check/1", "machine": {"guest": True, "hypervisor": "KVM"},
+hcj = os.path.join(t.tmp, "health.json")
+with open(hcj, "w") as f:  # health on that machine: a KVM guest, its own reads in user space
+    json.dump({"schema": "clockbench-health/1", "machine": {"guest": True, "hypervisor": "KVM"},
                "clock_read_path": "user"}, f)
 proc = os.path.join(t.tmp, "proc")
 os.makedirs(os.path.join(proc, QEMU))
@@ -90,7 +90,7 @@ def watch(tag, lines, cs, *args):
     with open(trace, "w") as f:
         f.writelines(lines)
     env = dict(os.environ, CB_CS_DIR=fake_cs(os.path.join(t.tmp, tag + "-cs"), cs), CB_CPUINFO=cpuinfo,
-               CB_HOST_CHECK_JSON=hcj, CB_LIBVIRT_RUN=libvirt_run, CB_KMSG=log, CB_TRACE_PIPE=trace, CB_PROC=proc)
+               CB_HEALTH_JSON=hcj, CB_LIBVIRT_RUN=libvirt_run, CB_KMSG=log, CB_TRACE_PIPE=trace, CB_PROC=proc)
     p = subprocess.run([WATCH, "--once", "--textfile-dir", d] + list(args), capture_output=True, text=True,
                        env=env, timeout=60)
     try:

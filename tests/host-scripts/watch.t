@@ -57,10 +57,10 @@ with open(cpuinfo, "w") as f:
     f.write("processor\t: 0\nflags\t\t: fpu tsc rdtscp constant_tsc nonstop_tsc\nprocessor\t: 1\nflags\t\t: fpu\n")
 
 
-# host-check's JSON as a watched host with a thin margin would give it (its watchdog section, recorded).
-hcj = os.path.join(t.tmp, "host-check.json")
+# health's JSON as a watched host with a thin margin would give it (its watchdog section, recorded).
+hcj = os.path.join(t.tmp, "health.json")
 with open(hcj, "w") as f:
-    json.dump({"schema": "clockbench-host-check/1", "watchdog": {
+    json.dump({"schema": "clockbench-health/1", "watchdog": {
         "watched": "yes", "limits": {"readout_limit_ns": 125000},
         "risk": {"verdict": "at-risk", "margin": 1.4, "false_alarms_per_host_year": {"measured": 0.25,
                                                                                      "independent": None}}}}, f)
@@ -75,7 +75,7 @@ with open(os.path.join(libvirt_run, "web-1.pid"), "w") as f:
 
 def env(**kw):
     e = dict(os.environ, CB_CS_DIR=fake_cs("tsc") if "CB_CS_DIR" not in kw else kw.pop("CB_CS_DIR"),
-             CB_CPUINFO=cpuinfo, CB_HOST_CHECK_JSON=hcj, CB_LIBVIRT_RUN=libvirt_run,
+             CB_CPUINFO=cpuinfo, CB_HEALTH_JSON=hcj, CB_LIBVIRT_RUN=libvirt_run,
              CB_WATCH_RUN_DIR=os.path.join(t.tmp, "watch-run"))
     e.update(kw)
     return e
@@ -148,12 +148,12 @@ t.ok(value(s, "node_clockbench_watchdog_watched") == 1 and value(s, "node_clockb
      and value(s, "node_clockbench_watchdog_risk_info", verdict="at-risk") == 1
      and value(s, "node_clockbench_watchdog_false_alarms_per_host_year", model="measured") == 0.25
      and not any(k[0].endswith("per_host_year") and ("model", "independent") in k[1] for k in s),
-     "host-check's watchdog section (recorded): watched, limit, margin, risk, false alarms (null left out)")
+     "health's watchdog section (recorded): watched, limit, margin, risk, false alarms (null left out)")
 bad = os.path.join(t.tmp, "hc-bad.json")
 with open(bad, "w") as f:
     f.write('{"watchdog": {"watched": "yes", "risk": {"margin": "1e999", "verdict": ["x"]}}}')
 dbad = folder("hcbad")
-rc, out, err = run_once("--textfile-dir", dbad, CB_KMSG=log, CB_HOST_CHECK_JSON=bad)
+rc, out, err = run_once("--textfile-dir", dbad, CB_KMSG=log, CB_HEALTH_JSON=bad)
 sb = samples(os.path.join(dbad, FILE))
 t.ok(rc == 0 and value(sb, "node_clockbench_watchdog_watched") == 1 and value(sb, "node_clockbench_watchdog_margin") is None
      and not any(k[0] == "node_clockbench_watchdog_risk_info" for k in sb),

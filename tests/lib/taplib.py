@@ -164,7 +164,7 @@ def main_to_files(main, args, env, out, err):
 
 
 class HealthInProcess:
-    """host-check loaded once as a module (self.hc) and its main() run in
+    """health loaded once as a module (self.hc) and its main() run in
     this process (run): each call's output in files of its own under tmp,
     numbered by self.n (next(self.n) also names a test's own files)."""
 
@@ -173,9 +173,9 @@ class HealthInProcess:
         import importlib.util
         import itertools
         self.tmp, self.n = tmp, itertools.count()
-        self.path = os.path.join(ROOT, "host-scripts", "host-check")
-        loader = importlib.machinery.SourceFileLoader("host_check", self.path)
-        self.hc = importlib.util.module_from_spec(importlib.util.spec_from_loader("host_check", loader))
+        self.path = os.path.join(ROOT, "host-scripts", "health")
+        loader = importlib.machinery.SourceFileLoader("health", self.path)
+        self.hc = importlib.util.module_from_spec(importlib.util.spec_from_loader("health", loader))
         loader.exec_module(self.hc)
 
     def run(self, argv, fmt="json"):

@@ -8,7 +8,7 @@
 # package's files alone; python3, QEMU and the C library are the machine's)
 # and, from another folder with the checkout off PATH, the installed
 # clockbench --probe, clockbench help and each verb's --help and man page,
-# clockbench health and a TCG guest run (clockbench guest); purged, it
+# clockbench health and a TCG guest run (clockbench bench-guest); purged, it
 # leaves nothing but the watch's account.  clockbench-watch.service's lifecycle:
 # its maintainer scripts run against stand-ins for systemd's helpers (never
 # enabled unasked, restarted on upgrade, stopped on removal); for real with
@@ -97,7 +97,7 @@ dpkg_root() { PATH="$PATH:/usr/sbin:/sbin" DPKG_ROOT="$root" dpkg --root="$root"
 dpkg_root -i "$deb" >"$tmp/dpkg" 2>&1
 ok $? "dpkg --root installs it into a fresh root"
 [ -x "$root/usr/bin/clockbench" ] || { sed 's/^/# /' "$tmp/dpkg"; lint_verdict; done_testing; exit; }
-# The TCG guest run of the installed clockbench guest, beside the checks
+# The TCG guest run of the installed clockbench bench-guest, beside the checks
 # below (from another folder, the checkout off PATH); its verdict near the end.
 mkdir "$tmp/work"
 kernel=$(guest_kernel)
@@ -105,7 +105,7 @@ kernel=$(guest_kernel)
 inst() { env -u PYTHONPATH PATH="$root/usr/bin:/usr/bin:/bin" "$@"; }
 guest=
 if command -v qemu-system-x86_64 >/dev/null && [ -n "$kernel" ]; then
-	(cd "$tmp/work" && inst clockbench guest --kernel="$kernel" --accel=tcg --vcpus=1 \
+	(cd "$tmp/work" && inst clockbench bench-guest --kernel="$kernel" --accel=tcg --vcpus=1 \
 		--timeout=150 --duration=0.1 --clocks=monotonic --methods=vdso --check=none --results "$tmp/work/results" --run-id pkg \
 		>"$tmp/guest.out" 2>"$tmp/err") &
 	guest=$!
@@ -203,7 +203,7 @@ else
 	rc=$?
 	out=$(cat "$tmp/guest.out")
 	res=${out##*$'\n'}
-	ok "$([ "$rc" -eq 0 ] && [ -s "$res" ]; echo $?)" "a TCG guest run of the installed clockbench guest (exit $rc)"
+	ok "$([ "$rc" -eq 0 ] && [ -s "$res" ]; echo $?)" "a TCG guest run of the installed clockbench bench-guest (exit $rc)"
 	[ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/err" | tail -5
 	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(d["launcher"]["initramfs"] != sys.argv[2] or d["launcher"]["accel"] != "tcg")' \
 		"$res" "$root/usr/lib/clockbench/build/guest/initramfs.cpio" 2>/dev/null

@@ -64,7 +64,7 @@ ok "$([ -f "$dest/usr/share/doc/clockbench/README.md" ] && [ -f "$dest/usr/share
 	"docs under share/doc/clockbench, the playbook and alert rules under share/clockbench/fleet, the dashboard under share/clockbench/grafana"
 unit=$dest/usr/lib/systemd/system/clockbench-watch.service
 ok "$([ -f "$unit" ] && grep -qx 'ExecStart=/usr/bin/clockbench watch --textfile-dir /var/lib/prometheus/node-exporter' "$unit" &&
-	grep -qx 'ExecStopPost=-/usr/bin/clockbench trace clean' "$unit" && [ -z "$(find "$dest" -path '*.wants*')" ]; echo $?)" \
+	grep -qx 'ExecStopPost=-/usr/bin/clockbench kvm-trace clean' "$unit" && [ -z "$(find "$dest" -path '*.wants*')" ]; echo $?)" \
 	"the watch's systemd unit under lib/systemd/system, starting the installed clockbench watch, enabled nowhere"
 grep -rlIF "$top" "$dest" >"$tmp/refs"
 ok "$([ ! -s "$tmp/refs" ]; echo $?)" "no installed text file names the checkout ($top)"
@@ -87,11 +87,11 @@ while read -r verb _; do
 done < <(sed '/^#/d' "$top/packaging/commands")
 ok "${#names_ok[@]}" "the installed clockbench help lists every verb; each verb's --help runs and begins 'Usage: clockbench VERB'"
 for b in "${names_ok[@]+"${names_ok[@]}"}"; do diag "$b"; done
-out=$(clockbench host --threads=1 --duration=0.02 --clocks=monotonic --methods=vdso "$tmp/work/results" r1 2>"$tmp/err")
+out=$(clockbench bench-host --threads=1 --duration=0.02 --clocks=monotonic --methods=vdso "$tmp/work/results" r1 2>"$tmp/err")
 rc=$?
 last=${out##*$'\n'}
 ok "$([ "$rc" -eq 0 ] && [ -s "$last" ] && [ "$(dirname "$last")" = "$tmp/work/results/r1" ]; echo $?)" \
-	"clockbench host measures with the installed engine into the folder named (exit $rc)"
+	"clockbench bench-host measures with the installed engine into the folder named (exit $rc)"
 [ "$rc" -eq 0 ] || sed 's/^/# /' "$tmp/err"
 clockbench report --no-plots -o "$tmp/work/rep" "$top/tests/analysis/fixtures/20260101-120000-hv1" >/dev/null 2>"$tmp/err"
 rc=$?

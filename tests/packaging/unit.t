@@ -5,7 +5,7 @@
 # and does speak of a broken copy; its hardening (ProtectSystem=strict, the
 # textfile folder the one writable path and the watch's own default,
 # NoNewPrivileges=, capabilities no more than kmsg, tracefs, the folder,
-# host-check's watchdog readout and the watch's own drop need; kernel
+# health's watchdog readout and the watch's own drop need; kernel
 # tunables, modules and the clock protected, only the devices it reads, a
 # system-service syscall filter, a memory ceiling; HUP reloads, its tracing
 # instance removed after it stops); systemd-analyze security's exposure
@@ -46,7 +46,7 @@ ok "$([ "$(key ProtectKernelTunables)" = yes ] && [ "$(key ProtectKernelModules)
 	[[ $(key ReadWritePaths | tr '\n' ' ') == *-/sys/kernel/tracing* ]] &&
 	[[ $(key SystemCallFilter) == @system-service* ]] && [ -n "$(key MemoryMax)" ]; echo $?)" \
 	"kernel tunables (but its tracefs), modules and the clock protected; devices: $allow; SystemCallFilter=$(key SystemCallFilter); MemoryMax=$(key MemoryMax)"
-ok "$([ "$(key ExecReload)" = '/bin/kill -HUP $MAINPID' ] && [ "$(key ExecStopPost)" = '-@BINDIR@/clockbench trace clean' ] &&
+ok "$([ "$(key ExecReload)" = '/bin/kill -HUP $MAINPID' ] && [ "$(key ExecStopPost)" = '-@BINDIR@/clockbench kvm-trace clean' ] &&
 	[ "$(key Restart)" = on-failure ]; echo $?)" \
 	"HUP reloads (ExecReload=), an exit other than TERM's restarts it, its stopped tracing instance removed (ExecStopPost=)"
 fact=$(bash -c '. host-scripts/lib/version.sh && cb_fact WATCH_RUN_DIR')

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # tier: fast
-"""hostcheck-hostile4.t: the paste reader against issue 44's audit (round 4): a record's continuation is never a
+"""health-hostile4.t: the paste reader against issue 44's audit (round 4): a record's continuation is never a
 record, journal JSON is parsed whole, a syslog paste is said to be forgeable, the reader stops at its budget and says
 so; the first cause wins, a recorded log's own command line is read, and a fragment never gives a confident cause
 (TAP).  Each check failed on main afb2626."""
@@ -29,7 +29,7 @@ def put(name, lines):
 
 
 def judged(path):
-    """(cause, cause_line, the boots view's line) of host-check --log PATH --boots (PATH alone)."""
+    """(cause, cause_line, the boots view's line) of health --log PATH --boots (PATH alone)."""
     boots = os.path.join(t.tmp, "boots%d" % next(_n))
     os.mkdir(boots)
     shutil.copy(path, os.path.join(boots, "0"))

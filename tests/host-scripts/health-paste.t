@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # tier: fast
-"""hostcheck-paste.t: host-check --log and --boots read recorded logs as people paste them.
+"""health-paste.t: health --log and --boots read recorded logs as people paste them.
 
 tests/host-scripts/fixtures/kmsg/paste-*.log: one file a format family,
 each naming its public source (or the real tool that printed it where no
@@ -8,7 +8,7 @@ public paste was found) at its top; since issue 44 also the families no
 list named (quoted-printable, HTML, journalctl -r, less -S, a Markdown
 table, an agent's prefix and comment markers, a shell prompt,
 short-monotonic) and logs of 2.6.22, 2.6.24 and 5.x where the first cause
-and the boot's own command line are read.  host-check reads each as --log FILE
+and the boot's own command line are read.  health reads each as --log FILE
 and as the one boot of --boots DIR: the verdict (kept or lost, why, when,
 the warp's cycles, the near misses) and the format it names.  Then a
 forged phrase placed mid-line (after a segfault record's file name), or
@@ -131,7 +131,7 @@ pasted = os.path.join(t.tmp, "forged.log")
 with open(pasted, "w") as f:
     f.write("\n".join(log[:2] + [h + seg % i for h in heads for i in inner]) + "\n")
 d = json.loads(run(["--log", pasted])[0])
-t.ok(d["cause"] == "unknown" and not d["cause_line"], "host-check --log: the forged lines give no cause",
+t.ok(d["cause"] == "unknown" and not d["cause_line"], "health --log: the forged lines give no cause",
      (d["cause"], d["cause_line"]))
 
 # What the header says is not the kernel's is refused: another facility

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # tier: slow
 # test-timeout: 600
-"""hostcheck-memory.t: host-check reads a recorded kernel log (--log FILE, --boots DIR) as a stream: its peak memory
+"""health-memory.t: health reads a recorded kernel log (--log FILE, --boots DIR) as a stream: its peak memory
 (the child's maxrss) stays under MAX_RSS and does not grow with the log (4 MiB and 16 MiB of short lines, the worst
 case for a reader that holds every line as a string), and its CPU time grows linearly with it (TAP)."""
 import os
@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from taplib import Tap  # noqa: E402
 
 t = Tap()
-HC = os.path.join(ROOT, "host-scripts", "host-check")
+HC = os.path.join(ROOT, "host-scripts", "health")
 MAX_RSS = 100 << 20  # bytes: the bound at any size the reader allows (64 MiB a file)
 GROWTH = 8 << 20  # bytes: what 12 MiB more of log may add to the peak (a reader that holds it adds some 200 MB)
 
@@ -34,7 +34,7 @@ def log(name, mib):
 
 
 def run(*args):
-    """(exit status, peak RSS in bytes, CPU seconds) of host-check ARGS (JSON to /dev/null)."""
+    """(exit status, peak RSS in bytes, CPU seconds) of health ARGS (JSON to /dev/null)."""
     with open(os.devnull, "w") as null:
         p = subprocess.Popen([HC, "--format", "json", "--cs-dir", cs] + list(args), stdout=null,
                              stderr=subprocess.PIPE)

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 # tier: fast
-"""hostcheck-views.t: host-check's two readings of a kernel log, the single log (--log: the cause) and the boot
+"""health-views.t: health's two readings of a kernel log, the single log (--log: the cause) and the boot
 history (--boots: each boot's why), are one classifier (kmsg.summarize) and agree on every recorded log the tests
 hold (tests/host-scripts/fixtures/**/*.log): the same cause where the log names one, and a lone sync-check header,
-a tsc-early verdict and a boot-parameter line read alike in both (TAP).  host-check runs in this process, its main()
+a tsc-early verdict and a boot-parameter line read alike in both (TAP).  health runs in this process, its main()
 once per log (a process each cost some 0.3 s a log here), on recorded inputs only."""
 import contextlib
 import glob
@@ -20,15 +20,15 @@ sys.path[:0] = [os.path.join(TOP, "tests", "lib")]
 from taplib import Tap  # noqa: E402
 
 t = Tap()
-HC = os.path.join(TOP, "host-scripts", "host-check")
-loader = importlib.machinery.SourceFileLoader("host_check", HC)
-spec = importlib.util.spec_from_loader("host_check", loader)
+HC = os.path.join(TOP, "host-scripts", "health")
+loader = importlib.machinery.SourceFileLoader("health", HC)
+spec = importlib.util.spec_from_loader("health", loader)
 hc = importlib.util.module_from_spec(spec)
 loader.exec_module(hc)
 
 
-def host_check(*args):
-    """host-check's main(argv) here: (exit status, stdout, stderr)."""
+def health_check(*args):
+    """health's main(argv) here: (exit status, stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
@@ -62,7 +62,7 @@ for log in logs:
     boots = os.path.join(t.tmp, "boots-%d" % logs.index(log))
     os.makedirs(boots)
     shutil.copy(log, os.path.join(boots, "boot-1.log"))
-    rc, out, err = host_check("--format", "json", "--cs-dir", cs, "--log", log, "--boots", boots)
+    rc, out, err = health_check("--format", "json", "--cs-dir", cs, "--log", log, "--boots", boots)
     try:
         d = json.loads(out)
     except ValueError:

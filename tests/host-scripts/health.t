@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tier: fast
-# hostcheck.t: host-check's classification of why the TSC was lost, against
+# health.t: health's classification of why the TSC was lost, against
 # recorded kernel logs (tests/host-scripts/fixtures/*.log), and its exit codes.
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -10,7 +10,7 @@ trap 'rm -rf "$tmp"' EXIT
 : >"$tmp/empty"
 fx=tests/host-scripts/fixtures
 
-# The runs on recorded files go through host-check's main() in one python3
+# The runs on recorded files go through health's main() in one python3
 # (a process each costs some 0.3 s here), queued first, judged in order
 # below.  run ARG...: queues one run, its number in $n; run N's stdout,
 # stderr and status are in $tmp/hc/N.out, N.err, N.rc, and N.verdict holds
@@ -22,7 +22,7 @@ run() {
 	nruns=$((nruns + 1))
 	runs+=(:: "$@")
 }
-# verdict LOG CURRENT AVAILABLE CMDLINE: queues host-check's JSON verdict
+# verdict LOG CURRENT AVAILABLE CMDLINE: queues health's JSON verdict
 # on these files (its own clocksource folder and command line, $tmp/vN).
 verdict() {
 	local d=$tmp/v$nruns
@@ -85,9 +85,9 @@ esc=$n
 mkdir -p "$tmp/hc"
 python3 - "$tmp/hc" "${runs[@]}" <<'PY'
 import contextlib, importlib.machinery, importlib.util, io, json, os, sys, traceback
-HC = os.path.join(os.getcwd(), "host-scripts", "host-check")
-loader = importlib.machinery.SourceFileLoader("host_check", HC)
-hc = importlib.util.module_from_spec(importlib.util.spec_from_loader("host_check", loader))
+HC = os.path.join(os.getcwd(), "host-scripts", "health")
+loader = importlib.machinery.SourceFileLoader("health", HC)
+hc = importlib.util.module_from_spec(importlib.util.spec_from_loader("health", loader))
 loader.exec_module(hc)
 runs = []
 for a in sys.argv[2:]:
@@ -129,10 +129,10 @@ assert d["tsc_check"] is None and "recorded" in d["tsc_check_note"]
 ' "$tmp/hc/$evidence.out"
 ok $? "the evidence lines are quoted, and no TSC check is run when judging recorded files"
 
-host-scripts/host-check --format yaml >/dev/null 2>"$tmp/err"
+host-scripts/health --format yaml >/dev/null 2>"$tmp/err"
 rc=$?
 ok "$([ "$rc" -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ]; echo $?)" "a bad --format: exit 2, one line: $(cat "$tmp/err")"
-host-scripts/host-check --log /nonexistent.log --cmdline "$tmp/empty" --cs-dir "$tmp/cs" --format json >"$tmp/out.json" 2>/dev/null
+host-scripts/health --log /nonexistent.log --cmdline "$tmp/empty" --cs-dir "$tmp/cs" --format json >"$tmp/out.json" 2>/dev/null
 ok "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any("/nonexistent.log" in c for c in d["could_not_read"])' "$tmp/out.json"; echo $?)" \
 	"an unreadable log is reported as not read, not as healthy evidence"
 
@@ -144,7 +144,7 @@ ok "$(case "$got" in "1 unknown kernel log not read: $tmp/unreadable.log: "*) ec
 
 # A FIFO as --log: refused at once, never waited on.
 mkfifo "$tmp/log.fifo"
-timeout 20 host-scripts/host-check --format json --log "$tmp/log.fifo" --cmdline "$tmp/empty" --cs-dir "$tmp/cs" >"$tmp/out.json" 2>/dev/null
+timeout 20 host-scripts/health --format json --log "$tmp/log.fifo" --cmdline "$tmp/empty" --cs-dir "$tmp/cs" >"$tmp/out.json" 2>/dev/null
 rc=$?
 ok "$([ "$rc" -ne 124 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any("log.fifo" in c and "not a regular file" in c for c in d["could_not_read"]), d["could_not_read"]' "$tmp/out.json"; echo $?)" \
 	"a FIFO as --log: not read, said so, no hang (exit $rc)"
@@ -156,10 +156,10 @@ ok "$([ "$rc" -ne 124 ] && python3 -c 'import json,sys; d=json.load(open(sys.arg
 mkdir -p "$tmp/bin"
 printf '#!/bin/sh\necho "Hint: You are currently not seeing messages from other users and the system." >&2\necho "      Users in groups '"'"'adm'"'"', '"'"'systemd-journal'"'"' can see all messages." >&2\n' >"$tmp/bin/journalctl"
 chmod +x "$tmp/bin/journalctl"
-limited() { # limited CURRENT: host-check's verdict through the fake log sources
+limited() { # limited CURRENT: health's verdict through the fake log sources
 	echo "$1" >"$tmp/cs/current_clocksource"
 	echo "tsc hpet" >"$tmp/cs/available_clocksource"
-	CB_KMSG="$tmp/no-kmsg" PATH="$tmp/bin:$PATH" host-scripts/host-check --format "$2" --cmdline "$tmp/cmdline" --cs-dir "$tmp/cs" --live-log 2>&1
+	CB_KMSG="$tmp/no-kmsg" PATH="$tmp/bin:$PATH" host-scripts/health --format "$2" --cmdline "$tmp/cmdline" --cs-dir "$tmp/cs" --live-log 2>&1
 }
 printf 'ro\n' >"$tmp/cmdline"
 got=$(limited hpet json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["cause"], "|", d["cause_detail"], "|", d["kernel_log"]["source"])')
@@ -198,7 +198,7 @@ ok "$(! grep -q $'\033' <<<"$out" && ! grep -q $'\007' <<<"$out" && grep -q 'due
 # host healthy on tsc only; a guest on tsc with an invariant TSC, or on a
 # paravirtual clock whose reads the path probe found in user space.
 if [ -x bench/clockbench ]; then
-	host-scripts/host-check --format json --trace-seconds 0 >"$tmp/live.json" 2>"$tmp/err"
+	host-scripts/health --format json --trace-seconds 0 >"$tmp/live.json" 2>"$tmp/err"
 	rc=$?
 	cur=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
 	want=$(python3 -c '

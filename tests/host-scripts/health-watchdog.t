@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # tier: fast
-"""hostcheck-watchdog.t: host-check's watchdog section and boot history, on recorded hosts.
+"""health-watchdog.t: health's watchdog section and boot history, on recorded hosts.
 
 Is the TSC watched: one recorded host per rule of tsc.c and of the kernel
 table (contract/cbcontract/kernels.py; the rules-fixed.json fixture where
@@ -27,10 +27,10 @@ sys.path[:0] = [os.path.join(TOP, "contract"), os.path.join(TOP, "tests", "lib")
 from taplib import Tap, main_to_files, read  # noqa: E402
 
 t = Tap()
-HC = os.path.join(TOP, "host-scripts", "host-check")
+HC = os.path.join(TOP, "host-scripts", "health")
 FX = os.path.join(TOP, "tests", "host-scripts", "fixtures", "watchdog")
 LOGS = os.path.join(TOP, "tests", "host-scripts", "fixtures")
-tmp = tempfile.mkdtemp(prefix="hostcheck-watchdog.")
+tmp = tempfile.mkdtemp(prefix="health-watchdog.")
 try:
     from cbcontract import kernels  # noqa: F401
     TABLE = True
@@ -40,7 +40,7 @@ except ImportError:
 
 def host(name, release, cpuinfo, avail="tsc hpet acpi_pm", current=None, cmdline="ro quiet", nodes="0",
          online="0-3", version="#1 SMP PREEMPT_DYNAMIC", params=None, kconfig=None):
-    """A recorded host's folder of inputs, and host-check's options for it."""
+    """A recorded host's folder of inputs, and health's options for it."""
     d = os.path.join(tmp, name)
     os.makedirs(os.path.join(d, "cs"), exist_ok=True)
     os.makedirs(os.path.join(d, "params"), exist_ok=True)
@@ -62,16 +62,16 @@ def host(name, release, cpuinfo, avail="tsc hpet acpi_pm", current=None, cmdline
     return argv
 
 
-# host-check's main() in this one process, as its process would run it
+# health's main() in this one process, as its process would run it
 # (taplib.main_to_files): some sixty runs, each a Python start otherwise.
-_loader = importlib.machinery.SourceFileLoader("host_check", HC)
-hc = importlib.util.module_from_spec(importlib.util.spec_from_loader("host_check", _loader))
+_loader = importlib.machinery.SourceFileLoader("health", HC)
+hc = importlib.util.module_from_spec(importlib.util.spec_from_loader("health", _loader))
 _loader.exec_module(hc)
 _n = itertools.count()
 
 
 def run(argv, fmt="json", env=None):
-    """host-check on argv: (its JSON or text, the CompletedProcess); env: its
+    """health on argv: (its JSON or text, the CompletedProcess); env: its
     whole environment, as subprocess takes it."""
     args = [HC, "--format", fmt, "--no-tsc-check", "--trace-seconds", "0", "--watchdog-seconds", "0"] + argv
     words = ["%s=%s" % kv for kv in (env or {}).items() if os.environ.get(kv[0]) != kv[1]]

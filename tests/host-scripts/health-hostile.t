@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # tier: fast
-"""hostcheck-hostile.t: host-check on recorded inputs another user shaped: a symlink in a "recorded" folder is not
+"""health-hostile.t: health on recorded inputs another user shaped: a symlink in a "recorded" folder is not
 followed when root reads it, only what parses is quoted (clocksource names, the release, tsc= values), and a --rules
 or --readout document of an unexpected shape is one line of why, never a traceback (TAP)."""
 import json
@@ -13,7 +13,7 @@ sys.path[:0] = [os.path.join(TOP, "tests", "lib")]
 from taplib import Tap  # noqa: E402
 
 t = Tap()
-HC = os.path.join(TOP, "host-scripts", "host-check")
+HC = os.path.join(TOP, "host-scripts", "health")
 SECRET = "SECRET-TOKEN-7f3a"
 
 

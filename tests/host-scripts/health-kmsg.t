@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # tier: fast
-"""hostcheck-kmsg.t: contract/cbcontract/kmsg.py on real kernel lines of each era.
+"""health-kmsg.t: contract/cbcontract/kmsg.py on real kernel lines of each era.
 
 tests/host-scripts/fixtures/kmsg/lines.txt: KIND | LINE, each under a comment
 saying where it came from.  Every line gets its kind; every kind of KINDS

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # tier: fast
-"""hostcheck-risk.t: contract/cbcontract/risk.py, its arithmetic by hand and by properties.
+"""health-risk.t: contract/cbcontract/risk.py, its arithmetic by hand and by properties.
 
 A constructed readout (100,000 samples, 100 over a 50 us limit, in 80
 single slow readouts and 10 pairs) gives the figures worked out by hand;
