@@ -19,7 +19,9 @@ guest_kernel() {
 		return
 	fi
 	# /boot's, else the one make deps unpacked for the guest (never installed).
-	for k in $(find /boot build/guest-kernel/boot -maxdepth 1 -name 'vmlinuz-*' 2>/dev/null | sort -rV); do
+	# An absolute path: a test may run the guest from another folder.
+	for k in $(find /boot -maxdepth 1 -name 'vmlinuz-*' 2>/dev/null | sort -rV) \
+		$(find "$PWD/build/guest-kernel/boot" -maxdepth 1 -name 'vmlinuz-*' 2>/dev/null | sort -rV); do
 		if [ -r "$k" ]; then
 			echo "$k"
 			return

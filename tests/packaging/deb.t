@@ -27,8 +27,9 @@ tmp=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 # The package build's own names beside the checkout (dpkg-buildpackage
 # writes ../clockbench_VERSION_ARCH.{deb,buildinfo,changes} unless told not
-# to): only those are compared, not what other jobs write to the parent.
-beside() { find .. -maxdepth 1 \( -name 'clockbench_*' -o -name 'clockbench-*' \) -printf '%f\n' 2>/dev/null | sort; }
+# to, and clockbench-dbgsym_*): only those are compared, not what other
+# jobs write to the parent (another test's clockbench-test.* in /tmp).
+beside() { find .. -maxdepth 1 \( -name 'clockbench_*' -o -name 'clockbench-dbgsym_*' \) -printf '%f\n' 2>/dev/null | sort; }
 beside >"$tmp/parent-before"
 make -s deb >"$tmp/log" 2>&1
 rc=$?
@@ -101,8 +102,9 @@ ok $? "dpkg --root installs it into a fresh root"
 # below (from another folder, the checkout off PATH); its verdict near the end.
 mkdir "$tmp/work"
 kernel=$(guest_kernel)
-# inst CMD...: CMD with the fresh root's commands first on PATH and no checkout on it.
-inst() { env -u PYTHONPATH PATH="$root/usr/bin:/usr/bin:/bin" "$@"; }
+# inst CMD...: CMD with the fresh root's commands first on PATH and no checkout on it;
+# Python free to write its bytecode caches, as on a machine without the setting (purge removes them).
+inst() { env -u PYTHONPATH -u PYTHONDONTWRITEBYTECODE PATH="$root/usr/bin:/usr/bin:/bin" "$@"; }
 guest=
 if command -v qemu-system-x86_64 >/dev/null && [ -n "$kernel" ]; then
 	(cd "$tmp/work" && inst clockbench bench-guest --kernel="$kernel" --accel=tcg --vcpus=1 \
