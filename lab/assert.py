@@ -834,7 +834,7 @@ def harness_processes(d, name):
     first), each as 'NAME: LINE'."""
     table = (read(os.path.join(d, name)) or "").splitlines()
     return ["%s: %s" % (name, line) for line in table[:1] + [
-        line for line in table[1:] if re.search(r"qemu|bench-|compare|clocksource|kvm-trace|timeout", line)]]
+        line for line in table[1:] if re.search(r"qemu|bench-|host-scripts/bench\b|compare|clocksource|kvm-trace|timeout", line)]]
 
 
 def diagnose(ev, d, st):

@@ -440,7 +440,7 @@ cs_set() {
 # leaves.  The EXIT trap (cs_exit) leaves on any other way out.  The traps
 # only record and stop: the switch, the state file's write and the restore
 # are never cut short, and a signal between two commands is not lost.
-cs_signal=0 cs_child_pid='' cs_entered=0 cs_self_start='' cs_sweep_pid=''
+cs_signal=0 cs_child_pid='' cs_entered=0 cs_self_start='' cs_sweep_pid='' cs_sweep_rc=''
 
 # cs_caught 128+N: the INT, TERM and HUP trap.  Under cs_serve the signal
 # is passed on to the sweep, which then ends the run.
@@ -507,15 +507,32 @@ cs_enter() {
 # and after 5 s KILL) and a terminal's Ctrl-C reaches the bracket, not CMD.
 # CB_RUN marks all it starts: after a SIGKILL of this process the next
 # command finds and stops them (cs_stop_left) before restoring.  The
-# caller's redirections apply to CMD (a step's 8>&-, its stdout).
+# caller's redirections apply to CMD (a step's 8>&-, its stdout).  Under
+# cs_serve the wait is on the sweep too: the sweep's end, a SIGKILL of it
+# alone included, stops CMD at once (then the bracket ends and restores).
 cs_child() {
-	local rc=0
+	local rc=0 ended=
 	[ "$cs_signal" = 0 ] || return "$cs_signal"
 	[ -n "$cs_self_start" ] || cs_proc_start -v cs_self_start "$$"
 	CB_RUN="$$:$cs_self_start" setsid "$@" <&0 &
 	cs_child_pid=$!
 	[ "$cs_signal" = 0 ] || cs_stop_child # came while it was being started
-	wait "$cs_child_pid" || rc=$?
+	if [ -n "$cs_sweep_pid" ]; then
+		# (its stderr: bash's own "Killed" line for the sweep, the line below
+		# says it; -p leaves ended unset when a signal interrupts the wait)
+		{ wait -n -p ended "$cs_child_pid" "$cs_sweep_pid"; } 2>/dev/null || rc=$?
+		if [ "${ended:-}" = "$cs_sweep_pid" ]; then
+			cs_sweep_rc=$rc cs_sweep_pid=
+			cs_say "the sweep ended (status $rc) while its step ran: the step stopped, the clocksource put back"
+			cs_stop_child
+			rc=1
+		elif [ -n "${ended:-}" ]; then
+			cs_child_pid=
+			return "$rc"
+		fi
+	else
+		wait "$cs_child_pid" || rc=$?
+	fi
 	if [ "$cs_signal" != 0 ]; then
 		wait "$cs_child_pid" 2>/dev/null || true
 		rc=$cs_signal
@@ -623,12 +640,14 @@ cs_serve() {
 		(printf '%s %s %s\n' "$rc" "$cs_signal" "$val" >&"$cs_rp") 2>/dev/null || break
 	done
 	exec {cs_rq}<&- {cs_rp}>&-
-	# The sweep's status (a signal that interrupted the wait is recorded).
-	while :; do
+	# The sweep's status (a signal that interrupted the wait is recorded;
+	# cs_child keeps it where the sweep ended during a step).
+	while [ -n "$cs_sweep_pid" ]; do
 		rc=0
 		wait "$cs_sweep_pid" || rc=$?
 		kill -0 "$cs_sweep_pid" 2>/dev/null || break
 	done
+	[ -n "$cs_sweep_pid" ] || [ -z "$cs_sweep_rc" ] || rc=$cs_sweep_rc
 	cs_sweep_pid=
 	[ "$rc" -lt 128 ] || [ "$cs_signal" = 0 ] || rc=$cs_signal
 	exit "$rc"

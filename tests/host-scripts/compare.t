@@ -247,7 +247,7 @@ ok "$([ "$tree" -gt 0 ] && [ ! -s "$tmp/w10/step.log" ] && ! grep -q -e '_step' 
 	[ "$(grep -c "host-scripts/bench .* $tmp/results r10 \$" "$tmp/w10/tree.log")" -eq 6 ]; echo $?)" \
 	"during each step no process re-runs compare (_step) nor the clocksource command: the engine's parent's parent is compare itself ($(grep -c . "$tmp/w10/step.log") _step processes seen)"
 ok "$(grep -q "^clockbench: \[acpi_pm\] host bench (round 2 of 3, clocksource 1 of 2)\$" "$tmp/err-r10" &&
-	grep -q '^clockbench: compare tsc acpi_pm, back to hpet after each: ' "$tmp/err-r10" &&
+	grep -q '^clockbench: bench tsc acpi_pm, back to hpet after each: ' "$tmp/err-r10" &&
 	grep -q '^clockbench: 3 rounds, the even ones in reverse order (acpi_pm tsc)$' "$tmp/err-r10"; echo $?)" \
 	"progress names each round and clocksource: $(grep -c 'host bench (round' "$tmp/err-r10") step lines"
 # A bad --rounds is refused before anything is made.

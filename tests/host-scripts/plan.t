@@ -66,7 +66,7 @@ print(rf.classify("plan.json")[0], rf.classify_path("round-1/plan.json") is not 
 ok "$([ "$kind" = "plan True plan.json" ]; echo $?)" "plan.json is a name of the run-folder contract ($kind)"
 # Each step's engine: bench-host, then compare's bash (the bracket), with
 # no Python process between; the sweep is not an ancestor of a step.
-bad=$(awk -v RS='--\n' 'NF && !($0 ~ /^[^\n]*bench-host[^\n]*\n[^\n]*bash [^\n]*host-scripts\/compare /) { n++ } END { print n + 0 }' "$tmp/tree.log")
+bad=$(awk -v RS='--\n' 'NF && !($0 ~ /^[^\n]*bench-host[^\n]*\n[^\n]*bash [^\n]*host-scripts\/bench /) { n++ } END { print n + 0 }' "$tmp/tree.log")
 py=$(grep -c 'python3 -c import sys' "$tmp/tree.log")
 ok "$([ "$bad" -eq 0 ] && [ "$py" -eq 0 ] && [ "$(grep -c -- '^--$' "$tmp/tree.log")" -eq 6 ]; echo $?)" \
 	"each of the 6 steps runs as bench-host, a child of compare's bracket, no sweep above it ($bad other, $py with the sweep)"
@@ -94,13 +94,13 @@ ok "$([ "$rc" -eq 130 ] && [ "$n" -eq 4 ] && [ "$(cat "$CB_CS_DIR/current_clocks
 # real clocksources alone, says so once, and a stand-in asked for by name
 # is refused before anything is switched.
 echo "hpet tsc acpi_pm refined-jiffies jiffies" >"$tmp/cs/available_clocksource"
-CB_ENGINE=$PWD/bench/clockbench bench-host-scripts/bench -q "${small[@]}" --rounds 1 \
+CB_ENGINE=$PWD/bench/clockbench host-scripts/bench -q "${small[@]}" --rounds 1 \
 	--report-out "$tmp/report3" "$tmp/results" r3 >/dev/null 2>"$tmp/err3"
 rc=$?
 got=$(planned "$tmp/results/r3/plan.json" r3 2>/dev/null | cut -d' ' -f1 | paste -sd' ')
 ok "$([ "$rc" -eq 0 ] && [ "$got" = "tsc hpet acpi_pm" ] && [ "$(grep -c '^clockbench: not measured: refined-jiffies jiffies, the kernel.s stand-ins' "$tmp/err3")" = 1 ]; echo $?)" \
 	"a plain run on a kernel offering jiffies and refined-jiffies plans tsc hpet acpi_pm (exit $rc, planned: $got), saying the stand-ins once"
-CB_ENGINE=$PWD/bench/clockbench bench-host-scripts/bench -q "${small[@]}" --clocksources tsc,jiffies \
+CB_ENGINE=$PWD/bench/clockbench host-scripts/bench -q "${small[@]}" --clocksources tsc,jiffies \
 	--report-out "$tmp/report4" "$tmp/results" r4 >/dev/null 2>"$tmp/err4"
 rc=$?
 ok "$([ "$rc" -eq 2 ] && [ ! -e "$tmp/results/r4" ] && [ "$(cat "$CB_CS_DIR/current_clocksource")" = hpet ] &&
