@@ -67,7 +67,7 @@ CB_EXIT(FAIL, 1)
 CB_EXIT(USAGE, 2)
 CB_EXIT(CANNOT, 3)
 
-/* The clocks in the engine's order: the --clock name, the clock it reads. */
+/* The clocks in the engine's order: the --clocks name, the clock it reads. */
 CB_CLOCK("realtime", CLOCK_REALTIME)
 CB_CLOCK("monotonic", CLOCK_MONOTONIC)
 CB_CLOCK("monotonic_raw", CLOCK_MONOTONIC_RAW)
@@ -77,7 +77,7 @@ CB_CLOCK("realtime_coarse", CLOCK_REALTIME_COARSE)
 CB_CLOCK("monotonic_coarse", CLOCK_MONOTONIC_COARSE)
 
 /* The methods in the engine's order: enum cb_method's CB_<member>, the
- * --method name, 1 if it reads a clock (one row per clock). */
+ * --methods name, 1 if it reads a clock (one row per clock). */
 CB_METHOD(VDSO, "vdso", 1)
 CB_METHOD(SYSCALL, "syscall", 1)
 CB_METHOD(SYSCALL_INLINE, "syscall-inline", 1)
@@ -86,7 +86,7 @@ CB_METHOD(RDTSCP, "rdtscp", 0)
 CB_METHOD(NULL, "null", 0)
 
 /* The workloads in the engine's order, one row each: enum cb_workload's
- * CB_WL_<member>, the --workload name, the unit of its rate (higher is
+ * CB_WL_<member>, the --workloads name, the unit of its rate (higher is
  * better), the unit as the screen's tables shorten it, 1 if it also
  * measures a latency (microseconds, lower is better).  The JSON key of
  * each is "workload": NAME in the engine's "workloads".  A new workload is

@@ -19,7 +19,7 @@ static const char *const clock_names[] = {
 #define CB_CLOCK(name, id) name,
 #include "names.h"
 };
-/* --clock's line of --help. */
+/* --clocks's line of --help. */
 #define CB_CLOCK(name, id) " " name
 static const char clock_help[] = "clocks:"
 #include "names.h"
@@ -339,9 +339,9 @@ static int set_version(struct cb_opts *o, struct parse *p, const char *arg, unio
 #define NAMES(a) a, (int)(sizeof a / sizeof a[0])
 
 static const struct opt opts[] = {
-	{ "clock", 'c', "LIST", K_NAMES, 0, 0, NAMES(clock_names), "realtime,monotonic",
+	{ "clocks", 'c', "LIST", K_NAMES, 0, 0, NAMES(clock_names), "realtime,monotonic",
 	  clock_help, set_clock },
-	{ "method", 'm', "LIST", K_NAMES, 0, 0, cb_method_names, CB_NMETHODS, "vdso,syscall,null,rdtsc",
+	{ "methods", 'm', "LIST", K_NAMES, 0, 0, cb_method_names, CB_NMETHODS, "vdso,syscall,null,rdtsc",
 	  "vdso (the C library's clock_gettime), syscall (the syscall instruction inside a function call, as a "
 	  "vDSO fallback pays it), syscall-inline (the instruction inlined: kernel entry and exit alone), rdtsc, "
 	  "rdtscp (baselines), null (getppid called as syscall calls clock_gettime; with syscall, also timed "
@@ -371,7 +371,7 @@ static const struct opt opts[] = {
 	  "with --check watchdog: a memory-bandwidth loop on every other --cpus CPU while it runs", set_load },
 	{ "tsc-rounds", 0, "N", K_UINT, 3000, 100000000, NULL, 0, "5000", "round trips per CPU in the TSC check",
 	  set_rounds },
-	{ "workload", 0, "LIST", K_NAMES, 0, 0, NAMES(workload_names), "none",
+	{ "workloads", 0, "LIST", K_NAMES, 0, 0, NAMES(workload_names), "none",
 	  "also run real work, after the cost cells: tcp-stream (loopback TCP, Gbit/s), tcp-rr (one-byte request "
 	  "and response, transactions/s, round-trip latency), timer (50 us sleeps on the largest --threads count "
 	  "of CPUs, wake-up latency), all, none; each for --duration, TCP pinned to the first two --cpus",
@@ -382,7 +382,7 @@ static const struct opt opts[] = {
 	  set_nocost },
 	{ "probe", 0, NULL, K_FLAG, 0, 0, NULL, 0, NULL, "only the path check: vDSO or syscall, per clock", set_probe },
 	{ "require", 0, "user", K_CHOICE, 0, 0, NAMES(require_names), NULL,
-	  "with --probe: a startup check that measures nothing and writes no report: exit 0 if every --clock is "
+	  "with --probe: a startup check that measures nothing and writes no report: exit 0 if every --clocks is "
 	  "read in user space (the vDSO), else 1 with one line naming the clock, its path and the clocksource; 3 "
 	  "if the path check cannot run here (in systemd: ExecStartPre=clockbench --probe --require user)",
 	  set_require },

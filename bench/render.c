@@ -504,7 +504,7 @@ static void kernel_read_table(FILE *f, const struct cb_report *r)
 		negative |= s->kernel_read_negative;
 	}
 	if (none)
-		fprintf(f, "-: no null median at that thread count (add null to --method)\n");
+		fprintf(f, "-: no null median at that thread count (add null to --methods)\n");
 	if (negative)
 		fprintf(f, "<null: the null call cost more than the syscall; not known (both medians in JSON and CSV)\n");
 }

@@ -236,7 +236,7 @@ static int checks(struct cb_report *r, const struct cb_opts *o, double tpn)
 }
 
 /* --probe --require user: the path probe alone, no calibration, no report.
- * Returns 0 if every --clock is read in user space through the C library,
+ * Returns 0 if every --clocks is read in user space through the C library,
  * else 1 after one line naming each clock that is not, its path and the
  * kernel's clocksource; CB_EXIT_CANNOT if the probe cannot run here. */
 static int require_user(const struct cb_opts *o)

@@ -205,11 +205,11 @@ static int run_engine(const struct params *p, char *threads_default)
 	argv[argc++] = "--check";
 	argv[argc++] = (char *)(p->check ? p->check : "all");
 	if (p->clock) {
-		argv[argc++] = "--clock";
+		argv[argc++] = "--clocks";
 		argv[argc++] = (char *)p->clock;
 	}
 	if (p->method) {
-		argv[argc++] = "--method";
+		argv[argc++] = "--methods";
 		argv[argc++] = (char *)p->method;
 	}
 	if (p->cpus) {
@@ -217,7 +217,7 @@ static int run_engine(const struct params *p, char *threads_default)
 		argv[argc++] = (char *)p->cpus;
 	}
 	if (p->workload) {
-		argv[argc++] = "--workload";
+		argv[argc++] = "--workloads";
 		argv[argc++] = (char *)p->workload;
 	}
 	if (!p->cost)

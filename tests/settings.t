@@ -68,7 +68,7 @@ ok "$([[ $cmd == *"'--kernel=/k'"* && $cmd == *"'--timeout=5m'"* && $cmd == *"--
 	"make bench-guest KERNEL=/k TIMEOUT=5m: $(head -c 200 <<<"$cmd")"
 
 # A refusal names the option as the user typed it: the engine's own
-# spellings (--clock, --method, --workload) are not the verbs'.
+# spellings (--clocks, --methods, --workloads) are not the verbs'.
 for o in clocks methods workloads; do
 	err=$(host-scripts/bench-host --check-only "--$o=bogus" 2>&1)
 	ok "$([ "$?" -eq 2 ] && [[ $err == "clockbench: --$o: unknown name 'bogus'"* ]]; echo $?)" \

@@ -241,7 +241,7 @@ def kernel_read_section(ms, multi):
                      "kernel read ns", "x tsc"]
         out += [md_table(hdr, rows, "l" * len(pre) + "llrrrrr"), ""]
     if without:
-        out += ["No `null` rows in %s: the kernel's read is not known there (`--method` with `null`)."
+        out += ["No `null` rows in %s: the kernel's read is not known there (`--methods` with `null`)."
                 % ", ".join(without), ""]
     return out if rows or without else []
 

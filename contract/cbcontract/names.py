@@ -100,7 +100,7 @@ def version_line(prog):
     return "%s %s" % (prog, VERSION)
 
 
-# Clocks in the engine's order: the --clock names.
+# Clocks in the engine's order: the --clocks names.
 CLOCKS = tuple(name for name, _ in _NAMES["clocks"])
 # Clocks read by the same code path (vDSO do_hres, or the same syscall):
 # their medians in one run differ by noise (cbanalysis/diff.py's band).
@@ -109,7 +109,7 @@ COARSE_CLOCKS = CLOCKS[5:]
 # The headline clock of every table, plot and textfile.
 HEADLINE_CLOCK = "monotonic"
 
-# Methods in the engine's order: the --method names.
+# Methods in the engine's order: the --methods names.
 METHODS = tuple(name for name, _ in _NAMES["methods"])
 CLOCKED_METHODS = tuple(name for name, clocked in _NAMES["methods"] if clocked)  # one row per clock; the others have clock null
 # A cost row's quantiles (ns_per_call, below_overhead), from the engine's histogram.

@@ -185,8 +185,8 @@ def _seconds(name, v, lo, hi):
 _TABLE = {r.name: r.default("bench-guest") for r in settingtable.of("bench-guest")}
 GUEST_ENGINE = (("threads", "--threads", None), ("duration", "--duration", _TABLE["DURATION"]),
                 ("check", "--check", _TABLE["CHECK"]),
-                ("clock", "--clock", None), ("method", "--method", None), ("cpus", "--cpus", None),
-                ("workload", "--workload", None))
+                ("clock", "--clocks", None), ("method", "--methods", None), ("cpus", "--cpus", None),
+                ("workload", "--workloads", None))
 ENGINE_KEYS = {key for key, _, _ in GUEST_ENGINE} | {"cost"}
 
 

@@ -158,10 +158,10 @@ t.ok(rc == 0 and "tcp-stream" not in so and so.splitlines()[4].count("|") == 12,
      "summary of a run without workloads: the table as before", so.splitlines()[4:5])
 # The engine's own output, where it is built: its workloads load and report.
 ENGINE = os.path.join(ROOT, "bench", "clockbench")
-p = subprocess.run([ENGINE, "--no-cost", "--workload", "all", "--duration", "0.2", "--format", "json"],
+p = subprocess.run([ENGINE, "--no-cost", "--workloads", "all", "--duration", "0.2", "--format", "json"],
                    capture_output=True, text=True, timeout=120) if os.access(ENGINE, os.X_OK) else None
 if p is None or p.returncode != 0:
-    t.skip("bench/clockbench not built, or without --workload: %s" % (p.stderr.strip()[-200:] if p else "no binary"))
+    t.skip("bench/clockbench not built, or without --workloads: %s" % (p.stderr.strip()[-200:] if p else "no binary"))
 else:
     d = os.path.join(t.tmp, "engine", "20260101-000000-engine")
     os.makedirs(d)
@@ -172,5 +172,5 @@ else:
     except Exception as e:  # noqa: BLE001 (the test's failure)
         got = str(e)
     t.ok(got == [("tcp-stream", "Gbit/s", True), ("tcp-rr", "transactions/s", False), ("timer", "wakeups/s", False)],
-         "bench/clockbench --workload all: its document loads, three workloads", got)
+         "bench/clockbench --workloads all: its document loads, three workloads", got)
 t.done()

@@ -28,11 +28,11 @@ cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
 for i in $(seq 1 "$runs"); do
 	echo "clockbench: bench-self run $i of $runs" >&2
 	for b in bench/clockbench build/clockbench-static; do
-		"$b" --clock monotonic --method vdso,syscall,syscall-inline,null,rdtsc --threads 1 --duration "${DURATION:-1}" \
+		"$b" --clocks monotonic --methods vdso,syscall,syscall-inline,null,rdtsc --threads 1 --duration "${DURATION:-1}" \
 			--quiet --format json --output "$tmp/$(basename "$b")-$i.json"
 	done
 	# The workloads as make bench runs them (0.5 s each).
-	bench/clockbench --no-cost --workload all --duration 500ms --quiet --format json --output "$tmp/workloads-$i.json"
+	bench/clockbench --no-cost --workloads all --duration 500ms --quiet --format json --output "$tmp/workloads-$i.json"
 	taskset -c "$cpu" "$tmp/plainloop" vdso 20000000 >"$tmp/plain-vdso-$i.txt"
 	taskset -c "$cpu" "$tmp/plainloop" syscall 2000000 >"$tmp/plain-syscall-$i.txt"
 done

@@ -21,7 +21,7 @@ if not os.access(ENGINE, os.X_OK):
         t.skip("bench/clockbench not built (make)")
     t.done()
 base = os.path.join(t.tmp, "run")
-p = subprocess.run([ENGINE, "--clock", "monotonic", "--method", "vdso,rdtsc", "--threads", "1", "--duration", "0.05",
+p = subprocess.run([ENGINE, "--clocks", "monotonic", "--methods", "vdso,rdtsc", "--threads", "1", "--duration", "0.05",
                     "--check", "none", "--quiet", "--format", "text", "--json", base + ".json", "--csv", base + ".csv"],
                    capture_output=True, text=True)
 with open(base + ".txt", "w") as f:

@@ -20,7 +20,7 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-quick=(--clock monotonic --method rdtsc --threads 1 --duration 0.05 --quiet)
+quick=(--clocks monotonic --methods rdtsc --threads 1 --duration 0.05 --quiet)
 
 # files: what is in $tmp now, one name a line, sorted.
 files() { (cd "$tmp" && find . -mindepth 1 -not -name so -not -name se | sort); }
@@ -43,7 +43,7 @@ one_line() { [ "$(wc -l <"$tmp/se")" -eq 1 ] && grep -q -- "$1" "$tmp/se"; }
 # (two cells of 2 s print "2 cells of 2 s" first when they do run).
 mkdir "$tmp/dir"
 for opt in --output --json --csv; do
-	"$bin" --clock monotonic --method rdtsc,rdtscp --threads 1 --duration 2 "$opt" "$tmp/dir" >"$tmp/so" 2>"$tmp/se"
+	"$bin" --clocks monotonic --methods rdtsc,rdtscp --threads 1 --duration 2 "$opt" "$tmp/dir" >"$tmp/so" 2>"$tmp/se"
 	rc=$?
 	ok "$([ "$rc" -eq 1 ] && one_line "dir: Is a directory" && [ "$(files)" = "./dir" ]; echo $?)" \
 		"$opt DIR: exit $rc, refused before measuring: $(head -c 200 "$tmp/se")"
@@ -87,7 +87,7 @@ rm -rf "$tmp/real" "$tmp/link"
 fresh
 # A write that fails (here the file size limit: EFBIG, as ENOSPC would):
 # the files written before it are not kept either.
-(trap '' XFSZ; ulimit -f 2; exec "$bin" --clock monotonic --method rdtsc,rdtscp --threads 1 --duration 0.05 --quiet \
+(trap '' XFSZ; ulimit -f 2; exec "$bin" --clocks monotonic --methods rdtsc,rdtscp --threads 1 --duration 0.05 --quiet \
 	--format csv --output "$tmp/w.csv" --json "$tmp/w.json") >"$tmp/so" 2>"$tmp/se"
 rc=$?
 ok "$([ "$rc" -eq 1 ] && one_line "write .*w.json: .*; nothing kept" && [ -z "$(files)" ]; echo $?)" \
@@ -116,7 +116,7 @@ gate_close() { exec 7>&-; }
 # engine fails naming it, and takes back what it had already put in place.
 fresh
 gate_arm
-CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/gate" "$bin" --clock monotonic --method rdtsc --threads 1 --duration 0.05 --quiet \
+CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/gate" "$bin" --clocks monotonic --methods rdtsc --threads 1 --duration 0.05 --quiet \
 	--output "$tmp/first.txt" --json "$tmp/p.json" >"$tmp/so" 2>"$tmp/se" 7>&- &
 pid=$!
 pids+=("$pid")
@@ -136,12 +136,12 @@ rm -f "$tmp/p.json"
 # whole.
 fresh
 gate_arm
-CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/gate" "$bin" --clock monotonic --method rdtsc --threads 1 --duration 0.05 --quiet \
+CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/gate" "$bin" --clocks monotonic --methods rdtsc --threads 1 --duration 0.05 --quiet \
 	--format json --output "$tmp/same.json" >"$tmp/so" 2>"$tmp/se" 7>&- &
 a=$!
 pids+=("$a")
 wait_temp "$tmp/same.json.tmp.*"
-"$bin" "${quick[@]}" --method rdtscp --format json --output "$tmp/same.json" >"$tmp/so2" 2>"$tmp/se2" 7>&-
+"$bin" "${quick[@]}" --methods rdtscp --format json --output "$tmp/same.json" >"$tmp/so2" 2>"$tmp/se2" 7>&-
 rc_b=$?
 gate_open
 wait "$a"
@@ -162,7 +162,7 @@ rm -f "$tmp/same.json" "$tmp/so2" "$tmp/se2" "$tmp/gate"
 # place, and nothing is kept.
 fresh
 gate_arm
-CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/gate" "$bin" --clock monotonic --method rdtsc --threads 1 --duration 0.05 --quiet \
+CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/gate" "$bin" --clocks monotonic --methods rdtsc --threads 1 --duration 0.05 --quiet \
 	--format json --output "$tmp/sw.json" >"$tmp/so" 2>"$tmp/se" 7>&- &
 pid=$!
 pids+=("$pid")
@@ -184,7 +184,7 @@ for sig in INT TERM HUP; do
 	python3 -c 'import os, signal, sys
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
     signal.signal(s, signal.SIG_DFL)
-os.execv(sys.argv[1], sys.argv[1:])' "$bin" --clock monotonic --method rdtsc --threads 1 --duration 60 --quiet \
+os.execv(sys.argv[1], sys.argv[1:])' "$bin" --clocks monotonic --methods rdtsc --threads 1 --duration 60 --quiet \
 		--output "$tmp/sig.txt" --json "$tmp/sig.json" --csv "$tmp/sig.csv" >"$tmp/so" 2>"$tmp/se" &
 	pid=$!
 	pids+=("$pid")

@@ -23,8 +23,8 @@ if [ "$rc" -eq 3 ]; then
 fi
 ok "$([ "$rc" -eq 0 ] && [ ! -s "$tmp/so" ] && [ ! -s "$tmp/se" ]; echo $?)" \
 	"realtime and monotonic in user space here: exit $rc, nothing printed"
-run "$bin" --probe --require user --clock all
-ok "$([ "$rc" -eq 0 ] && [ ! -s "$tmp/so" ] && [ ! -s "$tmp/se" ]; echo $?)" "--clock all: exit $rc, nothing printed"
+run "$bin" --probe --require user --clocks all
+ok "$([ "$rc" -eq 0 ] && [ ! -s "$tmp/so" ] && [ ! -s "$tmp/se" ]; echo $?)" "--clocks all: exit $rc, nothing printed"
 
 cc=${CC:-cc}
 if ! "$cc" -shared -fPIC -O2 -o "$tmp/vdso-off.so" tests/bench/vdso-off.c -ldl 2>"$tmp/cc"; then
@@ -39,10 +39,10 @@ else
 		grep -qx 'clockbench: not read in user space: monotonic (path syscall); clocksource hpet' "$tmp/se"; echo $?)" \
 		"monotonic by syscall: exit $rc, one line: $line"
 	ok "$(! grep -q realtime "$tmp/se"; echo $?)" "the line does not name realtime, which stayed in user space"
-	run env LD_PRELOAD="$tmp/vdso-off.so" CLOCKBENCH_VDSO_OFF=1 "$bin" --probe --require user --clock realtime
-	ok "$([ "$rc" -eq 0 ] && [ ! -s "$tmp/se" ]; echo $?)" "only the asked clocks count: --clock realtime, exit $rc"
+	run env LD_PRELOAD="$tmp/vdso-off.so" CLOCKBENCH_VDSO_OFF=1 "$bin" --probe --require user --clocks realtime
+	ok "$([ "$rc" -eq 0 ] && [ ! -s "$tmp/se" ]; echo $?)" "only the asked clocks count: --clocks realtime, exit $rc"
 	run env LD_PRELOAD="$tmp/vdso-off.so" CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/cs" \
-		"$bin" --probe --require user --clock realtime,tai
+		"$bin" --probe --require user --clocks realtime,tai
 	ok "$([ "$rc" -eq 1 ] && [ "$(wc -l <"$tmp/se")" -eq 1 ] &&
 		grep -qF 'realtime (path syscall), tai (path syscall); clocksource hpet' "$tmp/se"; echo $?)" \
 		"two clocks by syscall: exit $rc, both in one line: $(cat "$tmp/se")"
@@ -68,10 +68,10 @@ import statistics, subprocess, sys, time
 t = []
 for _ in range(50):
     a = time.perf_counter()
-    subprocess.run([sys.argv[1], "--probe", "--require", "user", "--clock", "all"], check=False)
+    subprocess.run([sys.argv[1], "--probe", "--require", "user", "--clocks", "all"], check=False)
     t.append((time.perf_counter() - a) * 1e3)
 t.sort()
-print("--probe --require user --clock all, 50 runs: median %.2f ms, max %.2f ms" % (statistics.median(t), t[-1]))
+print("--probe --require user --clocks all, 50 runs: median %.2f ms, max %.2f ms" % (statistics.median(t), t[-1]))
 PY
 )"
 fi

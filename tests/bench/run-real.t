@@ -14,7 +14,7 @@ for bin in bench/clockbench build/clockbench-static; do
 		skip "$bin not built"
 		continue
 	fi
-	"$bin" --clock monotonic,realtime_coarse --method all --threads 1-max --duration 0.02 \
+	"$bin" --clocks monotonic,realtime_coarse --methods all --threads 1-max --duration 0.02 \
 		--check all --tsc-rounds 3000 --quiet --format text \
 		--json "$tmp/$name.json" --csv "$tmp/$name.csv" >"$tmp/$name.txt" 2>"$tmp/$name.err"
 	ok $? "$name: a short run with every method and check exits 0"
@@ -143,19 +143,19 @@ done
 
 # Only the syscall method asked for: its rows say syscall, from the probe;
 # without a null row its kernel read is null, never guessed.
-bench/clockbench --clock monotonic --method syscall --threads 1 --duration 0.02 --quiet \
+bench/clockbench --clocks monotonic --methods syscall --threads 1 --duration 0.02 --quiet \
 	--format json --output "$tmp/sys.json" 2>/dev/null
 out=$(python3 tests/bench/check_report.py "$tmp/sys.json" --expect-path=monotonic:syscall:syscall)
-ok $? "--method syscall rows are labelled syscall"
+ok $? "--methods syscall rows are labelled syscall"
 python3 -c '
 import json, sys
 r, = json.load(open(sys.argv[1]))["results"]
 assert (r["null_median_ns"], r["kernel_read_ns"], r["kernel_read_negative"]) == (None, None, False), r
 ' "$tmp/sys.json"
-ok $? "--method syscall alone: null_median_ns and kernel_read_ns null, not named negative"
+ok $? "--methods syscall alone: null_median_ns and kernel_read_ns null, not named negative"
 
 # The default methods include null whenever they include syscall.
-bench/clockbench --clock monotonic --threads 1 --duration 0.02 --quiet --format json --output "$tmp/def.json" 2>/dev/null
+bench/clockbench --clocks monotonic --threads 1 --duration 0.02 --quiet --format json --output "$tmp/def.json" 2>/dev/null
 python3 -c '
 import json, sys
 rows = json.load(open(sys.argv[1]))["results"]
@@ -168,7 +168,7 @@ ok $? "the default run measures null beside syscall, so kernel_read_ns is there"
 # rewrites mid-run) marks the rows after it and the run, loudly.
 printf 'tsc\n' >"$tmp/cs"
 (sleep 0.5; printf 'hpet\n' >"$tmp/cs") &
-CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/cs" bench/clockbench --method rdtsc,rdtscp --threads 1 --duration 0.4 --quiet \
+CLOCKBENCH_TEST_CLOCKSOURCE_FILE="$tmp/cs" bench/clockbench --methods rdtsc,rdtscp --threads 1 --duration 0.4 --quiet \
 	--json "$tmp/flip.json" >"$tmp/flip.txt" 2>"$tmp/flip.err"
 wait
 python3 -c '
@@ -187,7 +187,7 @@ ok $? "the text report and stderr say so loudly"
 # With --force an existing output is replaced whole, never appended to or
 # half-written.
 printf 'old contents that must go\n' >"$tmp/replace.csv"
-bench/clockbench --clock monotonic --method rdtsc --threads 1 --duration 0.02 --quiet \
+bench/clockbench --clocks monotonic --methods rdtsc --threads 1 --duration 0.02 --quiet \
 	--format csv --output "$tmp/replace.csv" --force
 ok "$(head -1 "$tmp/replace.csv" | grep -q '^clock,method,threads' && ! grep -q old "$tmp/replace.csv"; echo $?)" "--output --force replaces a file atomically"
 ok "$([ -z "$(find "$tmp" -name '*.tmp.*')" ]; echo $?)" "no temporary files left behind"

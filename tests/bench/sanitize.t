@@ -38,7 +38,7 @@ clean "the guest's log and frame unit tests under the sanitizers" "$san/test-gue
 clean "hostile JSON strings under the sanitizers" "$san/test-unit" json
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/out" 2>/dev/null
 ok $? "and a real JSON parser reads them"
-clean "a short real run of every method and check" "$san/clockbench" --clock monotonic,realtime_coarse --method all \
+clean "a short real run of every method and check" "$san/clockbench" --clocks monotonic,realtime_coarse --methods all \
 	--threads 1-max --duration 0.05 --check all --tsc-rounds 3000 --quiet --format text \
 	--json "$tmp/r.json" --csv "$tmp/r.csv"
 cp "$tmp/out" "$tmp/r.txt"

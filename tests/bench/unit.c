@@ -165,13 +165,13 @@ static void duration_tests(void)
 	   "a 39-character number is read");
 }
 
-/* --workload and --msg-size, and the rate arithmetic of a workload row. */
+/* --workloads and --msg-size, and the rate arithmetic of a workload row. */
 static void workload_tests(void)
 {
 	static struct cb_opts o;
 	static struct cb_report r;
 	static struct cb_stats cell;
-	char a0[] = "clockbench", w[] = "--workload", m[] = "--msg-size", all[] = "all", two[] = "timer,tcp-rr",
+	char a0[] = "clockbench", w[] = "--workloads", m[] = "--msg-size", all[] = "all", two[] = "timer,tcp-rr",
 	     none[] = "none", k[] = "1K";
 	char *argv_all[] = { a0, w, all, NULL }, *argv_two[] = { a0, w, two, m, k, NULL }, *argv_none[] = { a0, w, none, NULL },
 	     *argv_dflt[] = { a0, NULL };
@@ -190,10 +190,10 @@ static void workload_tests(void)
 
 	ok(cb_parse_opts(&o, 1, argv_dflt) == CB_PARSED_RUN && o.workloads == 0 && o.msg_size == 65536,
 	   "no workload and 64 KiB writes by default");
-	ok(cb_parse_opts(&o, 3, argv_all) == CB_PARSED_RUN && o.workloads == 7, "--workload all is the three");
+	ok(cb_parse_opts(&o, 3, argv_all) == CB_PARSED_RUN && o.workloads == 7, "--workloads all is the three");
 	ok(cb_parse_opts(&o, 5, argv_two) == CB_PARSED_RUN && o.workloads == (1u << CB_WL_TIMER | 1u << CB_WL_TCP_RR) &&
-	   o.msg_size == 1024, "--workload timer,tcp-rr --msg-size 1K");
-	ok(cb_parse_opts(&o, 3, argv_none) == CB_PARSED_RUN && o.workloads == 0, "--workload none is none");
+	   o.msg_size == 1024, "--workloads timer,tcp-rr --msg-size 1K");
+	ok(cb_parse_opts(&o, 3, argv_none) == CB_PARSED_RUN && o.workloads == 0, "--workloads none is none");
 
 	ok(fabs(cb_workload_rate(CB_WL_TCP_STREAM, 1250000000, 2.0, &unit) - 5.0) < 1e-12 && !strcmp(unit, "Gbit/s"),
 	   "tcp-stream: 1.25 GB in 2 s is 5 Gbit/s (10^9 bits)");

@@ -108,8 +108,8 @@ ok "$([ "$out" = "clockbench $(/usr/bin/python3 -c 'import sys; sys.path[:0] = [
 out=$("$bin" --probe 2>&1)
 rc=$?
 ok "$([ "$rc" -eq 0 ] && grep -q 'monotonic.*vdso ->' <<<"$out"; echo $?)" "clockbench --probe (exit $rc)"
-"$bin" --dry-run --clock monotonic --threads 1 >/dev/null 2>"$tmp/err"
-ok $? "clockbench --dry-run --clock monotonic --threads 1"
+"$bin" --dry-run --clocks monotonic --threads 1 >/dev/null 2>"$tmp/err"
+ok $? "clockbench --dry-run --clocks monotonic --threads 1"
 bad 2 "the engine, a stray argument after an option" "clockbench: " "$bin" --threads 1 monotonic
 "$bin" --help >"$tmp/out" 2>&1
 ok "$(head -2 "$tmp/out" | grep -qxF '   or: clockbench VERB [ARG]...' && grep -q "'clockbench help' lists the verbs" "$tmp/out"; echo $?)" \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tier: slow
 # test-timeout: 120
-# workload.t: the engine's workloads (--workload): the rows' shape and
+# workload.t: the engine's workloads (--workloads): the rows' shape and
 # sanity in both builds (no timing assertions), the text table, CSV
 # unchanged, and failures that are one line and exit 1, never a hang: no
 # loopback (a new network namespace), a peer that never answers.
@@ -36,8 +36,8 @@ expect_fail() {
 
 # A receiver and a server that never answer: the socket time limits end
 # them (5 s each, started first: they sleep while the rest runs).
-start rr env CLOCKBENCH_TEST_STALL=1 bench/clockbench --no-cost --workload tcp-rr --duration 0.2 --quiet
-start stream env CLOCKBENCH_TEST_STALL=1 bench/clockbench --no-cost --workload tcp-stream --duration 0.2 --quiet
+start rr env CLOCKBENCH_TEST_STALL=1 bench/clockbench --no-cost --workloads tcp-rr --duration 0.2 --quiet
+start stream env CLOCKBENCH_TEST_STALL=1 bench/clockbench --no-cost --workloads tcp-stream --duration 0.2 --quiet
 
 cpus=$(python3 -c 'import os; print(",".join(map(str, sorted(os.sched_getaffinity(0)))))')
 
@@ -90,15 +90,15 @@ for bin in bench/clockbench build/clockbench-static; do
 		skip "$bin not built"
 		continue
 	fi
-	"$bin" --no-cost --workload all --duration 0.3 --format json >"$tmp/all.json" 2>"$tmp/err"
-	ok $? "$name: --no-cost --workload all --duration 0.3 exits 0"
+	"$bin" --no-cost --workloads all --duration 0.3 --format json >"$tmp/all.json" 2>"$tmp/err"
+	ok $? "$name: --no-cost --workloads all --duration 0.3 exits 0"
 	out=$(check_rows "$tmp/all.json" tcp-stream,tcp-rr,timer "$cpus" "$(nproc)" 65536 2>&1)
 	ok $? "$name: three rows, each with its fields, counts, ordered latencies, rate = count / seconds, the CPUs"
 	[ -n "$out" ] && diag "$out"
 done
 
 bin=bench/clockbench
-"$bin" --no-cost --workload timer,tcp-stream --cpus "${cpus%%,*}" --msg-size 1K --duration 0.2 --quiet \
+"$bin" --no-cost --workloads timer,tcp-stream --cpus "${cpus%%,*}" --msg-size 1K --duration 0.2 --quiet \
 	--format json >"$tmp/one.json"
 out=$(check_rows "$tmp/one.json" tcp-stream,timer "${cpus%%,*}" 1 1024 2>&1)
 ok $? "one CPU, 1K writes: both TCP threads on it, timer one thread, rows in the fixed order"
@@ -106,11 +106,11 @@ ok $? "one CPU, 1K writes: both TCP threads on it, timer one thread, rows in the
 
 "$bin" --probe --quiet --format json >"$tmp/none.json"
 ok "$(python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["workloads"] == []' "$tmp/none.json"; echo $?)" \
-	"no --workload: \"workloads\": []"
+	"no --workloads: \"workloads\": []"
 
-"$bin" --method vdso --clock monotonic --threads 1 --duration 0.05 --workload tcp-rr --quiet \
+"$bin" --methods vdso --clocks monotonic --threads 1 --duration 0.05 --workloads tcp-rr --quiet \
 	--format text --csv "$tmp/w.csv" >"$tmp/w.txt"
-"$bin" --method vdso --clock monotonic --threads 1 --duration 0.05 --quiet --format csv >"$tmp/plain.csv"
+"$bin" --methods vdso --clocks monotonic --threads 1 --duration 0.05 --quiet --format csv >"$tmp/plain.csv"
 grep -qE '^tcp-rr +2 +[0-9]+,[0-9]+ +[0-9.]+ +[0-9.]+ transactions/s( +[0-9.]+){6}  [0-9]+ transactions$' "$tmp/w.txt"
 rc=$?
 ok $rc "the text report has a workloads table with the tcp-rr row"
@@ -122,10 +122,10 @@ ok "$([ "$(head -1 "$tmp/w.csv")" = "$(head -1 "$tmp/plain.csv")" ] && [ "$(wc -
 # A new network namespace has its loopback down.
 if unshare -rn true 2>/dev/null; then
 	for w in tcp-stream tcp-rr; do
-		start "ns${w//-/_}" unshare -rn "$bin" --no-cost --workload "$w" --duration 0.1 --quiet
+		start "ns${w//-/_}" unshare -rn "$bin" --no-cost --workloads "$w" --duration 0.1 --quiet
 		expect_fail "$w without loopback (unshare -rn)" "^clockbench: $w: loopback is down" "ns${w//-/_}"
 	done
-	unshare -rn "$bin" --no-cost --workload timer --duration 0.1 --quiet --format json >"$tmp/t.json"
+	unshare -rn "$bin" --no-cost --workloads timer --duration 0.1 --quiet --format json >"$tmp/t.json"
 	ok $? "timer needs no loopback: it runs in the same namespace"
 else
 	skip "unshare -rn not permitted here"

@@ -2,7 +2,7 @@
 # tier: fast
 """names.t: bench/names.h, the one source of the names C, Python and shell share, read alike by each: names.py's
 reading of it is what the C compiler makes of it (a small program built on its lines), what the engine's own
-outputs show (--clock names in --help, the clock and method of each CSV row, --version), and what
+outputs show (--clocks names in --help, the clock and method of each CSV row, --version), and what
 host-scripts/lib/version.sh and make read; no other file spells those facts again (the clocksource folder, the
 clock and method lists, the devices, the guest's exit table, a version reader); names.py refuses a line of no
 known shape; and each command's documented exit statuses agree with its --help."""
@@ -114,7 +114,7 @@ else:
     m = re.search(r"clocks: ([a-z_ ]+?), or all", re.sub(r"\s+", " ", h))
     t.ok(m and tuple(m.group(1).split()) == names.CLOCKS, "clockbench --help lists names.CLOCKS, in order",
          m and m.group(1))
-    p = run([engine, "--clock", "all", "--method", "all", "--threads", "1", "--duration", "0.01", "--format", "csv",
+    p = run([engine, "--clocks", "all", "--methods", "all", "--threads", "1", "--duration", "0.01", "--format", "csv",
              "--quiet"], cwd=t.tmp)
     rows = list(csv.DictReader(io.StringIO(p.stdout)))
     seen_c = tuple(dict.fromkeys(r["clock"] for r in rows if r["clock"]))

@@ -265,7 +265,7 @@ else
 fi
 # The guest engine's options, judged by the engine (--dry-run) on as many
 # CPUs as the guest has vCPUs, before QEMU starts (--qemu=false would fail).
-expect 2 "^bench-guest: the guest's engine: --clock: unknown name 'monotnic'" "--clocks=monotnic, by the engine" \
+expect 2 "^bench-guest: the guest's engine: --clocks: unknown name 'monotnic'" "--clocks=monotnic, by the engine" \
 	--clocks=monotnic --qemu=false
 expect 2 "^bench-guest: the guest's engine: --threads '2': only 1 CPUs are allowed" "--threads=2 with --vcpus=1" \
 	--threads=2 --vcpus=1 --qemu=false
@@ -374,7 +374,7 @@ judge_set() {
 later judge_set "$n"
 
 # --workloads reaches the guest's kernel command line as clockbench.workload=
-# (its /init passes it to the engine as --workload); unset, no parameter
+# (its /init passes it to the engine as --workloads); unset, no parameter
 # (the engine's default, none).  A stand-in QEMU (one for each run) records
 # its arguments.
 judge_workloads() {

@@ -85,7 +85,7 @@ static void params_tests(void)
 	char wl[] = "clockbench.workload=tcp-stream,timer clockbench.cost=0", wlbad[] = "clockbench.workload=all;reboot";
 	struct params q = { .cost = 1 };
 	ok(!params_parse(wl, &q, err, sizeof err) && !strcmp(q.workload, "tcp-stream,timer") && !q.cost,
-	   "clockbench.workload=LIST is kept for --workload");
+	   "clockbench.workload=LIST is kept for --workloads");
 	ok(params_parse(wlbad, &q, err, sizeof err) && !strcmp(err, "clockbench.workload=all;reboot: bad value"),
 	   "a workload list with a character outside [A-Za-z0-9,._-] is refused, named");
 	char longname[] = "clockbench.channel=ttyS1234567890123456789012345678";

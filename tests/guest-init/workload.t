@@ -21,8 +21,8 @@ rc=$?
 ok "$rc" "TCG boot with --workloads=all: exit $rc in $((SECONDS - start)) s"
 [ "$rc" -eq 0 ] || diag_lines <"$tmp/stderr"
 [ -s "$res" ] || { done_testing; exit; }
-jcheck "$res" '"--workload" in d["guest"]["engine_argv"] and d["guest"]["engine_argv"][d["guest"]["engine_argv"].index("--workload") + 1] == "all"' \
-	"clockbench.workload=all reached the engine as --workload all"
+jcheck "$res" '"--workloads" in d["guest"]["engine_argv"] and d["guest"]["engine_argv"][d["guest"]["engine_argv"].index("--workloads") + 1] == "all"' \
+	"clockbench.workload=all reached the engine as --workloads all"
 jcheck "$res" '[r["workload"] for r in d["bench"]["workloads"]] == ["tcp-stream", "tcp-rr", "timer"]' \
 	"the guest's engine returned the three workload rows (lo was up)"
 jcheck "$res" 'd["bench"]["workloads"][0]["bytes"] > 0 and d["bench"]["workloads"][1]["transactions"] > 0 and d["bench"]["workloads"][2]["wakeups"] > 0' \

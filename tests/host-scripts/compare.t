@@ -157,13 +157,13 @@ hsmall=(--duration=0.02 --threads=1 --clocks=monotonic --methods=vdso)
 mkdir "$tmp/bh"
 REC=$tmp/bh CB_ENGINE=$tmp/rec-engine host-scripts/bench-host "${hsmall[@]}" "$tmp/results" r6 >/dev/null 2>&1
 rc=$?
-ok "$([ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/bh/argv.log")" -eq 1 ] && grep -q -- '--workload none ' "$tmp/bh/argv.log" &&
-	[ -z "$(find "$tmp/results/r6" -name 'tsc-rate-*')" ]; echo $?)" "bench-host alone: --workload none, no rate check (exit $rc)"
+ok "$([ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/bh/argv.log")" -eq 1 ] && grep -q -- '--workloads none ' "$tmp/bh/argv.log" &&
+	[ -z "$(find "$tmp/results/r6" -name 'tsc-rate-*')" ]; echo $?)" "bench-host alone: --workloads none, no rate check (exit $rc)"
 : >"$tmp/bh/argv.log"
 REC=$tmp/bh CB_ENGINE=$tmp/rec-engine host-scripts/bench-host "${hsmall[@]}" --workloads tcp-stream --tsc-rate-seconds 0 \
 	"$tmp/results" r7 >/dev/null 2>&1
 rc=$?
-ok "$([ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/bh/argv.log")" -eq 1 ] && grep -q -- '--workload tcp-stream ' "$tmp/bh/argv.log" &&
+ok "$([ "$rc" -eq 0 ] && [ "$(wc -l <"$tmp/bh/argv.log")" -eq 1 ] && grep -q -- '--workloads tcp-stream ' "$tmp/bh/argv.log" &&
 	python3 -c 'import json, sys; assert [r["workload"] for r in json.load(open(sys.argv[1]))["workloads"]] == ["tcp-stream"]' \
 		"$tmp/results/r7/host-hpet.json"; echo $?)" "bench-host: --workloads tcp-stream gives one tcp-stream row; --tsc-rate-seconds 0 no check (exit $rc)"
 : >"$tmp/bh/argv.log"
@@ -212,10 +212,10 @@ ok "$([ $? -eq 1 ] && grep -q 'exists' "$tmp/err"; echo $?)" "an existing run fo
 
 # compare's defaults reach the engine: every workload, and a 5 s TSC-rate
 # check of its own into tsc-rate-<cs>.json (the run-folder contract's name).
-n_all=$(grep -c -- '--workload all ' "$tmp/w2/argv.log")
+n_all=$(grep -c -- '--workloads all ' "$tmp/w2/argv.log")
 n_rate=$(grep -c -- '--no-cost --check tsc-rate --duration 5 .*--output .*/r2/tsc-rate-[a-z_]*\.json' "$tmp/w2/argv.log")
 ok "$([ "$n_all" -eq 3 ] && [ "$n_rate" -eq 3 ] && [ "$(wc -l <"$tmp/w2/argv.log")" -eq 6 ]; echo $?)" \
-	"compare: --workloads all and --tsc-rate-seconds 5 by default: $n_all cost runs with --workload all, $n_rate rate checks of 3"
+	"compare: --workloads all and --tsc-rate-seconds 5 by default: $n_all cost runs with --workloads all, $n_rate rate checks of 3"
 why=$(cd "$tmp/results/r2" && for c in tsc hpet acpi_pm; do
 	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); r = d["checks"]["tsc_rate"]
 assert d["schema"] == "clockbench/1" and r["seconds"] >= 5 and r["clocksource"] == sys.argv[2], (d["schema"], r)' \

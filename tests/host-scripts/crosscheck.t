@@ -149,7 +149,7 @@ cat >"$fb/engine" <<'END'
 #!/bin/sh
 [ "$1" = --version ] && { echo "clockbench fake"; exit 0; }
 w= prev=
-for a; do [ "$prev" = --workload ] && w=$a; prev=$a; done
+for a; do [ "$prev" = --workloads ] && w=$a; prev=$a; done
 printf '{"workloads": [{"workload": "%s", "rate": 1.5, "rate_unit": "x", "clocksource": "%s", "latency_us": {"median": 10, "p99": 20, "mean": 11, "max": 30}}]}\n' \
 	"$w" "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 END

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tier: fast
 # sweep-kill.t: `make bench`'s sweep (one Python process) SIGKILLed alone
 # while a step runs, on a fake clocksource folder: its bracket (the bash
 # process that switched) stops the step and puts the clocksource back at
