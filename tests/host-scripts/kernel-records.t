@@ -207,7 +207,7 @@ if SLOW and os.access(os.path.join(ROOT, "bench", "clockbench"), os.X_OK):
     put(os.path.join(d, "kvm"), "")
     e = dict(os.environ, PATH=b + ":" + os.environ["PATH"], CB_KMSG=kmsg, CB_CS_DIR=cs, CB_STATE_DIR=d + "/state",
              CB_KVM_DEV=d + "/kvm", CB_HEALTH_ARGS="--live-log")
-    p = subprocess.run([os.path.join(ROOT, "host-scripts", "compare"), "--no-guest", "--duration", "0.02", "--threads",
+    p = subprocess.run([os.path.join(ROOT, "host-scripts", "bench"), "--no-guest", "--duration", "0.02", "--threads",
                         "1", "--clocks", "monotonic", "--methods", "vdso", "--clocksources", "hpet",
                         "--tsc-rate-seconds", "0", "--workloads", "none", "--report-out", d + "/report", d + "/results",
                         "r1"], capture_output=True, text=True, env=e, timeout=300)

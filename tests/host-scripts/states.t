@@ -59,7 +59,7 @@ def bench_screen(name, d, args):
                CB_KVM_DEV=os.path.join(d, "kvm"),
                CB_HEALTH_ARGS=" ".join(a for a in args if a not in ("--cs-dir", os.path.join(d, "cs"))))
     open(env["CB_KVM_DEV"], "w").close()
-    return subprocess.run([os.path.join(TOP, "host-scripts", "compare"), "--no-guest", "--report-out", os.path.join(d, "report"),
+    return subprocess.run([os.path.join(TOP, "host-scripts", "bench"), "--no-guest", "--report-out", os.path.join(d, "report"),
                            "--duration", "0.02", "--threads", "1", "--rounds", "1", "--workloads", "none",
                            "--tsc-rate-seconds", "0", "--clocks", "monotonic", "--methods", "vdso,syscall,rdtsc",
                            os.path.join(d, "results"), "r1"],

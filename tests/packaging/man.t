@@ -121,7 +121,7 @@ done <"$tmp/pages"
 # Each setting packaging/settings gives a verb as an option is an item of
 # its page (compare's guest settings are the guest's page's: --SETTING).
 missing=()
-for vt in host:bench-host guest:bench-guest bench:compare crosscheck:crosscheck; do
+for vt in bench-host:bench-host bench-guest:bench-guest bench:compare crosscheck:crosscheck; do
 	plain "build/man/clockbench-${vt%%:*}.1" | section OPTIONS | awk '/^\.TP/ { getline; print }' | long_opts >"$tmp/tagged"
 	while read -r o; do
 		grep -qxF -- "$o" "$tmp/tagged" || missing+=("clockbench-${vt%%:*} $o")
