@@ -222,4 +222,12 @@ for prog in progs:
         bad.append("%s: --version works, its --help does not list it" % prog)
 t.ok(not bad, "each of the %d programs answers --help, and lists --version where it takes it%s"
      % (len(progs), "; " + "; ".join(bad) if bad else ""))
+# The README's Commands: one unbroken table, and each verb (not an alias) in its installed column.
+sec = text["README.md"].split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
+runs = re.findall(r"(?:^\|.*\n)+", sec, re.M)
+own = sorted(v for v, prog in VERBS.items() if v == os.path.basename(prog) or prog.startswith("analysis/"))
+absent = [v for v in own if not runs or not re.search(r"`(sudo )?clockbench %s[` ]" % re.escape(v), runs[0])]
+t.ok(len(runs) == 1 and len(own) >= 10 and not absent,
+     "the README's Commands are one table (%d found) naming each of the %d verbs installed%s"
+     % (len(runs), len(own), "; not there: " + ", ".join(absent) if absent else ""))
 t.done()
