@@ -51,54 +51,26 @@ static inline void rdtscp_only(void)
 
 /* One function per method, each timing a batch of n calls and returning the
  * TSC ticks it took (*end: the TSC at its end).  Kept apart and out of line
- * so that tests/bench/bench-symbols.t can read each loop in the binary. */
-CB_NOINLINE uint64_t cb_batch_vdso(clockid_t clk, unsigned n, uint64_t *end)
-{
-	struct timespec ts;
-	uint64_t t0 = cb_rdtsc_start();
-	unsigned i;
+ * so that tests/bench/bench-symbols.t can read each loop in the binary.
+ * CB_BATCH(method, call): cb_batch_<method>, the loop of n calls of call
+ * (reading the clock clk into ts). */
+#define CB_BATCH(method, call)                                                    \
+	CB_NOINLINE uint64_t cb_batch_##method(clockid_t clk, unsigned n, uint64_t *end) \
+	{                                                                         \
+		struct timespec ts;                                               \
+		uint64_t t0 = cb_rdtsc_start();                                   \
+		unsigned i;                                                       \
+                                                                                  \
+		for (i = 0; i < n; i++)                                           \
+			call(clk, &ts);                                           \
+		*end = cb_rdtsc_end();                                            \
+		return *end - t0;                                                 \
+	}
 
-	for (i = 0; i < n; i++)
-		clock_gettime(clk, &ts);
-	*end = cb_rdtsc_end();
-	return *end - t0;
-}
-
-CB_NOINLINE uint64_t cb_batch_syscall(clockid_t clk, unsigned n, uint64_t *end)
-{
-	struct timespec ts;
-	uint64_t t0 = cb_rdtsc_start();
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		cb_syscall_clock_gettime(clk, &ts);
-	*end = cb_rdtsc_end();
-	return *end - t0;
-}
-
-CB_NOINLINE uint64_t cb_batch_null(clockid_t clk, unsigned n, uint64_t *end)
-{
-	struct timespec ts;
-	uint64_t t0 = cb_rdtsc_start();
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		cb_syscall_null(clk, &ts);
-	*end = cb_rdtsc_end();
-	return *end - t0;
-}
-
-CB_NOINLINE uint64_t cb_batch_syscall_inline(clockid_t clk, unsigned n, uint64_t *end)
-{
-	struct timespec ts;
-	uint64_t t0 = cb_rdtsc_start();
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		cb_raw_clock_gettime(clk, &ts);
-	*end = cb_rdtsc_end();
-	return *end - t0;
-}
+CB_BATCH(vdso, clock_gettime)
+CB_BATCH(syscall, cb_syscall_clock_gettime)
+CB_BATCH(null, cb_syscall_null)
+CB_BATCH(syscall_inline, cb_raw_clock_gettime)
 
 CB_NOINLINE uint64_t cb_batch_rdtsc(clockid_t clk, unsigned n, uint64_t *end)
 {

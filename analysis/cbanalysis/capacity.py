@@ -104,10 +104,10 @@ def states_from(measurements, multi_run):
         n = len(interval.over_rounds(m, ms))
         src = "monotonic vdso, %d thread%s, median%s" % (r.threads, "" if r.threads == 1 else "s",
                                                          " of %d rounds" % n if n > 1 else "")
-        fig = _row_fig(r)
+        fig = interval.row_fig(r)
         # None: below the loop overhead (render leaves it out, saying so)
         st = State(label, r.median if n == 1 else interval.value(m, ms, fig), src)
-        st.ratio = interval.across(m, ms, lambda x: _tsc_of(x, ms), fig)
+        st.ratio = interval.across(m, ms, lambda x: interval.tsc_of(x, ms), fig)
         st.key = (m.run, m.kind, m.vcpus, m.backend)
         st.cs = m.host_cs
         out.append(st)
@@ -119,19 +119,6 @@ def states_from(measurements, multi_run):
         else:
             st.ratio = None
     return out
-
-
-def _row_fig(r):
-    return lambda x: getattr(x.row(r.clock, r.method, r.threads), "median", None)
-
-
-def _tsc_of(m, ms):
-    """The tsc state of m's run, kind, vCPUs and backend in m's own round."""
-    for b in ms:
-        if b.host_cs == "tsc" and b.run == m.run and b.kind == m.kind and b.vcpus == m.vcpus \
-                and b.backend == m.backend and interval.round_of(b) == interval.round_of(m):
-            return b
-    return None
 
 
 class WorkState:
@@ -162,7 +149,7 @@ def work_from(measurements, multi_run):
             st = WorkState(label, w.workload, w.rate if n == 1 else interval.value(m, ms, fig), w.rate_unit,
                            "%s/%s: %s%s" % (m.run, os.path.basename(m.path), w.workload,
                                             ", median of %d rounds" % n if n > 1 else ""), after)
-            st.ratio = interval.across(m, ms, lambda x: _tsc_of(x, ms), fig)
+            st.ratio = interval.across(m, ms, lambda x: interval.tsc_of(x, ms), fig)
             st.key = (m.run, m.kind, m.vcpus, m.backend, w.workload)
             out.append(st)
             by_key.setdefault(st.key, {})[m.host_cs] = st
@@ -270,7 +257,7 @@ def tsc_state(measurements, named=True):
             r = rows[-1]
             what = "host on tsc" if kind == "host" else "%s, host on tsc" % m.where
             n = len(interval.over_rounds(m, measurements))
-            ns = r.median if n == 1 else interval.value(m, measurements, _row_fig(r))
+            ns = r.median if n == 1 else interval.value(m, measurements, interval.row_fig(r))
             st = State("%s (%s)" % (what, m.run) if named else what, ns,
                        "measured: %s/%s, monotonic vdso, %d thread%s, median%s" % (
                            m.run, os.path.basename(m.path), r.threads, "" if r.threads == 1 else "s",

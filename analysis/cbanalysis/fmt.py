@@ -22,10 +22,6 @@ def fquant(r, q="median", nd=2):
     return fnum(v, nd)
 
 
-def fpct(frac, nd=1):
-    return "n/a" if frac is None else "%.*f %%" % (nd, frac * 100)
-
-
 def frate(r):
     """Reads per second as 1e6, 2.5e5, 1000."""
     if r >= 1000 and float(r).is_integer():

@@ -33,6 +33,23 @@ def firsts(ms):
     return [m for m in ms if id(m) in keep]
 
 
+def tsc_of(m, ms):
+    """The measurement on a tsc host that m's ratios are taken against: the
+    same run, kind, vCPUs, backend and emulation, in m's own round; None
+    without one."""
+    for b in ms:
+        if b.host_cs == "tsc" and b.run == m.run and b.kind == m.kind and b.vcpus == m.vcpus \
+                and b.backend == m.backend and b.emulated == m.emulated and round_of(b) == round_of(m):
+            return b
+    return None
+
+
+def row_fig(r, attr="median", method=None):
+    """fig(x): attr (median, p99, kernel_read...) of x's row of the same
+    clock, method (or the one given) and threads as r; None without one."""
+    return lambda x: getattr(x.row(r.clock, method or r.method, r.threads), attr, None)
+
+
 def over_rounds(m, ms):
     """The measurements of m's state in each round, by round."""
     k = state_key(m)

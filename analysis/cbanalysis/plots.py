@@ -195,15 +195,11 @@ def series_guest_threads(measurements, multi_run):
     return out
 
 
-def _median_fig(clock, method, threads):
-    return lambda x: getattr(x.row(clock, method, threads), "median", None)
-
-
 def _pts(m, ms):
     """m's headline medians by thread count, each the median over m's rounds; only those above 0."""
     out = []
     for r in m.headline():
-        v = interval.value(m, ms, _median_fig(r.clock, r.method, r.threads))
+        v = interval.value(m, ms, interval.row_fig(r))
         if v and v > 0:
             out.append((r.threads, v))
     return out
@@ -237,13 +233,11 @@ def headline_bars(measurements, multi_run, baseline):
         items = []
         if r and br and br.median:
             items.append(((0,), ("read ns", "(%d thread%s)" % (r.threads, "" if r.threads == 1 else "s")),
-                          _median_fig(r.clock, r.method, r.threads), "ns", False))
+                          interval.row_fig(r), "ns", False))
             kr = m.row(r.clock, "syscall", r.threads)
             kb = b.row(r.clock, "syscall", r.threads)
             if kr and kb and kr.kernel_read and kb.kernel_read:
-                items.append(((1,), ("kernel read ns",),
-                              lambda x, c=r.clock, n=r.threads: getattr(x.row(c, "syscall", n), "kernel_read", None),
-                              "ns", False))
+                items.append(((1,), ("kernel read ns",), interval.row_fig(r, "kernel_read", "syscall"), "ns", False))
         for w in m.workloads:
             bw = [x for x in b.workloads if x.workload == w.workload and not x.after_change]
             if w.after_change or not bw or not w.rate or not bw[0].rate:

@@ -23,27 +23,16 @@ EMU_NOTE = ("%s EMULATED: QEMU's TCG emulator is under these rows (a guest under
             "and facts, never the nanoseconds. They are left out of the capacity planning." % EMU_MARK)
 
 
+# The measurement on a tsc host that m's ratios are taken against: baseline(m, ms).
+baseline = interval.tsc_of
+
+
 def cs_order(cs):
     return (cs != "tsc", cs)
 
 
 def sort_key(m):
     return (m.run, m.kind != "host", m.vcpus or 0, m.emulated, m.backend or "", cs_order(m.host_cs))
-
-
-def baseline(m, ms):
-    """The measurement on a tsc host that m's ratios are taken against."""
-    for b in ms:
-        if b.host_cs == "tsc" and b.run == m.run and b.kind == m.kind and b.vcpus == m.vcpus \
-                and b.backend == m.backend and b.emulated == m.emulated and interval.round_of(b) == interval.round_of(m):
-            return b
-    return None
-
-
-def ratio(a, b):
-    if a is None or b is None or b <= 0:
-        return "n/a"
-    return "%.2f" % (a / b)
 
 
 def is_base(m, ms):
@@ -77,18 +66,9 @@ def figure_cell(m, ms, r, q="median", nd=2, fig=None):
     measurement, default the same row's quantile)."""
     if rounds_of(m, ms) == 1:
         return fquant(r, q, nd)
-    fig = fig or (lambda x: _q(x.row(r.clock, r.method, r.threads), q))
+    fig = fig or interval.row_fig(r, q)
     v = interval.value(m, ms, fig)
     return fquant(r, q, nd) if v is None else "%.*f" % (nd, v)
-
-
-def _q(r, q):
-    return None if r is None else r.ns.get(q)
-
-
-def _row_fig(r, q="median"):
-    """fig(x): the quantile q of x's row of the same clock, method and threads as r."""
-    return lambda x: _q(x.row(r.clock, r.method, r.threads), q)
 
 
 def rounds_note(ms):
@@ -167,7 +147,7 @@ def headline_tables(ms, multi):
             for r in m.headline():
                 rows.append(([m.run] if multi else []) + [
                     m.host_cs, r.threads, figure_cell(m, ms, r), figure_cell(m, ms, r, "p99"),
-                    ratio_cell(m, ms, _row_fig(r)), ratio_cell(m, ms, _row_fig(r, "p99")), r.path or "n/a",
+                    ratio_cell(m, ms, interval.row_fig(r)), ratio_cell(m, ms, interval.row_fig(r, "p99")), r.path or "n/a",
                     tsc_check(m), machine_cell(m)])
         hdr = pre + ["host clocksource", "threads", "median ns", "p99 ns", "x tsc (median)", "x tsc (p99)",
                      "path", "TSC check", "machine"]
@@ -180,7 +160,7 @@ def headline_tables(ms, multi):
                 rows.append(([m.run] if multi else []) + [
                     m.host_cs, m.vcpus if m.backend in (None, "qemu") else "%d (%s)" % (m.vcpus, m.backend),
                     r.threads, figure_cell(m, ms, r), figure_cell(m, ms, r, "p99"),
-                    ratio_cell(m, ms, _row_fig(r)), ratio_cell(m, ms, _row_fig(r, "p99")),
+                    ratio_cell(m, ms, interval.row_fig(r)), ratio_cell(m, ms, interval.row_fig(r, "p99")),
                     r.path or "n/a", gcs, master_clock_cell(m), stable_bit_cell(m), accel_cell(m)])
         hdr = pre + ["host clocksource", "vCPUs", "threads", "median ns", "p99 ns", "x tsc (median)",
                      "x tsc (p99)", "guest path", "guest clocksource", "master clock", "stable bit", "accel"]
@@ -226,8 +206,7 @@ def kernel_read_section(ms, multi):
             without.append(os.path.basename(m.path))
             continue
         for r in sys_rows:
-            kr = (lambda x, r=r: getattr(x.row(r.clock, r.method, r.threads), "kernel_read", None))
-            nm = (lambda x, r=r: getattr(x.row(r.clock, r.method, r.threads), "null_median", None))
+            kr, nm = interval.row_fig(r, "kernel_read"), interval.row_fig(r, "null_median")
             several = rounds_of(m, ms) > 1
             krv, nmv = interval.value(m, ms, kr), interval.value(m, ms, nm)
             rows.append(([m.run] if multi else []) + [
@@ -366,7 +345,7 @@ def findings(ms):
         if not br or r.median is None or br.median is None:
             continue  # a median below the loop overhead: the table says so
         what = "the host" if m.kind == "host" else "a %s guest" % m.where.replace("guest ", "")
-        fig = _row_fig(r)
+        fig = interval.row_fig(r)
         s = "- %s%s on %s: CLOCK_MONOTONIC costs %.2f ns against %.2f ns on tsc (%s) at %d thread%s; the read " \
             "is answered %s." % ("[EMULATED] " if m.emulated else "", what, m.host_cs, interval.value(m, ms, fig),
                                  interval.value(b, ms, fig), over(m, ms, fig).text(), r.threads,

@@ -42,7 +42,6 @@ NS_PER_US = 1000
 NS_PER_MS = 1000 * 1000
 WATCHDOG_INTERVAL_S = 0.5          # WATCHDOG_INTERVAL = HZ >> 1, every era read
 TSC_EARLY_MARGIN_NS = 32 * NS_PER_MS  # tsc.c clocksource_tsc_early.uncertainty_margin (6.1-6.19)
-WATCHDOG_THRESHOLD_NS = 1000000000 >> 5  # NSEC_PER_SEC >> 5: margin of a clocksource with no frequency
 
 # The trees read, each cited as the upstream release whose files it holds:
 # kernel.org's mainline tree for a .0 release, the stable tree for the rest;
@@ -316,11 +315,6 @@ _MSG_71 = [
 
 # The conditions that leave the TSC unwatched, in tsc_init() order.  Each:
 # what health reads, and what follows.  "any" rules: one suffices.
-# Unwatched is not unchecked: tsc_sync.c's start_sync_check_timer() reads
-# IA32_TSC_ADJUST every 10 minutes (and on idle) when the CPU has
-# tsc_adjust and tsc=reliable is not given, every era read.
-TSC_ADJUST_CHECK = {"interval_s": 600, "needs": "cpu flag tsc_adjust and no tsc=reliable",
-                    "where": _SYNC + " start_sync_check_timer(), tsc_verify_tsc_adjust()"}
 
 _UNW_COMMON = [
     {"id": "tsc=reliable", "cmdline": "tsc=reliable", "effect": "unwatched",

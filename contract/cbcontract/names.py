@@ -105,7 +105,6 @@ CLOCKS = tuple(name for name, _ in _NAMES["clocks"])
 # Clocks read by the same code path (vDSO do_hres, or the same syscall):
 # their medians in one run differ by noise (cbanalysis/diff.py's band).
 HRES_CLOCKS = CLOCKS[:5]
-COARSE_CLOCKS = CLOCKS[5:]
 # The headline clock of every table, plot and textfile.
 HEADLINE_CLOCK = "monotonic"
 
@@ -114,8 +113,6 @@ METHODS = tuple(name for name, _ in _NAMES["methods"])
 CLOCKED_METHODS = tuple(name for name, clocked in _NAMES["methods"] if clocked)  # one row per clock; the others have clock null
 # A cost row's quantiles (ns_per_call, below_overhead), from the engine's histogram.
 QUANTILES = ("min", "median", "mean", "p99", "p999", "max")
-# The path probe's answers (a row's "path"): where a clock read went.
-PATHS = ("user", "syscall")
 
 # Exit statuses every command shares (the house style); 3, where a command
 # has it, says a check cannot be made on this machine (EXIT_STATUS below).

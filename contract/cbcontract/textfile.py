@@ -31,7 +31,6 @@ from .util import InputError
 # (User=prometheus in its unit), upstream's examples (node_exporter).
 SERVICE_USERS = ("prometheus", "node_exporter", "node-exporter")
 MODE = 0o644  # node_exporter reads it as another user
-PROM_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]*\.prom\Z")  # a name the textfile collector reads
 
 # Characters a textfile line cannot hold as they are: control characters
 # other than the line feed (escaped below), the Unicode line breaks, and

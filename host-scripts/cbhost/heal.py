@@ -123,14 +123,8 @@ def kvm_pids(kvm_dev=None):
 def start_s(pid):
     """When process pid started, in seconds since boot (/proc/PID/stat's
     starttime), or None."""
-    raw = read_small(os.path.join(proc_dir(), str(pid), "stat"))
-    if raw is None:
-        return None
-    rest = raw[raw.rfind(b")") + 2:].split()  # the name may hold spaces and ')'
-    try:
-        return int(rest[19]) / os.sysconf("SC_CLK_TCK")
-    except (IndexError, ValueError):
-        return None
+    ticks = start_ticks(pid)
+    return None if ticks is None else ticks / os.sysconf("SC_CLK_TCK")
 
 
 def off_tsc(sw, cut=False):

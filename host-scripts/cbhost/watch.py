@@ -66,7 +66,6 @@ MAX_VMS = 1024
 TRACE_KB = 1024  # the instance's ring per CPU: read all the time, a burst's worth
 TSC_FLAGS = ("tsc", "rdtscp", "constant_tsc", "nonstop_tsc", "tsc_known_freq", "tsc_reliable", "tsc_adjust",
              "tsc_deadline_timer")
-HEALTH_STATES = ("healthy", "degraded", "unknown")
 # The kernel-log kinds counted: what changes the clock, and the watchdog's near misses.
 COUNTED = tuple(k for k in kmsg.KINDS if k in ("switched", "unstable", "warp", "sync-check", "tsc-adjust")
                 or k.startswith(("verdict/", "near-miss/", "sched-clock/")))
