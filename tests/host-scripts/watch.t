@@ -83,7 +83,8 @@ def env(**kw):
 
 def folder(name):
     d = os.path.join(t.tmp, name)
-    os.mkdir(d, 0o755)
+    os.mkdir(d)
+    os.chmod(d, 0o755)  # whatever the umask: another user must be able to open it
     return d
 
 
@@ -220,12 +221,13 @@ t.ok(rc == 0 and len(err.splitlines()) == 1 and "no-such-log" in err
 # stop it; as root, the lock folder is root's alone and nobody cannot open the lock in it.
 os.chmod(t.tmp, 0o755)
 d8 = folder("flocked")
-holder = ["flock", "-n", d8, "sleep", "60"]
+holder = ["flock", "-n", d8, "sleep", "3600"]  # killed below; a loaded machine's watch run can outlast a minute
 if os.geteuid() == 0:
     holder = ["runuser", "-u", "nobody", "--"] + holder
 h = subprocess.Popen(holder)
 taken = False
-for _ in range(1000):  # runuser's start can take seconds on a loaded machine
+deadline = time.monotonic() + 120  # runuser's start can take seconds on a loaded machine
+while time.monotonic() < deadline:
     taken = subprocess.run(["flock", "-n", d8, "true"]).returncode != 0
     if taken or h.poll() is not None:
         break
