@@ -7,6 +7,7 @@
 folder, the recorded KVM traces (per-VM facts, names as libvirt and -name give them, hostile names), TERM, its
 tracefs instance for real where this host allows it (root, kvm loaded; one left by a SIGKILL removed at the next
 start), and what it keeps of root's privileges (TAP)."""
+import contextlib
 import json
 import os
 import re
@@ -224,7 +225,7 @@ d8 = folder("flocked")
 holder = ["flock", "-n", d8, "sleep", "3600"]  # killed below; a loaded machine's watch run can outlast a minute
 if os.geteuid() == 0:
     holder = ["runuser", "-u", "nobody", "--"] + holder
-h = subprocess.Popen(holder)
+h = subprocess.Popen(holder, start_new_session=True)  # its group killed below: runuser's children too
 taken = False
 deadline = time.monotonic() + 120  # runuser's start can take seconds on a loaded machine
 while time.monotonic() < deadline:
@@ -234,7 +235,8 @@ while time.monotonic() < deadline:
     time.sleep(0.02)
 rc, out, err = run_once("--textfile-dir", d8, CB_KMSG=log)
 held = h.poll() is None
-h.kill()
+with contextlib.suppress(ProcessLookupError):
+    os.killpg(h.pid, signal.SIGKILL)
 h.wait()
 got = value(samples(os.path.join(d8, FILE)), "node_clockbench_clocksource_info", clocksource="tsc")
 t.diag("flock taken before the watch ran: %s; still held after: %s; exit %d; clocksource_info{tsc} %s; %s"
