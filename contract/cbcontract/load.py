@@ -114,10 +114,14 @@ class Measurement:
         return (bool(la.get("emulated")) or la.get("accel") == "tcg" or self.hypervisor == TCG_SIGNATURE
                 or self.host_emulated)
 
+    def _text(self, key):
+        """The context's key if it is a string, not empty; else None."""
+        v = self.context.get(key)
+        return v if isinstance(v, str) and v else None
+
     @property
     def kernel(self):
-        v = self.context.get("kernel")
-        return v if isinstance(v, str) and v else None
+        return self._text("kernel")
 
     @property
     def cpus_online(self):
@@ -128,10 +132,7 @@ class Measurement:
     def clocksource_after(self):
         """The machine's clocksource as the engine left it: context.clocksource_end,
         else the one the engine read at its start; None unknown."""
-        for v in (self.context.get("clocksource_end"), self.context.get("clocksource")):
-            if isinstance(v, str) and v:
-                return v
-        return None
+        return self._text("clocksource_end") or self._text("clocksource")
 
     @property
     def clocksource_before(self):
@@ -148,8 +149,7 @@ class Measurement:
     @property
     def hypervisor(self):
         """The CPUID 0x40000000 signature (KVMKVMKVM, TCGTCGTCGTCG...), None on bare metal or unknown."""
-        v = self.context.get("hypervisor")
-        return v if isinstance(v, str) and v else None
+        return self._text("hypervisor")
 
     @property
     def invtsc(self):
@@ -586,14 +586,14 @@ def _workload_counts(path, a, name, r, secs, rate):
         raise InputError(path, "%s.rate: %s, but %s is %.6g" % (a, _v(r.get("rate")), what, implied(n)))
 
 
-def _ppm(path, at, o, ref, hz_key="tsc_hz"):
+def _ppm(path, at, o, ref):
     """A {tsc_hz, ppm} pair: ppm = (tsc_hz / reference Hz - 1) x 1e6
     (within 0.1 ppm, the written figures' rounding)."""
-    hz = _num(path, "%s.%s" % (at, hz_key), o.get(hz_key), 0, above=True)
+    hz = _num(path, at + ".tsc_hz", o.get("tsc_hz"), 0, above=True)
     ppm = _num(path, at + ".ppm", o.get("ppm"), null=True)
     if ppm is not None and ref is not None and abs((hz / ref - 1) * 1e6 - ppm) > 0.1:
-        raise InputError(path, "%s.ppm: %s, but %s %s against the reference %.1f Hz is %.3f ppm"
-                         % (at, _v(o.get("ppm")), hz_key, _v(o.get(hz_key)), ref, (hz / ref - 1) * 1e6))
+        raise InputError(path, "%s.ppm: %s, but tsc_hz %s against the reference %.1f Hz is %.3f ppm"
+                         % (at, _v(o.get("ppm")), _v(o.get("tsc_hz")), ref, (hz / ref - 1) * 1e6))
     return hz, ppm
 
 
@@ -781,16 +781,11 @@ def _counts(path, at, c):
 
 
 def load_trace(path, guest_name=None):
-    """A kvm-trace-*.json file (clockbench-kvm-trace/1), strictly."""
+    """A kvm-trace-*.json file (clockbench-kvm-trace/1), strictly, as a Trace."""
     doc = load_json(path)
     check_schema(path, doc, TRACE_SCHEMA)
     if guest_name is not None and doc.get("guest_result") != guest_name:
         raise InputError(path, "guest_result %s: expected %s" % (_v(doc.get("guest_result")), guest_name))
-    return parse_trace(path, doc)
-
-
-def parse_trace(path, doc):
-    """A clockbench-kvm-trace/1 document as a Trace."""
     avail = _bool(path, "available", doc.get("available"))
     subject = doc.get("subject")
     if subject not in ("guest", "observer", None):
@@ -891,8 +886,7 @@ def label_problem(m, cs):
     the engine saw during the run; for a guest, what the launcher read on
     the host before and after."""
     diff = []
-    name = os.path.basename(m.path)
-    c = runfolder.classify(name)
+    c = runfolder.classify(os.path.basename(m.path))
     if c and c[1].get("cs") not in (None, cs):
         diff.append("the file name says %s" % cut(c[1]["cs"], 40))
     if m.kind != "guest":
@@ -927,17 +921,23 @@ def mislabel_line(path, cs, why):
     return "[%s] %s does not measure what its name says: %s" % (cut(cs, 40), cut(os.path.basename(path), 80), why)
 
 
+def result_kind(path):
+    """The kind of result file path names: "host" (host-<cs>.json),
+    "tsc-rate" or "guest"; None for any other name."""
+    c = runfolder.classify(os.path.basename(path))
+    if c and (c[0] in ("guest", "tsc-rate") or (c[0] == "host" and c[1]["ext"] == "json")):
+        return c[0]
+    return None
+
+
 def load_file(path, run=None):
     """A host or guest result file, by its name."""
-    c = runfolder.classify(os.path.basename(path))
-    kind = c[0] if c else None
-    if kind == "host" and c[1]["ext"] == "json":
-        return load_host(path, run)
-    if kind == "tsc-rate":
-        return load_host(path, run, "tsc-rate")
+    kind = result_kind(path)
     if kind == "guest":
         return load_guest(path, run)
-    raise InputError(path, "not a host-<cs>.json or guest-<cs>-<N>vcpu.json result file (nor a tsc-rate-<cs>.json)")
+    if kind is None:
+        raise InputError(path, "not a host-<cs>.json or guest-<cs>-<N>vcpu.json result file (nor a tsc-rate-<cs>.json)")
+    return load_host(path, run, kind)
 
 
 # ---- a VM that ran across a switch (running-vm-<cs>.json) ----
@@ -1131,12 +1131,7 @@ def folder_names(folder):
 
 def result_files(folder):
     """The host, guest and tsc-rate result files of a run folder, sorted."""
-    out = []
-    for n in folder_names(folder):
-        c = runfolder.classify(n)
-        if c and (c[0] in ("guest", "tsc-rate") or (c[0] == "host" and c[1]["ext"] == "json")):
-            out.append(n)
-    return out
+    return [n for n in folder_names(folder) if result_kind(n)]
 
 
 def load_run(folder, skip_bad=False, warn=None):
