@@ -36,6 +36,7 @@ import re
 import socket
 import sys
 import tempfile
+from contextlib import suppress
 
 from .util import SURROGATE, InputError
 from .util import cut as show  # a value quoted in a message: escaped, cut
@@ -427,10 +428,8 @@ def _group_others(gid):
         return None
     names = set(g.gr_mem) | {p.pw_name for p in pwd.getpwall() if p.pw_gid == gid}
     for uid in (os.geteuid(), 0):
-        try:
+        with suppress(KeyError):
             names.discard(pwd.getpwuid(uid).pw_name)
-        except KeyError:
-            pass
     return sorted(names)
 
 
@@ -531,10 +530,8 @@ def open_why(e):
 def make_open(name, mode, dir_fd):
     """Folder name in folder dir_fd, made with mode when missing (a race
     that made it first is fine), opened as a folder, no link followed."""
-    try:
+    with suppress(FileExistsError):
         os.mkdir(name, mode, dir_fd=dir_fd)
-    except FileExistsError:
-        pass
     return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
 
 
@@ -684,10 +681,8 @@ class Private:
         except OSError as e:
             raise RunFolderError("%s: write: %s" % (show(where), e.strerror))
         self.placed.append(final)
-        try:
+        with suppress(OSError):
             os.fsync(self.dfd)  # the name made durable; a folder that cannot be fsynced has it all the same
-        except OSError:
-            pass
         return where
 
     def unplace(self, final):
@@ -699,16 +694,12 @@ class Private:
     def close(self):
         if self.pfd is not None:
             for n in os.listdir(self.pfd):
-                try:
+                with suppress(OSError):
                     os.unlink(n, dir_fd=self.pfd)
-                except OSError:
-                    pass
             os.close(self.pfd)
             self.pfd = None
-            try:
+            with suppress(OSError):
                 os.rmdir(self.name, dir_fd=self.dfd)
-            except OSError:
-                pass
         if getattr(self, "dfd", None) is not None:
             os.close(self.dfd)
             self.dfd = None

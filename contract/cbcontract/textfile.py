@@ -23,6 +23,7 @@ import errno
 import os
 import re
 import stat
+from contextlib import suppress
 
 from .runfolder import RunFolderError, check_folder, check_text, make_open, open_nofollow, open_why, private_dir, show
 from .util import SURROGATE, InputError
@@ -127,11 +128,9 @@ def _owner_ok(uid):
         return True
     import pwd
     for n in SERVICE_USERS:
-        try:
+        with suppress(KeyError):
             if pwd.getpwnam(n).pw_uid == uid:
                 return True
-        except KeyError:
-            pass
     return False
 
 
@@ -226,10 +225,8 @@ def clean(fd, name):
     for n in names:
         m = _TMP_RE.match(n)
         if m and m.group(1) == name:
-            try:
+            with suppress(OSError):
                 os.unlink(n, dir_fd=fd)
-            except OSError:
-                pass
 
 
 DELEGATE = ".clockbench-%s.d"  # the subfolder delegate() gives a writer: no .prom name, never read itself
@@ -286,14 +283,11 @@ def write(folder, name, text, mode=MODE, fd=None):
     the folder) when it cannot be."""
     if not name or "/" in name or name in (".", "..") or name.startswith(".clockbench-"):
         raise InputError(name, "not a file name for a textfile")
-    try:
-        check_text(name, "textfile name")
-    except ValueError as e:
-        raise InputError(None, str(e))
     data = _clean(text).encode("utf-8")
     try:
+        check_text(name, "textfile name")
         dfd = open_folder(folder) if fd is None else os.dup(fd)
-    except RunFolderError as e:
+    except (ValueError, RunFolderError) as e:
         raise InputError(None, str(e))
     tmp = None
     try:
@@ -317,18 +311,14 @@ def write(folder, name, text, mode=MODE, fd=None):
             os.close(fd)
         os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
         tmp = None
-        try:
+        with suppress(OSError):
             os.fsync(dfd)
-        except OSError:
-            pass
     except OSError as e:
         raise InputError(folder, "write %s: %s" % (show(name, 40), e.strerror))
     finally:
         if tmp is not None:
-            try:
+            with suppress(OSError):
                 os.unlink(tmp, dir_fd=dfd)
-            except OSError:
-                pass
         os.close(dfd)
 
 
