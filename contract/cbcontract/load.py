@@ -10,13 +10,12 @@ import errno
 import json
 import math
 import os
-import re
 import stat
 
 from . import runfolder
 from . import names
 from .names import HEADLINE_CLOCK, QUANTILES
-from .util import InputError, bounded, cut, is_num, obj
+from .util import SURROGATE, InputError, bounded, cut, is_num, obj
 
 HOST_SCHEMA = runfolder.SCHEMA_HOST
 GUEST_SCHEMA = runfolder.SCHEMA_GUEST
@@ -103,8 +102,7 @@ class Measurement:
         pre = where.rsplit(".", 1)[0] + "." if "." in where else ""
         check_extras(path, doc, pre)
         self.workloads = parse_workloads(path, doc.get("workloads"), pre + "workloads")
-        checks = doc.get("checks") if isinstance(doc.get("checks"), dict) else {}
-        self.tsc_rate = parse_tsc_rate(path, checks.get("tsc_rate"), pre + "checks.tsc_rate")
+        self.tsc_rate = parse_tsc_rate(path, obj(doc, "checks").get("tsc_rate"), pre + "checks.tsc_rate")
 
     @property
     def emulated(self):
@@ -116,10 +114,14 @@ class Measurement:
         return (bool(la.get("emulated")) or la.get("accel") == "tcg" or self.hypervisor == TCG_SIGNATURE
                 or self.host_emulated)
 
+    def _text(self, key):
+        """The context's key if it is a string, not empty; else None."""
+        v = self.context.get(key)
+        return v if isinstance(v, str) and v else None
+
     @property
     def kernel(self):
-        v = self.context.get("kernel")
-        return v if isinstance(v, str) and v else None
+        return self._text("kernel")
 
     @property
     def cpus_online(self):
@@ -130,10 +132,7 @@ class Measurement:
     def clocksource_after(self):
         """The machine's clocksource as the engine left it: context.clocksource_end,
         else the one the engine read at its start; None unknown."""
-        for v in (self.context.get("clocksource_end"), self.context.get("clocksource")):
-            if isinstance(v, str) and v:
-                return v
-        return None
+        return self._text("clocksource_end") or self._text("clocksource")
 
     @property
     def clocksource_before(self):
@@ -150,8 +149,7 @@ class Measurement:
     @property
     def hypervisor(self):
         """The CPUID 0x40000000 signature (KVMKVMKVM, TCGTCGTCGTCG...), None on bare metal or unknown."""
-        v = self.context.get("hypervisor")
-        return v if isinstance(v, str) and v else None
+        return self._text("hypervisor")
 
     @property
     def invtsc(self):
@@ -183,8 +181,7 @@ class Measurement:
     @property
     def guest_log(self):
         """The guest kernel log's facts ({} for a host or when missing)."""
-        lg = self.guest.get("log")
-        return lg if isinstance(lg, dict) else {}
+        return obj(self.guest, "log")
 
     @property
     def accel(self):
@@ -342,11 +339,8 @@ def _no_surrogates(doc):
             todo.extend(v.values())
         elif isinstance(v, list):
             todo.extend(v)
-        elif isinstance(v, str) and _SURROGATE.search(v):
+        elif isinstance(v, str) and SURROGATE.search(v):
             raise _Bad("a lone surrogate in the string %s" % _v(v))
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def load_json(path):
@@ -427,15 +421,11 @@ def parse_rows(path, rows, where):
         at = "%s[%d]" % (where, i)
         if not isinstance(r, dict):
             raise InputError(path, "%s: expected an object" % at)
-        method = r.get("method")
-        if not isinstance(method, str) or not method:
-            raise InputError(path, "%s.method: expected a string, got %s" % (at, _v(method)))
+        method = _str(path, at + ".method", r.get("method"))
         clock = r.get("clock")
         if clock is not None and not isinstance(clock, str):
             raise InputError(path, "%s.clock: expected a string or null, got %s" % (at, _v(clock)))
-        th = r.get("threads")
-        if not isinstance(th, int) or isinstance(th, bool) or th < 1:
-            raise InputError(path, "%s.threads: expected a positive integer, got %s" % (at, _v(th)))
+        th = _positive(path, at + ".threads", r.get("threads"))
         below = r.get("below_overhead")
         if below is None:
             raise InputError(path, "%s.below_overhead: missing or null (a list of quantile names, [] for none)" % at)
@@ -466,16 +456,9 @@ def _kernel_read(path, at, r, median):
     """A syscall row's (null_median_ns, kernel_read_ns, kernel_read_negative):
     kernel_read_ns is null exactly where it is not known, and otherwise the
     row's median less null_median_ns (both written to 2 decimals)."""
-    vals = []
-    for k in ("null_median_ns", "kernel_read_ns"):
-        v = r.get(k)
-        if v is not None and not (is_num(v) and v >= 0):
-            raise InputError(path, "%s.%s: expected a number >= 0 or null, got %s" % (at, k, _v(v)))
-        vals.append(None if v is None else float(v))
-    nm, kr = vals
-    neg = r.get("kernel_read_negative", False)
-    if not isinstance(neg, bool):
-        raise InputError(path, "%s.kernel_read_negative: expected true or false, got %s" % (at, _v(neg)))
+    nm = _num(path, at + ".null_median_ns", r.get("null_median_ns"), 0, null=True)
+    kr = _num(path, at + ".kernel_read_ns", r.get("kernel_read_ns"), 0, null=True)
+    neg = _bool(path, at + ".kernel_read_negative", r.get("kernel_read_negative", False))
     d = median - nm if nm is not None and median is not None else None
     if kr is not None and (d is None or abs(d - kr) > 0.015 + 1e-9):
         raise InputError(path, "%s.kernel_read_ns: %s, but the median %s less null_median_ns %s is not that"
@@ -496,6 +479,13 @@ def _num(path, at, v, lo=None, null=False, above=False):
         want = "a number" + ("" if lo is None else " %s %g" % (">" if above else ">=", lo))
         raise InputError(path, "%s: expected %s%s, got %s" % (at, want, " or null" if null else "", _v(v)))
     return float(v)
+
+
+def _positive(path, at, v):
+    """v, a positive integer (a count of threads or vCPUs)."""
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise InputError(path, "%s: expected a positive integer, got %s" % (at, _v(v)))
+    return v
 
 
 def _str(path, at, v, null=False):
@@ -543,9 +533,7 @@ def parse_workloads(path, rows, at):
             raise InputError(path, "%s: a second %s row" % (a, name))
         seen.add(name)
         a = "%s (%s)" % (a, name)
-        th = r.get("threads")
-        if not isinstance(th, int) or isinstance(th, bool) or th < 1:
-            raise InputError(path, "%s.threads: expected a positive integer, got %s" % (a, _v(th)))
+        th = _positive(path, a + ".threads", r.get("threads"))
         cpus = r.get("cpus")
         if not (isinstance(cpus, list) and cpus and all(isinstance(c, int) and not isinstance(c, bool) and c >= 0
                                                           for c in cpus)):
@@ -598,14 +586,14 @@ def _workload_counts(path, a, name, r, secs, rate):
         raise InputError(path, "%s.rate: %s, but %s is %.6g" % (a, _v(r.get("rate")), what, implied(n)))
 
 
-def _ppm(path, at, o, ref, hz_key="tsc_hz"):
+def _ppm(path, at, o, ref):
     """A {tsc_hz, ppm} pair: ppm = (tsc_hz / reference Hz - 1) x 1e6
     (within 0.1 ppm, the written figures' rounding)."""
-    hz = _num(path, "%s.%s" % (at, hz_key), o.get(hz_key), 0, above=True)
+    hz = _num(path, at + ".tsc_hz", o.get("tsc_hz"), 0, above=True)
     ppm = _num(path, at + ".ppm", o.get("ppm"), null=True)
     if ppm is not None and ref is not None and abs((hz / ref - 1) * 1e6 - ppm) > 0.1:
-        raise InputError(path, "%s.ppm: %s, but %s %s against the reference %.1f Hz is %.3f ppm"
-                         % (at, _v(o.get("ppm")), hz_key, _v(o.get(hz_key)), ref, (hz / ref - 1) * 1e6))
+        raise InputError(path, "%s.ppm: %s, but tsc_hz %s against the reference %.1f Hz is %.3f ppm"
+                         % (at, _v(o.get("ppm")), _v(o.get("tsc_hz")), ref, (hz / ref - 1) * 1e6))
     return hz, ppm
 
 
@@ -632,10 +620,7 @@ def parse_tsc_rate(path, tr, at):
     if tr.get("ppm_reference") not in (None, out["reference"]):
         raise InputError(path, "%s.ppm_reference: %s, but the reference is the %s's (kernel_tsc_khz %s)"
                          % (at, _v(tr["ppm_reference"]), out["reference"], _v(tr.get("kernel_tsc_khz"))))
-    rtc = tr.get("rtc")
-    if not isinstance(rtc, dict):
-        raise InputError(path, "%s.rtc: expected an object, got %s" % (at, _v(rtc)))
-    rtc = out["rtc"] = dict(rtc)
+    rtc = out["rtc"] = dict(_obj(path, at + ".rtc", tr.get("rtc")))
     _str(path, at + ".rtc.device", rtc.get("device"), null=True)
     if _bool(path, at + ".rtc.available", rtc.get("available")):
         edges = rtc.get("edges")
@@ -647,15 +632,9 @@ def parse_tsc_rate(path, tr, at):
     else:
         _str(path, at + ".rtc.reason", rtc.get("reason"))
     for c in ("monotonic", "monotonic_raw"):
-        o = tr.get(c)
-        if not isinstance(o, dict):
-            raise InputError(path, "%s.%s: expected an object, got %s" % (at, c, _v(o)))
-        out[c] = dict(o)
-        out[c]["tsc_hz"], out[c]["ppm"] = _ppm(path, "%s.%s" % (at, c), o, ref)
-    adj = tr.get("adjtimex")
-    if not isinstance(adj, dict):
-        raise InputError(path, "%s.adjtimex: expected an object, got %s" % (at, _v(adj)))
-    adj = out["adjtimex"] = dict(adj)
+        o = out[c] = dict(_obj(path, "%s.%s" % (at, c), tr.get(c)))
+        o["tsc_hz"], o["ppm"] = _ppm(path, "%s.%s" % (at, c), o, ref)
+    adj = out["adjtimex"] = dict(_obj(path, at + ".adjtimex", tr.get("adjtimex")))
     if _bool(path, at + ".adjtimex.available", adj.get("available")):
         adj["freq_ppm"] = _num(path, at + ".adjtimex.freq_ppm", adj.get("freq_ppm"), null=True)
         for key in ("tick_us", "status", "maxerror_us", "esterror_us"):
@@ -722,22 +701,18 @@ def load_guest(path, run=None):
     check_schema(path, bench, HOST_SCHEMA, "bench")
     f = _name(path, "guest")
     check_bench(path, bench, "bench")
-    la = doc.get("launcher") if isinstance(doc.get("launcher"), dict) else {}
-    g = doc.get("guest") if isinstance(doc.get("guest"), dict) else {}
-    host = la.get("host") if isinstance(la.get("host"), dict) else {}
-    cs = host.get("clocksource")
+    la = obj(doc, "launcher")
+    cs = obj(la, "host").get("clocksource")
     if not isinstance(cs, str) or not cs:
         cs = f.get("cs", "unknown")
-    vcpus = la.get("vcpus")
-    if not isinstance(vcpus, int) or isinstance(vcpus, bool) or vcpus < 1:
-        raise InputError(path, "launcher.vcpus: expected a positive integer, got %s" % _v(vcpus))
+    vcpus = _positive(path, "launcher.vcpus", la.get("vcpus"))
     backend = la.get("backend") if isinstance(la.get("backend"), str) else None
     trace = None
     if f:
         tpath = os.path.join(os.path.dirname(path), runfolder.partner(os.path.basename(path), "kvm-trace"))
         if os.path.lexists(tpath):
             trace = load_trace(tpath, os.path.basename(path))
-    return Measurement(path, "guest", run, bench, cs, vcpus, g, la, trace, backend, "bench.results")
+    return Measurement(path, "guest", run, bench, cs, vcpus, obj(doc, "guest"), la, trace, backend, "bench.results")
 
 
 # ---- KVM traces ----
@@ -806,19 +781,12 @@ def _counts(path, at, c):
 
 
 def load_trace(path, guest_name=None):
-    """A kvm-trace-*.json file (clockbench-kvm-trace/1), strictly."""
+    """A kvm-trace-*.json file (clockbench-kvm-trace/1), strictly, as a Trace."""
     doc = load_json(path)
     check_schema(path, doc, TRACE_SCHEMA)
     if guest_name is not None and doc.get("guest_result") != guest_name:
         raise InputError(path, "guest_result %s: expected %s" % (_v(doc.get("guest_result")), guest_name))
-    return parse_trace(path, doc)
-
-
-def parse_trace(path, doc):
-    """A clockbench-kvm-trace/1 document as a Trace."""
-    avail = doc.get("available")
-    if not isinstance(avail, bool):
-        raise InputError(path, "available: expected true or false, got %s" % _v(avail))
+    avail = _bool(path, "available", doc.get("available"))
     subject = doc.get("subject")
     if subject not in ("guest", "observer", None):
         raise InputError(path, "subject %s: expected \"guest\", \"observer\" or null" % _v(subject))
@@ -857,14 +825,9 @@ def parse_trace(path, doc):
 # by name only for none and tsc (arch/x86/kvm/trace.h); the others as
 # numbers (enum vdso_clock_mode: 2 pvclock, 3 hvclock): a host that is
 # itself a KVM guest on kvm-clock prints 0x2.  The one mapping of the
-# trace's word to a name; the raw word is kept beside it.
+# trace's word to a name (TraceFacts.hostclock: the word itself where the
+# mapping has none, None for None); the raw word is kept beside it.
 HOSTCLOCK_NAMES = {"none": "none", "tsc": "tsc", "0x2": "kvm-clock (pvclock)", "0x3": "Hyper-V TSC page (hvclock)"}
-
-
-def hostclock_name(raw):
-    """The host clock KVM's trace names with raw, as a name (raw itself
-    where the mapping has none); None for None."""
-    return None if raw is None else HOSTCLOCK_NAMES.get(raw, raw)
 
 
 class TraceFacts:
@@ -878,7 +841,7 @@ class TraceFacts:
     def __init__(self, reason=None, master_clock=None, hostclock=None, transitions=None,
                  stable_bit=None, with_=None, without=None, clear_vcpus=(), source=None):
         self.reason, self.master_clock, self.transitions = reason, master_clock, transitions
-        self.hostclock_raw, self.hostclock, self.source = hostclock, hostclock_name(hostclock), source
+        self.hostclock_raw, self.hostclock, self.source = hostclock, HOSTCLOCK_NAMES.get(hostclock, hostclock), source
         self.stable_bit, self.with_, self.without = stable_bit, with_, without
         self.clear_vcpus = list(clear_vcpus)
 
@@ -904,7 +867,7 @@ def trace_facts(m, observer=False):
     sb = t.life.get("stable_bit") or {}
     last = mc.get("last") if isinstance(mc.get("last"), bool) else None
     tr = mc.get("transitions") if isinstance(mc.get("transitions"), int) else None
-    per = sb.get("per_vcpu") if isinstance(sb.get("per_vcpu"), dict) else {}
+    per = obj(sb, "per_vcpu")
     clear = sorted((v for v, c in per.items() if c.get("without")), key=_vcpu_key)
     return TraceFacts(None, last, mc.get("hostclock"), tr, stable_all(sb["with"], sb["without"]),
                       sb["with"], sb["without"], clear, t.subject)
@@ -923,8 +886,7 @@ def label_problem(m, cs):
     the engine saw during the run; for a guest, what the launcher read on
     the host before and after."""
     diff = []
-    name = os.path.basename(m.path)
-    c = runfolder.classify(name)
+    c = runfolder.classify(os.path.basename(m.path))
     if c and c[1].get("cs") not in (None, cs):
         diff.append("the file name says %s" % cut(c[1]["cs"], 40))
     if m.kind != "guest":
@@ -936,7 +898,7 @@ def label_problem(m, cs):
         if len(other) > 3:
             diff.append("%d more rows on another clocksource" % (len(other) - 3))
     else:
-        h = m.launcher.get("host") if isinstance(m.launcher.get("host"), dict) else {}
+        h = obj(m.launcher, "host")
         start, end = h.get("clocksource"), h.get("clocksource_end")
     if start != cs:
         diff.append("clocksource at start %s" % (cut(start, 40) if start else "not recorded"))
@@ -959,17 +921,23 @@ def mislabel_line(path, cs, why):
     return "[%s] %s does not measure what its name says: %s" % (cut(cs, 40), cut(os.path.basename(path), 80), why)
 
 
+def result_kind(path):
+    """The kind of result file path names: "host" (host-<cs>.json),
+    "tsc-rate" or "guest"; None for any other name."""
+    c = runfolder.classify(os.path.basename(path))
+    if c and (c[0] in ("guest", "tsc-rate") or (c[0] == "host" and c[1]["ext"] == "json")):
+        return c[0]
+    return None
+
+
 def load_file(path, run=None):
     """A host or guest result file, by its name."""
-    c = runfolder.classify(os.path.basename(path))
-    kind = c[0] if c else None
-    if kind == "host" and c[1]["ext"] == "json":
-        return load_host(path, run)
-    if kind == "tsc-rate":
-        return load_host(path, run, "tsc-rate")
+    kind = result_kind(path)
     if kind == "guest":
         return load_guest(path, run)
-    raise InputError(path, "not a host-<cs>.json or guest-<cs>-<N>vcpu.json result file (nor a tsc-rate-<cs>.json)")
+    if kind is None:
+        raise InputError(path, "not a host-<cs>.json or guest-<cs>-<N>vcpu.json result file (nor a tsc-rate-<cs>.json)")
+    return load_host(path, run, kind)
 
 
 # ---- a VM that ran across a switch (running-vm-<cs>.json) ----
@@ -1129,12 +1097,8 @@ def load_health(path):
     state = doc.get("state")
     if state not in HOST_STATES:
         raise InputError(path, "state: expected one of %s, got %s" % (", ".join(HOST_STATES), _v(state)))
-    mach = doc.get("machine")
-    if not isinstance(mach, dict):
-        raise InputError(path, "machine: expected an object, got %s" % _v(mach))
-    cs = doc.get("clocksource")
-    if not isinstance(cs, dict):
-        raise InputError(path, "clocksource: expected an object, got %s" % _v(cs))
+    mach = _obj(path, "machine", doc.get("machine"))
+    cs = _obj(path, "clocksource", doc.get("clocksource"))
     avail = cs.get("available")
     if not isinstance(avail, list) or len(avail) > 64 or not all(isinstance(x, str) and x for x in avail):
         raise InputError(path, "clocksource.available: expected a list of names, got %s" % _v(avail))
@@ -1167,12 +1131,7 @@ def folder_names(folder):
 
 def result_files(folder):
     """The host, guest and tsc-rate result files of a run folder, sorted."""
-    out = []
-    for n in folder_names(folder):
-        c = runfolder.classify(n)
-        if c and (c[0] in ("guest", "tsc-rate") or (c[0] == "host" and c[1]["ext"] == "json")):
-            out.append(n)
-    return out
+    return [n for n in folder_names(folder) if result_kind(n)]
 
 
 def load_run(folder, skip_bad=False, warn=None):

@@ -16,16 +16,12 @@ runs of exactly j consecutive over-limit readouts, "longest" -> the longest
 run; a run longer than the largest j given counts as "longest" long.
 Pure arithmetic on numbers: nothing here reads a file.
 """
-import math
+from .util import is_num
 
 TICKS_PER_S = 2.0            # WATCHDOG_INTERVAL = HZ/2 (kernel/time/clocksource.c)
 SECONDS_PER_YEAR = 365.25 * 86400
 AT_RISK_PER_YEAR = 0.01      # one false alarm in 100 host-years, or worse
 PCTS = (("p50", 0.50), ("p99", 0.99), ("p99_9", 0.999), ("p99_99", 0.9999))
-
-
-def _num(x):
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def share_over(readout, limit_ns):
@@ -34,20 +30,20 @@ def share_over(readout, limit_ns):
     percentiles (the share above the highest percentile below the limit;
     0 above max), a step function that never rises with the limit."""
     n = readout.get("samples")
-    if not _num(n) or n <= 0:
+    if not is_num(n) or n <= 0:
         return None, "no samples"
-    if readout.get("limit_ns") == limit_ns and _num(readout.get("over_limit")):
+    if readout.get("limit_ns") == limit_ns and is_num(readout.get("over_limit")):
         return readout["over_limit"] / n, "measured"
     ns = readout.get("ns") or {}
-    if _num(ns.get("max")) and ns["max"] <= limit_ns:
+    if is_num(ns.get("max")) and ns["max"] <= limit_ns:
         return 0.0, "percentiles (max under the limit)"
     share = 1.0
     for key, q in PCTS:
-        if _num(ns.get(key)) and ns[key] <= limit_ns:
+        if is_num(ns.get(key)) and ns[key] <= limit_ns:
             share = round(1.0 - q, 6)
     # The engine's own count bounds it from the other side: no more slow
     # readouts above its limit, no fewer below.
-    if _num(readout.get("limit_ns")) and _num(readout.get("over_limit")):
+    if is_num(readout.get("limit_ns")) and is_num(readout.get("over_limit")):
         counted = readout["over_limit"] / n
         share = min(share, counted) if limit_ns > readout["limit_ns"] else max(share, counted)
     return share, "percentiles (an upper bound: the engine counted against %s ns)" % readout.get("limit_ns")
@@ -63,14 +59,14 @@ def windows(runs, k):
     keys = sorted(int(j) for j in runs if str(j).isdigit())
     for j in keys:
         c = runs[str(j)]
-        if not _num(c) or c <= 0:
+        if not is_num(c) or c <= 0:
             continue
         length = j
-        if j == keys[-1] and _num(longest) and longest > j:
+        if j == keys[-1] and is_num(longest) and longest > j:
             length = longest  # the top bucket, counted as long as the longest
         if length >= k:
             total += c * (length - k + 1)
-    if not keys and _num(longest) and longest >= k:
+    if not keys and is_num(longest) and longest >= k:
         total = longest - k + 1
     return total
 
@@ -95,7 +91,7 @@ def assess(readout, limit_ns, attempts, marks_unstable=True, watched=True, ticks
     if readout.get("unavailable"):
         out["verdict"], out["reason"] = "unavailable", str(readout["unavailable"])
         return out
-    if not _num(limit_ns) or limit_ns <= 0 or not isinstance(attempts, int) or attempts < 1:
+    if not is_num(limit_ns) or limit_ns <= 0 or not isinstance(attempts, int) or attempts < 1:
         out["verdict"], out["reason"] = "unavailable", "the kernel's limit or attempts are not known"
         return out
     n = readout.get("samples")
@@ -119,7 +115,7 @@ def assess(readout, limit_ns, attempts, marks_unstable=True, watched=True, ticks
     out["false_alarms_per_host_year"]["independent"] = indep * per_year
     p9999 = (readout.get("ns") or {}).get("p99_99")
     out["p99_99_ns"] = p9999
-    if _num(p9999) and p9999 > 0:
+    if is_num(p9999) and p9999 > 0:
         out["margin"] = limit_ns / p9999
     if n < 10000:
         out["notes"].append("%d samples: p99.99 is near the maximum (10,000 or more make it a percentile)" % n)

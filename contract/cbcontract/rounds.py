@@ -67,9 +67,7 @@ def load_rounds(run_dir, skip_bad=False, warn=None):
 def has_results(folder):
     """True when folder holds result files, flat or in its round folders."""
     try:
-        if load.result_files(folder):
-            return True
-        return any(load.result_files(p) for _, p in round_folders(folder))
+        return bool(load.result_files(folder)) or any(load.result_files(p) for _, p in round_folders(folder))
     except InputError:
         return False
 

@@ -36,6 +36,7 @@ import re
 import socket
 import sys
 import tempfile
+from contextlib import suppress
 
 from .util import SURROGATE, InputError
 from .util import cut as show  # a value quoted in a message: escaped, cut
@@ -286,7 +287,7 @@ def classify(name):
     for kind, rx in PATTERNS.items():
         m = rx.fullmatch(name)
         if m:
-            f = {k: v for k, v in m.groupdict().items()}
+            f = m.groupdict()
             if "vcpus" in f:
                 f["vcpus"] = int(f["vcpus"])
                 f["backend"] = f.get("backend") or "qemu"
@@ -332,10 +333,7 @@ def make_run(results, run_id=None):
     for a symlink, and the results written by name into it would land
     where they chose."""
     run_id = check_run_id(run_id or new_run_id())
-    try:
-        check_text(results, "results folder")
-    except ValueError as e:
-        raise RunFolderError(str(e))
+    _writer_text(results, "results folder")
     try:
         os.makedirs(results, 0o755, exist_ok=True)
     except OSError as e:
@@ -411,6 +409,14 @@ def check_text(s, what):
     return s
 
 
+def _writer_text(s, what):
+    """check_text(s, what) for a writer: RunFolderError, its one line."""
+    try:
+        return check_text(s, what)
+    except ValueError as e:
+        raise RunFolderError(str(e))
+
+
 def _group_others(gid):
     """The names of the users in group gid (as a supplementary or primary
     group) other than the writer and root; None when gid names no group."""
@@ -422,10 +428,8 @@ def _group_others(gid):
         return None
     names = set(g.gr_mem) | {p.pw_name for p in pwd.getpwall() if p.pw_gid == gid}
     for uid in (os.geteuid(), 0):
-        try:
+        with suppress(KeyError):
             names.discard(pwd.getpwuid(uid).pw_name)
-        except KeyError:
-            pass
     return sorted(names)
 
 
@@ -436,10 +440,7 @@ def check_folder(path, fd=None):
     written.  Also refuses a path with a control character.  fd, when given,
     is the folder open (its fstat is what is judged).  The one check of
     every writer (write_file, Private: reports, plots, summary, textfile)."""
-    try:
-        check_text(path, "output folder")
-    except ValueError as e:
-        raise RunFolderError(str(e))
+    _writer_text(path, "output folder")
     try:
         st = os.fstat(fd) if fd is not None else os.stat(path)
     except OSError as e:
@@ -494,10 +495,7 @@ def open_nofollow(path, what="folder", make=False, guard=False):
     caller judges the folder returned.  RunFolderError (one line)
     otherwise.  The one walk of every writer that must not follow a link
     (textfile folders, report folders, the watch's lock folder)."""
-    try:
-        check_text(path, what)
-    except ValueError as e:
-        raise RunFolderError(str(e))
+    _writer_text(path, what)
     shown = "/" if path.startswith("/") else "."
     try:
         fd = os.open(shown, _DIR_FLAGS)
@@ -513,11 +511,9 @@ def open_nofollow(path, what="folder", make=False, guard=False):
                 except FileNotFoundError:
                     if not make:
                         raise
-                    nfd = _make_open(part, 0o755, fd)
+                    nfd = make_open(part, 0o755, fd)
             except OSError as e:
-                why = "not a folder, or a symlink (never followed)" if e.errno in (errno.ENOTDIR, errno.ELOOP) \
-                    else e.strerror
-                raise RunFolderError("%s: open %s: %s" % (show(path), show(part, 40), why))
+                raise RunFolderError("%s: open %s: %s" % (show(path), show(part, 40), open_why(e)))
             os.close(fd)
             fd, shown = nfd, os.path.join(shown, part)
         return fd
@@ -526,13 +522,16 @@ def open_nofollow(path, what="folder", make=False, guard=False):
         raise
 
 
-def _make_open(name, mode, dir_fd):
+def open_why(e):
+    """Why an O_NOFOLLOW open of a folder failed (e its OSError), in words."""
+    return "not a folder, or a symlink (never followed)" if e.errno in (errno.ENOTDIR, errno.ELOOP) else e.strerror
+
+
+def make_open(name, mode, dir_fd):
     """Folder name in folder dir_fd, made with mode when missing (a race
     that made it first is fine), opened as a folder, no link followed."""
-    try:
+    with suppress(FileExistsError):
         os.mkdir(name, mode, dir_fd=dir_fd)
-    except FileExistsError:
-        pass
     return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
 
 
@@ -548,10 +547,9 @@ def private_dir(path):
     pfd = open_nofollow(parent or ".", guard=True)
     try:
         _guard(parent or ".", pfd, name)
-        fd = _make_open(name, 0o700, pfd)
+        fd = make_open(name, 0o700, pfd)
     except OSError as e:
-        why = "not a folder, or a symlink (never followed)" if e.errno in (errno.ENOTDIR, errno.ELOOP) else e.strerror
-        raise RunFolderError("%s: %s" % (show(path), why))
+        raise RunFolderError("%s: %s" % (show(path), open_why(e)))
     finally:
         os.close(pfd)
     st = os.fstat(fd)
@@ -672,10 +670,7 @@ class Private:
         final exists (a symlink there included), or with replace rename(2)
         over it."""
         where = os.path.join(self.dest, final)
-        try:
-            check_text(final, "file name")
-        except ValueError as e:
-            raise RunFolderError(str(e))
+        _writer_text(final, "file name")
         try:
             if replace:
                 os.rename(name, final, src_dir_fd=self.pfd, dst_dir_fd=self.dfd)
@@ -686,10 +681,8 @@ class Private:
         except OSError as e:
             raise RunFolderError("%s: write: %s" % (show(where), e.strerror))
         self.placed.append(final)
-        try:
+        with suppress(OSError):
             os.fsync(self.dfd)  # the name made durable; a folder that cannot be fsynced has it all the same
-        except OSError:
-            pass
         return where
 
     def unplace(self, final):
@@ -701,16 +694,12 @@ class Private:
     def close(self):
         if self.pfd is not None:
             for n in os.listdir(self.pfd):
-                try:
+                with suppress(OSError):
                     os.unlink(n, dir_fd=self.pfd)
-                except OSError:
-                    pass
             os.close(self.pfd)
             self.pfd = None
-            try:
+            with suppress(OSError):
                 os.rmdir(self.name, dir_fd=self.dfd)
-            except OSError:
-                pass
         if getattr(self, "dfd", None) is not None:
             os.close(self.dfd)
             self.dfd = None

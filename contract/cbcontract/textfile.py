@@ -23,9 +23,10 @@ import errno
 import os
 import re
 import stat
+from contextlib import suppress
 
-from .runfolder import RunFolderError, check_folder, check_text, open_nofollow, private_dir, show
-from .util import InputError
+from .runfolder import RunFolderError, check_folder, check_text, make_open, open_nofollow, open_why, private_dir, show
+from .util import SURROGATE, InputError
 
 # The accounts node_exporter runs as: Debian's prometheus-node-exporter
 # (User=prometheus in its unit), upstream's examples (node_exporter).
@@ -38,14 +39,13 @@ MODE = 0o644  # node_exporter reads it as another user
 # controls: U+061C, U+200E-200F, U+202A-202E, U+2066-2069; zero-width:
 # U+200B-200D, U+2060-2064, U+FEFF).  Each becomes U+FFFD, visible, rather
 # than nothing: "web<ZWSP>1" must not read as a VM "web1" that may exist.
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _DROP = dict.fromkeys([c for c in range(0x20) if c != 0x0a] + [0x7f] + list(range(0x80, 0xa0)) + [0x2028, 0x2029]
                       + [0x061c, 0xfeff] + list(range(0x200b, 0x2010)) + list(range(0x202a, 0x202f))
                       + list(range(0x2060, 0x2065)) + list(range(0x2066, 0x206a)), "\ufffd")
 
 
 def _clean(v):
-    return _SURROGATE.sub("\ufffd", str(v).translate(_DROP))
+    return SURROGATE.sub("\ufffd", str(v).translate(_DROP))
 
 
 def esc(v):
@@ -128,11 +128,9 @@ def _owner_ok(uid):
         return True
     import pwd
     for n in SERVICE_USERS:
-        try:
+        with suppress(KeyError):
             if pwd.getpwnam(n).pw_uid == uid:
                 return True
-        except KeyError:
-            pass
     return False
 
 
@@ -227,10 +225,8 @@ def clean(fd, name):
     for n in names:
         m = _TMP_RE.match(n)
         if m and m.group(1) == name:
-            try:
+            with suppress(OSError):
                 os.unlink(n, dir_fd=fd)
-            except OSError:
-                pass
 
 
 DELEGATE = ".clockbench-%s.d"  # the subfolder delegate() gives a writer: no .prom name, never read itself
@@ -248,14 +244,9 @@ def delegate(fd, name, uid, gid):
     done."""
     sub = DELEGATE % name
     try:
-        try:
-            os.mkdir(sub, 0o755, dir_fd=fd)
-        except FileExistsError:
-            pass
-        sfd = os.open(sub, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        sfd = make_open(sub, 0o755, fd)
     except OSError as e:
-        why = "not a folder, or a symlink (never followed)" if e.errno in (errno.ENOTDIR, errno.ELOOP) else e.strerror
-        raise InputError(None, "%s: %s" % (show(sub), why))
+        raise InputError(None, "%s: %s" % (show(sub), open_why(e)))
     try:
         st = os.fstat(sfd)
         if (st.st_uid, st.st_gid) != (uid, gid):
@@ -292,14 +283,11 @@ def write(folder, name, text, mode=MODE, fd=None):
     the folder) when it cannot be."""
     if not name or "/" in name or name in (".", "..") or name.startswith(".clockbench-"):
         raise InputError(name, "not a file name for a textfile")
-    try:
-        check_text(name, "textfile name")
-    except ValueError as e:
-        raise InputError(None, str(e))
     data = _clean(text).encode("utf-8")
     try:
+        check_text(name, "textfile name")
         dfd = open_folder(folder) if fd is None else os.dup(fd)
-    except RunFolderError as e:
+    except (ValueError, RunFolderError) as e:
         raise InputError(None, str(e))
     tmp = None
     try:
@@ -323,18 +311,14 @@ def write(folder, name, text, mode=MODE, fd=None):
             os.close(fd)
         os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
         tmp = None
-        try:
+        with suppress(OSError):
             os.fsync(dfd)
-        except OSError:
-            pass
     except OSError as e:
         raise InputError(folder, "write %s: %s" % (show(name, 40), e.strerror))
     finally:
         if tmp is not None:
-            try:
+            with suppress(OSError):
                 os.unlink(tmp, dir_fd=dfd)
-            except OSError:
-                pass
         os.close(dfd)
 
 
