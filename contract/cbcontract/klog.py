@@ -27,7 +27,6 @@ writes the live reader's records as health reads them.
 import codecs
 import collections
 import errno
-import json
 import os
 import stat
 import subprocess
@@ -35,7 +34,7 @@ import sys
 import tempfile
 import threading
 
-from . import kmsg, names
+from . import kmsg, names, paste
 from .util import InputError
 
 MAX_RECORD = 16 << 10  # a read of /dev/kmsg: the kernel formats a record into 8 KiB at most
@@ -95,20 +94,9 @@ def parse_kmsg(raw):
 def journal_record(line):
     """The Record of one line of `journalctl -o json` (bytes or str), or
     None: not a JSON object, not of the kernel transport, of another
-    facility, or without a MESSAGE."""
-    try:
-        e = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(e, dict) or e.get("_TRANSPORT") != "kernel" or e.get("SYSLOG_FACILITY") not in (None, "0"):
-        return None
-    m = e.get("MESSAGE")
-    if isinstance(m, list) and len(m) <= MAX_RECORD and all(isinstance(c, int) and 0 <= c < 256 for c in m):
-        m = bytes(m)  # the journal's form of a value that is not printable UTF-8
-    if not isinstance(m, (str, bytes)):
-        return None
-    us = next((e[k] for k in ("_SOURCE_MONOTONIC_TIMESTAMP", "__MONOTONIC_TIMESTAMP") if _digits(e.get(k))), None)
-    return Record(escape(m[:MAX_RECORD]), None if us is None else int(us) / 1e6, None)
+    facility, or without a MESSAGE (paste.journal_entry())."""
+    j = paste.journal_entry(line, MAX_RECORD)
+    return None if j is None else Record(escape(j[0][:MAX_RECORD]), j[1], None)
 
 
 def stream_lines(read, limit=None, what="input"):

@@ -242,27 +242,41 @@ def escape(text):
                    for c in text)
 
 
-def journal(rest):
-    """(text, stamp) of a journalctl -o json line, parsed whole, or None:
-    not one JSON object, no _TRANSPORT "kernel" (a missing one is not the
-    kernel's), another facility, no MESSAGE.  A MESSAGE of bytes (the
-    journal's list form) is decoded, its control characters escaped."""
-    if len(rest) > JSON_MAX:
+def journal_entry(line, most):
+    """(MESSAGE, stamp) of a journalctl -o json line, parsed whole, or
+    None: longer than JSON_MAX, not one JSON object, no _TRANSPORT
+    "kernel" (a missing one is not the kernel's), another facility, no
+    MESSAGE.  MESSAGE is a str, or bytes where the journal gave its list
+    form (at most `most` of them); stamp the entry's monotonic time in
+    seconds, else None.  The one reader of the journal's JSON: the paste
+    reader (journal()) and the live one (klog.journal_record())."""
+    if len(line) > JSON_MAX:
         return None
     try:
-        e = json.loads(rest)
+        e = json.loads(line)
     except (ValueError, RecursionError):
         return None
     if not isinstance(e, dict) or e.get("_TRANSPORT") != "kernel" or e.get("SYSLOG_FACILITY", "0") != "0":
         return None
     m = e.get("MESSAGE")
-    if isinstance(m, list) and len(m) <= JSON_MAX and all(isinstance(c, int) and 0 <= c < 256 for c in m):
-        m = bytes(m).decode("utf-8", "replace")
-    if not isinstance(m, str):
+    if isinstance(m, list) and len(m) <= most and all(isinstance(c, int) and 0 <= c < 256 for c in m):
+        m = bytes(m)
+    if not isinstance(m, (str, bytes)):
         return None
     mono = next((e[k] for k in ("_SOURCE_MONOTONIC_TIMESTAMP", "__MONOTONIC_TIMESTAMP")
                  if isinstance(e.get(k), str) and e[k].isascii() and e[k].isdigit() and len(e[k]) <= 20), None)
-    return escape(m[:MAX_TEXT]), (int(mono) / 1e6 if mono else None)
+    return m, (int(mono) / 1e6 if mono else None)
+
+
+def journal(rest):
+    """(text, stamp) of a journalctl -o json line (journal_entry()), or
+    None.  A MESSAGE of bytes (the journal's list form) is decoded, its
+    control characters escaped."""
+    j = journal_entry(rest, JSON_MAX)
+    if j is None:
+        return None
+    m = j[0].decode("utf-8", "replace") if isinstance(j[0], bytes) else j[0]
+    return escape(m[:MAX_TEXT]), j[1]
 
 
 MAX_TEXT = 8 << 10  # a record's text: the kernel formats at most 1 KiB (LOG_LINE_MAX), 8 KiB with its dictionary
