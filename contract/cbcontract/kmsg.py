@@ -560,8 +560,6 @@ def summarize(lines, recorded=False, budget=None):
                 events_first.append(ev)
             else:
                 events_last.append(ev)
-            if kind in VERDICTS and TEST_TEXT[kind] not in s["tests"]:
-                s["tests"].append(TEST_TEXT[kind])
         else:
             continue
         if len(s["evidence"]) < MAX_EVIDENCE:
@@ -594,22 +592,19 @@ def summarize(lines, recorded=False, budget=None):
             warps = [e for e in whole if e[4] == "warp"]
             withc = [e for e in warps if e[5].get("cycles") is not None]
             pick = (withc or warps or whole)[0]
-            s["line"], s["cycles"] = pick[3], pick[5].get("cycles") if pick[4] == "warp" else None
+            s["cycles"] = pick[5].get("cycles") if pick[4] == "warp" else None
         elif why == "watchdog":
             # The watchdog's own verdict says more than tsc.c's echo of it.
             pick = next((e for e in whole if e[4] in VERDICTS), whole[0])
-            s["line"] = pick[3]
         else:
             pick = whole[0]
             s["reason"] = pick[5]["reason"]
-            s["line"] = pick[3]
-        s["at_s"] = pick[0]
+        s["line"], s["at_s"] = pick[3], pick[0]
         s["unsure"] = _unsure(pick[4], pick[5], pick[6])
         if first[6] and not s["unsure"] and any(_cause_of(e[4], e[5]) != why for e in events if not e[6]):
             s["unsure"] = "the loss's first line was cut by a pager, and a later whole line names another cause"
         s["consequences"] = [e[3] for e in events if _cause_of(e[4], e[5]) != why][:MAX_KEPT]
-        s["tests"] = [TEST_TEXT[e[4]] for e in same if e[4] in VERDICTS]
-        s["tests"] = list(dict.fromkeys(s["tests"]))
+        s["tests"] = list(dict.fromkeys(TEST_TEXT[e[4]] for e in same if e[4] in VERDICTS))
     elif first_switch_away and s["switches"][-1] not in TSC_NAMES:
         s["tsc"], s["why"], s["line"] = "lost", "by_hand", first_switch_away[0]
         s["at_s"] = first_switch_away[1]
@@ -641,16 +636,14 @@ def boots_line(summaries):
     if not n:
         return "no boots read"
     lost = [s for s in summaries if s["tsc"] == "lost"]
-    whys = {}
-    for s in lost:
-        whys[s["why"]] = whys.get(s["why"], 0) + 1
+    whys = collections.Counter(s["why"] for s in lost)
     parts = []
     if lost:
         if len(whys) == 1:
             parts.append("%d of %d boots lost the TSC: %s" % (len(lost), n, WHY_TEXT[next(iter(whys))]))
         else:
             parts.append("%d of %d boots lost the TSC (%s)" % (len(lost), n, ", ".join(
-                "%d %s" % (c, WHY_TEXT[w]) for w, c in sorted(whys.items(), key=lambda x: -x[1]))))
+                "%d %s" % (c, WHY_TEXT[w]) for w, c in whys.most_common())))
     else:
         parts.append("0 of %d boots lost the TSC" % n)
     for state in ("kept", "not chosen", "unknown"):
