@@ -34,6 +34,7 @@ A line is cut to MAX_LINE by the caller (a JSON line to JSON_MAX); every
 pattern is bounded and has no nested repetition (linear); all recorded
 logs of a process share one Budget (BUDGET).
 """
+import collections
 import html
 import itertools
 import json
@@ -151,16 +152,14 @@ def unquote(line):
     mark, pipe or marker is not), a Markdown table row's pipes, inline
     code's backquotes, comment markers and bullets, an agent's level
     prefix, then a console's login prompt."""
-    depth, i, n, indent, marks, col = 0, 0, len(line), 0, [], 0
+    depth, i, n, indent, marks = 0, 0, len(line), 0, []
     end = n
     for _ in range(MAX_DEPTH * 2):
-        j = i
-        while j < n and line[j] in " \t":
-            col = (col // 8 + 1) * 8 if line[j] == "\t" else col + 1
-            j += 1
-        indent += j - i if all(c == " " for c in line[i:j]) else col
         col = 0
-        i = j
+        while i < n and line[i] in " \t":
+            col = (col // 8 + 1) * 8 if line[i] == "\t" else col + 1
+            i += 1
+        indent += col
         if i >= n:
             break
         c = line[i]
@@ -297,27 +296,26 @@ def head(line, cut=False):
                     h.depth, h.indent, h.marks, h.console = depth, indent, marks, h.console or console
                 return h
         return Head(rest, None, False, None, depth, console, indent, None, cut, marks)
-    if not rest.startswith(("{", "<")) and ":" not in rest[:80] and not any(c.isdigit() for c in rest[:80]):
-        # Every header holds a digit or a colon early: none here, so no header.
-        return Head(rest, None, False, None, depth, console, indent, None, cut, marks)
     if rest.startswith("{"):
         j = journal(rest)
         return None if j is None else Head(j[0], j[1], True, "journalctl -o json", depth, indent=indent, marks=marks)
-    for fmt, rx in _FORMATS:
-        m = rx.match(rest)
-        if not m:
-            continue
-        if fmt in _SYSLOG and "kernel:" not in m.group(0) and not fmt.startswith("syslog (RFC 5424"):
-            return None
-        if not _kernel_facility(m):
-            return None
-        g = m.groupdict()
-        stamp = g.get("stamp") or g.get("stamp2") or g.get("mono")
-        stamp = float(stamp) if stamp else (int(g["usec"]) / 1e6 if g.get("usec") else None)
-        w = _WALL.search(m.group(0)) if stamp is None else None
-        wall = int(w.group(1)) * 3600 + int(w.group(2)) * 60 + int(w.group(3)) + float("0." + (w.group(4) or "0")) \
-            if w else None
-        return Head(rest[m.end():], stamp, True, _name(fmt, m), depth, console, indent, wall, cut, marks)
+    # Every header holds a digit or a colon early: without one, no header.
+    if rest.startswith("<") or ":" in rest[:80] or any(c.isdigit() for c in rest[:80]):
+        for fmt, rx in _FORMATS:
+            m = rx.match(rest)
+            if not m:
+                continue
+            if fmt in _SYSLOG and "kernel:" not in m.group(0) and not fmt.startswith("syslog (RFC 5424"):
+                return None
+            if not _kernel_facility(m):
+                return None
+            g = m.groupdict()
+            stamp = g.get("stamp") or g.get("stamp2") or g.get("mono")
+            stamp = float(stamp) if stamp else (int(g["usec"]) / 1e6 if g.get("usec") else None)
+            w = _WALL.search(m.group(0)) if stamp is None else None
+            wall = int(w.group(1)) * 3600 + int(w.group(2)) * 60 + int(w.group(3)) + float("0." + (w.group(4) or "0")) \
+                if w else None
+            return Head(rest[m.end():], stamp, True, _name(fmt, m), depth, console, indent, wall, cut, marks)
     return Head(rest, None, False, None, depth, console, indent, None, cut, marks)
 
 
@@ -375,11 +373,8 @@ def _qp(text):
 def _html(text):
     """One HTML line as the lines it shows: broken at <br> and block tags,
     other tags removed, entities decoded (&nbsp; a blank)."""
-    out = []
-    for piece in _HTML_BREAK.split(text):
-        piece = html.unescape(_HTML_TAG.sub("", piece)).replace("\xa0", " ")
-        out.append(escape(piece))
-    return out
+    pieces = (html.unescape(_HTML_TAG.sub("", p)).replace("\xa0", " ") for p in _HTML_BREAK.split(text))
+    return [escape(p) for p in pieces]
 
 
 class Budget:
@@ -432,7 +427,7 @@ def decoded(lines, log, budget=None):
     width = _pager_width(first)
     if width:
         log.transport.add("pager")
-    held, count, t0 = None, 0, time.monotonic()
+    t0 = time.monotonic()
     try:
         yield from _decode(itertools.chain(first, it), log, budget, width, t0)
     finally:
@@ -463,12 +458,9 @@ def _decode(lines, log, budget, width, t0):
         for x in pieces:
             if x.lstrip(" \t>").startswith(_FENCE):
                 continue
-            cut = False
-            if width and len(x) == width and x.endswith(_CUT_MARKS):
-                x, cut = x[:-1], True
-            elif x.endswith("\u2026"):
-                x, cut = x[:-1], True
+            cut = bool(width and len(x) == width and x.endswith(_CUT_MARKS)) or x.endswith("\u2026")
             if cut:
+                x = x[:-1]
                 log.cut_lines += 1
             yield x, cut
     if held is not None:
@@ -482,10 +474,7 @@ def _pager_width(lines):
     """The terminal width a pager cut lines at (less -S's ">" in the last
     column): the length at which the most lines end so, when at least 2
     do and fewer lines are longer than that; else None."""
-    ends = {}
-    for x in lines:
-        if len(x) >= 40 and x.endswith(">"):
-            ends[len(x)] = ends.get(len(x), 0) + 1
+    ends = collections.Counter(len(x) for x in lines if len(x) >= 40 and x.endswith(">"))
     if not ends:
         return None
     w, c = max(ends.items(), key=lambda kv: (kv[1], kv[0]))
