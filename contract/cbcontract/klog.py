@@ -186,28 +186,20 @@ class Records:
                 yield r.line, c[0], c[1], r.stamp
 
 
-def open_kmsg(path):
-    """(descriptor, records) of /dev/kmsg (or a stand-in: a regular file or
-    FIFO of its records' first lines, one a line); OSError when it cannot
-    be opened (EPERM: kernel.dmesg_restrict=1 for a user)."""
+def kmsg_raw(path):
+    """Every record /dev/kmsg holds now, from the first, in order, read
+    non-blocking (a record a read), each as its first line (bytes; its
+    dictionary lines left), then the descriptor closed; a stand-in (a
+    regular file or FIFO of records' first lines) gives its lines (LF) as
+    they are.  Records the kernel overwrote while they were read are
+    skipped.  The open happens at the call (OSError: EPERM for a user
+    under kernel.dmesg_restrict=1), not at the first record."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     try:
         device = stat.S_ISCHR(os.fstat(fd).st_mode)
     except OSError:
         os.close(fd)
         raise
-    return fd, device
-
-
-def kmsg_raw(path, dropped=None):
-    """Every record /dev/kmsg holds now, from the first, in order, read
-    non-blocking (a record a read), each as its first line (bytes; its
-    dictionary lines left), then the descriptor closed; a stand-in's lines
-    (LF) as they are.  Records the kernel overwrote while they were read
-    are counted in dropped[0].  The open happens at the call (OSError),
-    not at the first record."""
-    fd, device = open_kmsg(path)
-    dropped = dropped if dropped is not None else [0]
 
     def gen():
         try:
@@ -222,7 +214,6 @@ def kmsg_raw(path, dropped=None):
                     return
                 except OSError as e:
                     if e.errno == errno.EPIPE:  # overwritten before it was read: the next one
-                        dropped[0] += 1
                         continue
                     return  # EINVAL (a record over the buffer) or worse: no further
                 if not b:
@@ -233,10 +224,10 @@ def kmsg_raw(path, dropped=None):
     return gen()
 
 
-def kmsg_records(path, dropped=None):
+def kmsg_records(path):
     """The kernel's Records of kmsg_raw(path) (parse_kmsg: another
     facility's left out)."""
-    raw = kmsg_raw(path, dropped)
+    raw = kmsg_raw(path)
     return (r for r in map(parse_kmsg, raw) if r)
 
 
