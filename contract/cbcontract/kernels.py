@@ -719,10 +719,6 @@ def margin_ns(name, max_skew_us):
     return 2 * max_skew_us * NS_PER_US
 
 
-def _ilog2(n):
-    return n.bit_length() - 1
-
-
 def limits(rules, max_skew_us=None, online_cpus=None, cs="tsc", watchdog="hpet",
            max_cswd_read_retries=None, calibrated=True, interval_s=WATCHDOG_INTERVAL_S):
     """The era's rules as numbers for one host.  max_skew_us: the kernel's
@@ -754,7 +750,7 @@ def limits(rules, max_skew_us=None, online_cpus=None, cs="tsc", watchdog="hpet",
     elif online_cpus is not None:
         if not isinstance(online_cpus, int) or isinstance(online_cpus, bool) or online_cpus < 1:
             raise ValueError("online_cpus %r: not a CPU count" % (online_cpus,))
-        out["attempts"] = _ilog2(online_cpus) // 2 + 1 + 1
+        out["attempts"] = (online_cpus.bit_length() - 1) // 2 + 1 + 1  # ilog2(online_cpus) // 2 + 1 retries, + 1
     if rules["freq_check"]:
         f = rules["freq_check"]
         shift = f["shift_calibrated"] if calibrated else f["shift_uncalibrated"]

@@ -570,13 +570,10 @@ def summarize(lines, recorded=False, budget=None):
     # read from its end when its stamps fall (journalctl -r).  Never
     # sorted by stamp: 2.6's printk stamps jump back when the TSC is
     # marked unstable (sched_clock leaves it).
-    events.sort(key=(lambda e: -e[2]) if rev else (lambda e: e[2]))
+    events.sort(key=lambda e: e[2], reverse=rev)
     sw = list(reversed(first_switches)) if rev else list(switches)
-    if rev and first_switch_away is None:
-        for a, b in zip(sw, sw[1:]):
-            if a in TSC_NAMES and b not in TSC_NAMES:
-                first_switch_away = (None, None)
-                break
+    if rev and first_switch_away is None and any(a in TSC_NAMES and b not in TSC_NAMES for a, b in zip(sw, sw[1:])):
+        first_switch_away = (None, None)
     s["switches"], s["switch_lines"] = sw, list(switch_lines)
     s["switch_times"], s["switch_times_cut"] = sorted(times) if rev else list(times), n_times > len(times)
     verdicts = [e for e in events if e[4] in VERDICTS]

@@ -583,9 +583,7 @@ class Log:
             top = sorted(self.counts.items(), key=lambda x: -x[1])
             base = "mixed/unknown: " + ", ".join("%s (%d lines)" % (one(f), c) for f, c in top[:3]) + (
                 ", ..." if len(top) > 3 else "")
-        notes = []
-        for t in sorted(self.transport - {"pager"}):
-            notes.append("%s decoded" % t)
+        notes = ["%s decoded" % t for t in sorted(self.transport - {"pager"})]
         if self.depth:
             notes.append("quoted (%d level%s of '>' stripped)" % (self.depth, "s" if self.depth > 1 else ""))
         if self.indented:
