@@ -151,19 +151,6 @@ CUT_RULES = [
 ]
 _CUT_RULES = [(k, re.compile(p)) for k, p in CUT_RULES]
 
-
-def _match_cut(text):
-    """(kind, detail) of a cut line by its known beginning, else None."""
-    for kind, rx in _CUT_RULES:
-        m = rx.match(text)
-        if m:
-            d = {k: (int(v) if _INT.match(v) and k != "reason" else v) for k, v in m.groupdict().items() if v is not None}
-            if kind == "unstable":
-                d["reason"] = d.get("reason", "").rstrip() or "(cut)"
-                d["cause"] = next((c for phrase, c in _CAUSES if d["reason"].startswith(phrase)), "other")
-            return kind, d
-    return None
-
 KINDS = tuple(dict.fromkeys(k for k, _ in RULES))
 VERDICTS = tuple(k for k in KINDS if k.startswith("verdict/"))
 NEAR_MISSES = tuple(k for k in KINDS if k.startswith("near-miss/"))
@@ -247,11 +234,17 @@ def message(line):
     return Message(line[m.end():], stamp, m.end() > 0, None if seq is None else int(seq))
 
 
-def _detail(kind, m):
+def _detail(kind, m, cut=False):
+    """A rule's match as detail: its figures (ints where they are
+    integers) and, for 'unstable', its reason and cause.  cut: a line
+    whose end is missing (_CUT_RULES), its reason kept to its last blank,
+    "(cut)" when nothing of it is left."""
     text = ("cpus", "reason", "hypervisor", "cmdline")  # free text, even when it is all digits
     d = {k: (int(v) if _INT.match(v) and k not in text else v) for k, v in m.groupdict().items() if v is not None}
     for k in ("reason", "hypervisor"):
-        if k in d:  # the kernel's trailing dot and blanks, stripped without a regex
+        if k in d and cut:
+            d[k] = d[k].rstrip() or "(cut)"
+        elif k in d:  # the kernel's trailing dot and blanks, stripped without a regex
             d[k] = d[k].rstrip().rstrip(".").rstrip() or d[k]
     if kind == "unstable":
         d["cause"] = next((c for phrase, c in _CAUSES if d["reason"].startswith(phrase)), "other")
@@ -277,13 +270,14 @@ def classify(line, framed=False):
     return _match(msg.text)
 
 
-def _match(text):
+def _match(text, cut=False):
     """(kind, detail) of a message's text by the first rule that matches
-    at its start, else None."""
-    for kind, rx in _RULES:
+    at its start, else None; with cut, of a line a pager cut, by its known
+    beginning (_CUT_RULES)."""
+    for kind, rx in _CUT_RULES if cut else _RULES:
         m = rx.match(text)
         if m:
-            return kind, _detail(kind, m)
+            return kind, _detail(kind, m, cut)
     return None
 
 
@@ -403,7 +397,7 @@ def _recorded(lines, log, budget=None, seen=None):
             log.indented = log.indented or (h.depth == 0 and h.indent > 0)
         c = _known(h.text) if h.framed or not framed else None
         if c is None and h.cut and (h.framed or not framed):
-            c = _match_cut(h.text)
+            c = _match(h.text, cut=True)
         if c is None and held is not None and not h.framed and h.depth == held[1].depth:
             joined = _known(held[1].text.rstrip() + " " + h.text.strip())
             if joined:
