@@ -162,25 +162,18 @@ def _read(fd, k, path):
 
 
 class Records:
-    """Records from one source, read once, counted as they go.
+    """Records from one source, read once, counted as they go (count).
     kmsg.summarize() reads it through messages(): each record's text
-    matched by kmsg's rules at its start (its stamp the record's own);
-    iterating gives each record's line (Record.line)."""
+    matched by kmsg's rules at its start (its stamp the record's own),
+    quoted as its line (Record.line)."""
 
     def __init__(self, records):
         self._it = records
         self.count = 0
 
-    def records(self):
+    def messages(self):
         for r in self._it:
             self.count += 1
-            yield r
-
-    def __iter__(self):
-        return (r.line for r in self.records())
-
-    def messages(self):
-        for r in self.records():
             c = kmsg._match(r.text[:kmsg.MAX_LINE])
             if c:
                 yield r.line, c[0], c[1], r.stamp
