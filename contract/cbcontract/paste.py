@@ -128,20 +128,16 @@ LOCALES = {
 _LOCALES = {k: (set(d.split()), set(m.split())) for k, (d, m) in LOCALES.items()}
 
 
-class Head:
-    """Where the kernel's message begins in one recorded line: text (the
-    message), stamp (seconds since boot, else None), framed (a header or
-    stamp stood before it), fmt (the format's name, None when bare), depth
-    (the quoting levels stripped), indent (the blank columns before it,
-    past quoting), console (a console's login prompt stood before it),
-    wall (seconds of the day of a wall-clock header, else None), cut (a
-    pager cut the line: its end is missing) and marks (the prefixes
-    stripped: "table", "comment", "agent", "code")."""
-    __slots__ = ("text", "stamp", "framed", "fmt", "depth", "console", "indent", "wall", "cut", "marks")
-
-    def __init__(self, text, stamp, framed, fmt, depth, console=False, indent=0, wall=None, cut=False, marks=()):
-        self.text, self.stamp, self.framed, self.fmt, self.depth = text, stamp, framed, fmt, depth
-        self.console, self.indent, self.wall, self.cut, self.marks = console, indent, wall, cut, marks
+# Where the kernel's message begins in one recorded line: text (the
+# message), stamp (seconds since boot, else None), framed (a header or
+# stamp stood before it), fmt (the format's name, None when bare), depth
+# (the quoting levels stripped), console (a console's login prompt stood
+# before it), indent (the blank columns before it, past quoting), wall
+# (seconds of the day of a wall-clock header, else None), cut (a pager cut
+# the line: its end is missing) and marks (the prefixes stripped:
+# "table", "comment", "agent", "code").
+Head = collections.namedtuple("Head", "text stamp framed fmt depth console indent wall cut marks",
+                              defaults=(False, 0, None, False, ()))
 
 
 def unquote(line):
@@ -291,10 +287,10 @@ def head(line, cut=False):
         # A Markdown table row: the record is one cell's (the first that has a header).
         for cell in rest.split("|")[:16]:
             h = head(cell.strip(), cut)
-            if h is None or h.framed:
-                if h is not None:
-                    h.depth, h.indent, h.marks, h.console = depth, indent, marks, h.console or console
-                return h
+            if h is None:
+                return None
+            if h.framed:
+                return h._replace(depth=depth, indent=indent, marks=marks, console=h.console or console)
         return Head(rest, None, False, None, depth, console, indent, None, cut, marks)
     if rest.startswith("{"):
         j = journal(rest)
