@@ -590,17 +590,12 @@ def rules_for(release, version=None, params=None):
     if found is None:
         return None
     row, (major, minor, sub, how), chosen = found
-    out = dict(row)
     tree = TREES[row["read_at"]]
-    out.update({
-        "release": release[:MAX_RELEASE], "series": "%d.%d" % (major, minor), "sublevel": sub, "parsed_by": how,
-        "chosen_by": chosen,
-        "tree": tree["tree"], "tag": tree["tag"], "tree_commit": tree["commit"], "files": dict(tree["files"]),
-        # at_or_after_read: the release is at or after the sublevel read in
-        # this series (later stable backports can still move a figure).
-        "at_or_after_read": sub is not None and sub >= row["exact_from"].get("%d.%d" % (major, minor), 1 << 30),
-    })
-    return out
+    # at_or_after_read: the release is at or after the sublevel read in
+    # this series (later stable backports can still move a figure).
+    return dict(row, release=release[:MAX_RELEASE], series="%d.%d" % (major, minor), sublevel=sub, parsed_by=how,
+                chosen_by=chosen, tree=tree["tree"], tag=tree["tag"], tree_commit=tree["commit"], files=dict(tree["files"]),
+                at_or_after_read=sub is not None and sub >= row["exact_from"].get("%d.%d" % (major, minor), 1 << 30))
 
 
 def why_unknown(release, version=None, params=None):

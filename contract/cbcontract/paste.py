@@ -213,8 +213,7 @@ def _name(fmt, m):
     """The format's name, refined by what its match shows."""
     g = m.groupdict()
     if fmt.startswith("ISO stamp"):
-        tz = g.get("tz") or ""
-        if ":" in tz:
+        if ":" in (g.get("tz") or ""):
             return "syslog with RFC 3339 stamps (rsyslog)"
         return "journalctl -o short-iso-precise" if g.get("frac") else "journalctl -o short-iso"
     if fmt.startswith("syslog (RFC 3164)"):
