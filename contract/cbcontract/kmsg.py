@@ -226,10 +226,7 @@ def message(line):
     if (pri is not None and int(pri) >> 3 != 0) or (m.group("fac") not in (None, "kern")):
         return None
     stamp = m.group("stamp") or m.group("stamp2")
-    if stamp is not None:
-        stamp = float(stamp)
-    elif m.group("usec") is not None:
-        stamp = int(m.group("usec")) / 1e6
+    stamp = float(stamp) if stamp else (int(m.group("usec")) / 1e6 if m.group("usec") else None)
     seq = m.group("seq")
     return Message(line[m.end():], stamp, m.end() > 0, None if seq is None else int(seq))
 
@@ -289,8 +286,7 @@ def messages(lines, paste=None):
     paste (a cbcontract.paste.Log), the lines are a recorded log, read as
     people paste it (_recorded()); paste.name() then names its format."""
     if paste is not None:
-        for m in _recorded(lines, paste):
-            yield m[:4]
+        yield from (m[:4] for m in _recorded(lines, paste))
         return
     framed = None
     for line in lines:
@@ -637,11 +633,10 @@ def boots_line(summaries):
                 "%d %s" % (c, WHY_TEXT[w]) for w, c in whys.most_common())))
     else:
         parts.append("0 of %d boots lost the TSC" % n)
-    for state in ("kept", "not chosen", "unknown"):
-        c = sum(1 for s in summaries if s["tsc"] == state)
-        if c:
-            parts.append("%d %s" % (c, {"kept": "kept it", "not chosen": "never chose it",
-                                        "unknown": "say nothing of it (log cut short?)"}[state]))
+    states = collections.Counter(s["tsc"] for s in summaries)
+    for state, words in (("kept", "kept it"), ("not chosen", "never chose it"), ("unknown", "say nothing of it (log cut short?)")):
+        if states[state]:
+            parts.append("%d %s" % (states[state], words))
     near = sum(1 for s in summaries if s["near_misses"])
     if near:
         parts.append("watchdog near misses in %d" % near)
