@@ -590,17 +590,12 @@ def rules_for(release, version=None, params=None):
     if found is None:
         return None
     row, (major, minor, sub, how), chosen = found
-    out = dict(row)
     tree = TREES[row["read_at"]]
-    out.update({
-        "release": release[:MAX_RELEASE], "series": "%d.%d" % (major, minor), "sublevel": sub, "parsed_by": how,
-        "chosen_by": chosen,
-        "tree": tree["tree"], "tag": tree["tag"], "tree_commit": tree["commit"], "files": dict(tree["files"]),
-        # at_or_after_read: the release is at or after the sublevel read in
-        # this series (later stable backports can still move a figure).
-        "at_or_after_read": sub is not None and sub >= row["exact_from"].get("%d.%d" % (major, minor), 1 << 30),
-    })
-    return out
+    # at_or_after_read: the release is at or after the sublevel read in
+    # this series (later stable backports can still move a figure).
+    return dict(row, release=release[:MAX_RELEASE], series="%d.%d" % (major, minor), sublevel=sub, parsed_by=how,
+                chosen_by=chosen, tree=tree["tree"], tag=tree["tag"], tree_commit=tree["commit"], files=dict(tree["files"]),
+                at_or_after_read=sub is not None and sub >= row["exact_from"].get("%d.%d" % (major, minor), 1 << 30))
 
 
 def why_unknown(release, version=None, params=None):
@@ -719,10 +714,6 @@ def margin_ns(name, max_skew_us):
     return 2 * max_skew_us * NS_PER_US
 
 
-def _ilog2(n):
-    return n.bit_length() - 1
-
-
 def limits(rules, max_skew_us=None, online_cpus=None, cs="tsc", watchdog="hpet",
            max_cswd_read_retries=None, calibrated=True, interval_s=WATCHDOG_INTERVAL_S):
     """The era's rules as numbers for one host.  max_skew_us: the kernel's
@@ -754,7 +745,7 @@ def limits(rules, max_skew_us=None, online_cpus=None, cs="tsc", watchdog="hpet",
     elif online_cpus is not None:
         if not isinstance(online_cpus, int) or isinstance(online_cpus, bool) or online_cpus < 1:
             raise ValueError("online_cpus %r: not a CPU count" % (online_cpus,))
-        out["attempts"] = _ilog2(online_cpus) // 2 + 1 + 1
+        out["attempts"] = (online_cpus.bit_length() - 1) // 2 + 1 + 1  # ilog2(online_cpus) // 2 + 1 retries, + 1
     if rules["freq_check"]:
         f = rules["freq_check"]
         shift = f["shift_calibrated"] if calibrated else f["shift_uncalibrated"]

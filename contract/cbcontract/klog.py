@@ -27,7 +27,6 @@ writes the live reader's records as health reads them.
 import codecs
 import collections
 import errno
-import json
 import os
 import stat
 import subprocess
@@ -35,7 +34,7 @@ import sys
 import tempfile
 import threading
 
-from . import kmsg, names
+from . import kmsg, names, paste
 from .util import InputError
 
 MAX_RECORD = 16 << 10  # a read of /dev/kmsg: the kernel formats a record into 8 KiB at most
@@ -95,20 +94,9 @@ def parse_kmsg(raw):
 def journal_record(line):
     """The Record of one line of `journalctl -o json` (bytes or str), or
     None: not a JSON object, not of the kernel transport, of another
-    facility, or without a MESSAGE."""
-    try:
-        e = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(e, dict) or e.get("_TRANSPORT") != "kernel" or e.get("SYSLOG_FACILITY") not in (None, "0"):
-        return None
-    m = e.get("MESSAGE")
-    if isinstance(m, list) and len(m) <= MAX_RECORD and all(isinstance(c, int) and 0 <= c < 256 for c in m):
-        m = bytes(m)  # the journal's form of a value that is not printable UTF-8
-    if not isinstance(m, (str, bytes)):
-        return None
-    us = next((e[k] for k in ("_SOURCE_MONOTONIC_TIMESTAMP", "__MONOTONIC_TIMESTAMP") if _digits(e.get(k))), None)
-    return Record(escape(m[:MAX_RECORD]), None if us is None else int(us) / 1e6, None)
+    facility, or without a MESSAGE (paste.journal_entry())."""
+    j = paste.journal_entry(line, MAX_RECORD)
+    return None if j is None else Record(escape(j[0][:MAX_RECORD]), j[1], None)
 
 
 def stream_lines(read, limit=None, what="input"):
@@ -174,52 +162,37 @@ def _read(fd, k, path):
 
 
 class Records:
-    """Records from one source, read once, counted as they go.
+    """Records from one source, read once, counted as they go (count).
     kmsg.summarize() reads it through messages(): each record's text
-    matched by kmsg's rules at its start (its stamp the record's own);
-    iterating gives each record's line (Record.line)."""
+    matched by kmsg's rules at its start (its stamp the record's own),
+    quoted as its line (Record.line)."""
 
     def __init__(self, records):
         self._it = records
         self.count = 0
 
-    def records(self):
+    def messages(self):
         for r in self._it:
             self.count += 1
-            yield r
-
-    def __iter__(self):
-        return (r.line for r in self.records())
-
-    def messages(self):
-        for r in self.records():
             c = kmsg._match(r.text[:kmsg.MAX_LINE])
             if c:
                 yield r.line, c[0], c[1], r.stamp
 
 
-def open_kmsg(path):
-    """(descriptor, records) of /dev/kmsg (or a stand-in: a regular file or
-    FIFO of its records' first lines, one a line); OSError when it cannot
-    be opened (EPERM: kernel.dmesg_restrict=1 for a user)."""
+def kmsg_raw(path):
+    """Every record /dev/kmsg holds now, from the first, in order, read
+    non-blocking (a record a read), each as its first line (bytes; its
+    dictionary lines left), then the descriptor closed; a stand-in (a
+    regular file or FIFO of records' first lines) gives its lines (LF) as
+    they are.  Records the kernel overwrote while they were read are
+    skipped.  The open happens at the call (OSError: EPERM for a user
+    under kernel.dmesg_restrict=1), not at the first record."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     try:
         device = stat.S_ISCHR(os.fstat(fd).st_mode)
     except OSError:
         os.close(fd)
         raise
-    return fd, device
-
-
-def kmsg_raw(path, dropped=None):
-    """Every record /dev/kmsg holds now, from the first, in order, read
-    non-blocking (a record a read), each as its first line (bytes; its
-    dictionary lines left), then the descriptor closed; a stand-in's lines
-    (LF) as they are.  Records the kernel overwrote while they were read
-    are counted in dropped[0].  The open happens at the call (OSError),
-    not at the first record."""
-    fd, device = open_kmsg(path)
-    dropped = dropped if dropped is not None else [0]
 
     def gen():
         try:
@@ -234,7 +207,6 @@ def kmsg_raw(path, dropped=None):
                     return
                 except OSError as e:
                     if e.errno == errno.EPIPE:  # overwritten before it was read: the next one
-                        dropped[0] += 1
                         continue
                     return  # EINVAL (a record over the buffer) or worse: no further
                 if not b:
@@ -245,10 +217,10 @@ def kmsg_raw(path, dropped=None):
     return gen()
 
 
-def kmsg_records(path, dropped=None):
+def kmsg_records(path):
     """The kernel's Records of kmsg_raw(path) (parse_kmsg: another
     facility's left out)."""
-    raw = kmsg_raw(path, dropped)
+    raw = kmsg_raw(path)
     return (r for r in map(parse_kmsg, raw) if r)
 
 

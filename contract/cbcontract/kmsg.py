@@ -151,19 +151,6 @@ CUT_RULES = [
 ]
 _CUT_RULES = [(k, re.compile(p)) for k, p in CUT_RULES]
 
-
-def _match_cut(text):
-    """(kind, detail) of a cut line by its known beginning, else None."""
-    for kind, rx in _CUT_RULES:
-        m = rx.match(text)
-        if m:
-            d = {k: (int(v) if _INT.match(v) and k != "reason" else v) for k, v in m.groupdict().items() if v is not None}
-            if kind == "unstable":
-                d["reason"] = d.get("reason", "").rstrip() or "(cut)"
-                d["cause"] = next((c for phrase, c in _CAUSES if d["reason"].startswith(phrase)), "other")
-            return kind, d
-    return None
-
 KINDS = tuple(dict.fromkeys(k for k, _ in RULES))
 VERDICTS = tuple(k for k in KINDS if k.startswith("verdict/"))
 NEAR_MISSES = tuple(k for k in KINDS if k.startswith("near-miss/"))
@@ -239,19 +226,22 @@ def message(line):
     if (pri is not None and int(pri) >> 3 != 0) or (m.group("fac") not in (None, "kern")):
         return None
     stamp = m.group("stamp") or m.group("stamp2")
-    if stamp is not None:
-        stamp = float(stamp)
-    elif m.group("usec") is not None:
-        stamp = int(m.group("usec")) / 1e6
+    stamp = float(stamp) if stamp else (int(m.group("usec")) / 1e6 if m.group("usec") else None)
     seq = m.group("seq")
     return Message(line[m.end():], stamp, m.end() > 0, None if seq is None else int(seq))
 
 
-def _detail(kind, m):
+def _detail(kind, m, cut=False):
+    """A rule's match as detail: its figures (ints where they are
+    integers) and, for 'unstable', its reason and cause.  cut: a line
+    whose end is missing (_CUT_RULES), its reason kept to its last blank,
+    "(cut)" when nothing of it is left."""
     text = ("cpus", "reason", "hypervisor", "cmdline")  # free text, even when it is all digits
     d = {k: (int(v) if _INT.match(v) and k not in text else v) for k, v in m.groupdict().items() if v is not None}
     for k in ("reason", "hypervisor"):
-        if k in d:  # the kernel's trailing dot and blanks, stripped without a regex
+        if k in d and cut:
+            d[k] = d[k].rstrip() or "(cut)"
+        elif k in d:  # the kernel's trailing dot and blanks, stripped without a regex
             d[k] = d[k].rstrip().rstrip(".").rstrip() or d[k]
     if kind == "unstable":
         d["cause"] = next((c for phrase, c in _CAUSES if d["reason"].startswith(phrase)), "other")
@@ -277,13 +267,14 @@ def classify(line, framed=False):
     return _match(msg.text)
 
 
-def _match(text):
+def _match(text, cut=False):
     """(kind, detail) of a message's text by the first rule that matches
-    at its start, else None."""
-    for kind, rx in _RULES:
+    at its start, else None; with cut, of a line a pager cut, by its known
+    beginning (_CUT_RULES)."""
+    for kind, rx in _CUT_RULES if cut else _RULES:
         m = rx.match(text)
         if m:
-            return kind, _detail(kind, m)
+            return kind, _detail(kind, m, cut)
     return None
 
 
@@ -295,8 +286,7 @@ def messages(lines, paste=None):
     paste (a cbcontract.paste.Log), the lines are a recorded log, read as
     people paste it (_recorded()); paste.name() then names its format."""
     if paste is not None:
-        for m in _recorded(lines, paste):
-            yield m[:4]
+        yield from (m[:4] for m in _recorded(lines, paste))
         return
     framed = None
     for line in lines:
@@ -403,7 +393,7 @@ def _recorded(lines, log, budget=None, seen=None):
             log.indented = log.indented or (h.depth == 0 and h.indent > 0)
         c = _known(h.text) if h.framed or not framed else None
         if c is None and h.cut and (h.framed or not framed):
-            c = _match_cut(h.text)
+            c = _match(h.text, cut=True)
         if c is None and held is not None and not h.framed and h.depth == held[1].depth:
             joined = _known(held[1].text.rstrip() + " " + h.text.strip())
             if joined:
@@ -560,8 +550,6 @@ def summarize(lines, recorded=False, budget=None):
                 events_first.append(ev)
             else:
                 events_last.append(ev)
-            if kind in VERDICTS and TEST_TEXT[kind] not in s["tests"]:
-                s["tests"].append(TEST_TEXT[kind])
         else:
             continue
         if len(s["evidence"]) < MAX_EVIDENCE:
@@ -572,13 +560,10 @@ def summarize(lines, recorded=False, budget=None):
     # read from its end when its stamps fall (journalctl -r).  Never
     # sorted by stamp: 2.6's printk stamps jump back when the TSC is
     # marked unstable (sched_clock leaves it).
-    events.sort(key=(lambda e: -e[2]) if rev else (lambda e: e[2]))
+    events.sort(key=lambda e: e[2], reverse=rev)
     sw = list(reversed(first_switches)) if rev else list(switches)
-    if rev and first_switch_away is None:
-        for a, b in zip(sw, sw[1:]):
-            if a in TSC_NAMES and b not in TSC_NAMES:
-                first_switch_away = (None, None)
-                break
+    if rev and first_switch_away is None and any(a in TSC_NAMES and b not in TSC_NAMES for a, b in zip(sw, sw[1:])):
+        first_switch_away = (None, None)
     s["switches"], s["switch_lines"] = sw, list(switch_lines)
     s["switch_times"], s["switch_times_cut"] = sorted(times) if rev else list(times), n_times > len(times)
     verdicts = [e for e in events if e[4] in VERDICTS]
@@ -594,22 +579,19 @@ def summarize(lines, recorded=False, budget=None):
             warps = [e for e in whole if e[4] == "warp"]
             withc = [e for e in warps if e[5].get("cycles") is not None]
             pick = (withc or warps or whole)[0]
-            s["line"], s["cycles"] = pick[3], pick[5].get("cycles") if pick[4] == "warp" else None
+            s["cycles"] = pick[5].get("cycles") if pick[4] == "warp" else None
         elif why == "watchdog":
             # The watchdog's own verdict says more than tsc.c's echo of it.
             pick = next((e for e in whole if e[4] in VERDICTS), whole[0])
-            s["line"] = pick[3]
         else:
             pick = whole[0]
             s["reason"] = pick[5]["reason"]
-            s["line"] = pick[3]
-        s["at_s"] = pick[0]
+        s["line"], s["at_s"] = pick[3], pick[0]
         s["unsure"] = _unsure(pick[4], pick[5], pick[6])
         if first[6] and not s["unsure"] and any(_cause_of(e[4], e[5]) != why for e in events if not e[6]):
             s["unsure"] = "the loss's first line was cut by a pager, and a later whole line names another cause"
         s["consequences"] = [e[3] for e in events if _cause_of(e[4], e[5]) != why][:MAX_KEPT]
-        s["tests"] = [TEST_TEXT[e[4]] for e in same if e[4] in VERDICTS]
-        s["tests"] = list(dict.fromkeys(s["tests"]))
+        s["tests"] = list(dict.fromkeys(TEST_TEXT[e[4]] for e in same if e[4] in VERDICTS))
     elif first_switch_away and s["switches"][-1] not in TSC_NAMES:
         s["tsc"], s["why"], s["line"] = "lost", "by_hand", first_switch_away[0]
         s["at_s"] = first_switch_away[1]
@@ -641,23 +623,20 @@ def boots_line(summaries):
     if not n:
         return "no boots read"
     lost = [s for s in summaries if s["tsc"] == "lost"]
-    whys = {}
-    for s in lost:
-        whys[s["why"]] = whys.get(s["why"], 0) + 1
+    whys = collections.Counter(s["why"] for s in lost)
     parts = []
     if lost:
         if len(whys) == 1:
             parts.append("%d of %d boots lost the TSC: %s" % (len(lost), n, WHY_TEXT[next(iter(whys))]))
         else:
             parts.append("%d of %d boots lost the TSC (%s)" % (len(lost), n, ", ".join(
-                "%d %s" % (c, WHY_TEXT[w]) for w, c in sorted(whys.items(), key=lambda x: -x[1]))))
+                "%d %s" % (c, WHY_TEXT[w]) for w, c in whys.most_common())))
     else:
         parts.append("0 of %d boots lost the TSC" % n)
-    for state in ("kept", "not chosen", "unknown"):
-        c = sum(1 for s in summaries if s["tsc"] == state)
-        if c:
-            parts.append("%d %s" % (c, {"kept": "kept it", "not chosen": "never chose it",
-                                        "unknown": "say nothing of it (log cut short?)"}[state]))
+    states = collections.Counter(s["tsc"] for s in summaries)
+    for state, words in (("kept", "kept it"), ("not chosen", "never chose it"), ("unknown", "say nothing of it (log cut short?)")):
+        if states[state]:
+            parts.append("%d %s" % (states[state], words))
     near = sum(1 for s in summaries if s["near_misses"])
     if near:
         parts.append("watchdog near misses in %d" % near)

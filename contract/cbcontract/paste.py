@@ -34,6 +34,7 @@ A line is cut to MAX_LINE by the caller (a JSON line to JSON_MAX); every
 pattern is bounded and has no nested repetition (linear); all recorded
 logs of a process share one Budget (BUDGET).
 """
+import collections
 import html
 import itertools
 import json
@@ -127,20 +128,16 @@ LOCALES = {
 _LOCALES = {k: (set(d.split()), set(m.split())) for k, (d, m) in LOCALES.items()}
 
 
-class Head:
-    """Where the kernel's message begins in one recorded line: text (the
-    message), stamp (seconds since boot, else None), framed (a header or
-    stamp stood before it), fmt (the format's name, None when bare), depth
-    (the quoting levels stripped), indent (the blank columns before it,
-    past quoting), console (a console's login prompt stood before it),
-    wall (seconds of the day of a wall-clock header, else None), cut (a
-    pager cut the line: its end is missing) and marks (the prefixes
-    stripped: "table", "comment", "agent", "code")."""
-    __slots__ = ("text", "stamp", "framed", "fmt", "depth", "console", "indent", "wall", "cut", "marks")
-
-    def __init__(self, text, stamp, framed, fmt, depth, console=False, indent=0, wall=None, cut=False, marks=()):
-        self.text, self.stamp, self.framed, self.fmt, self.depth = text, stamp, framed, fmt, depth
-        self.console, self.indent, self.wall, self.cut, self.marks = console, indent, wall, cut, marks
+# Where the kernel's message begins in one recorded line: text (the
+# message), stamp (seconds since boot, else None), framed (a header or
+# stamp stood before it), fmt (the format's name, None when bare), depth
+# (the quoting levels stripped), console (a console's login prompt stood
+# before it), indent (the blank columns before it, past quoting), wall
+# (seconds of the day of a wall-clock header, else None), cut (a pager cut
+# the line: its end is missing) and marks (the prefixes stripped:
+# "table", "comment", "agent", "code").
+Head = collections.namedtuple("Head", "text stamp framed fmt depth console indent wall cut marks",
+                              defaults=(False, 0, None, False, ()))
 
 
 def unquote(line):
@@ -151,16 +148,14 @@ def unquote(line):
     mark, pipe or marker is not), a Markdown table row's pipes, inline
     code's backquotes, comment markers and bullets, an agent's level
     prefix, then a console's login prompt."""
-    depth, i, n, indent, marks, col = 0, 0, len(line), 0, [], 0
+    depth, i, n, indent, marks = 0, 0, len(line), 0, []
     end = n
     for _ in range(MAX_DEPTH * 2):
-        j = i
-        while j < n and line[j] in " \t":
-            col = (col // 8 + 1) * 8 if line[j] == "\t" else col + 1
-            j += 1
-        indent += j - i if all(c == " " for c in line[i:j]) else col
         col = 0
-        i = j
+        while i < n and line[i] in " \t":
+            col = (col // 8 + 1) * 8 if line[i] == "\t" else col + 1
+            i += 1
+        indent += col
         if i >= n:
             break
         c = line[i]
@@ -218,8 +213,7 @@ def _name(fmt, m):
     """The format's name, refined by what its match shows."""
     g = m.groupdict()
     if fmt.startswith("ISO stamp"):
-        tz = g.get("tz") or ""
-        if ":" in tz:
+        if ":" in (g.get("tz") or ""):
             return "syslog with RFC 3339 stamps (rsyslog)"
         return "journalctl -o short-iso-precise" if g.get("frac") else "journalctl -o short-iso"
     if fmt.startswith("syslog (RFC 3164)"):
@@ -242,27 +236,41 @@ def escape(text):
                    for c in text)
 
 
-def journal(rest):
-    """(text, stamp) of a journalctl -o json line, parsed whole, or None:
-    not one JSON object, no _TRANSPORT "kernel" (a missing one is not the
-    kernel's), another facility, no MESSAGE.  A MESSAGE of bytes (the
-    journal's list form) is decoded, its control characters escaped."""
-    if len(rest) > JSON_MAX:
+def journal_entry(line, most):
+    """(MESSAGE, stamp) of a journalctl -o json line, parsed whole, or
+    None: longer than JSON_MAX, not one JSON object, no _TRANSPORT
+    "kernel" (a missing one is not the kernel's), another facility, no
+    MESSAGE.  MESSAGE is a str, or bytes where the journal gave its list
+    form (at most `most` of them); stamp the entry's monotonic time in
+    seconds, else None.  The one reader of the journal's JSON: the paste
+    reader (journal()) and the live one (klog.journal_record())."""
+    if len(line) > JSON_MAX:
         return None
     try:
-        e = json.loads(rest)
+        e = json.loads(line)
     except (ValueError, RecursionError):
         return None
     if not isinstance(e, dict) or e.get("_TRANSPORT") != "kernel" or e.get("SYSLOG_FACILITY", "0") != "0":
         return None
     m = e.get("MESSAGE")
-    if isinstance(m, list) and len(m) <= JSON_MAX and all(isinstance(c, int) and 0 <= c < 256 for c in m):
-        m = bytes(m).decode("utf-8", "replace")
-    if not isinstance(m, str):
+    if isinstance(m, list) and len(m) <= most and all(isinstance(c, int) and 0 <= c < 256 for c in m):
+        m = bytes(m)
+    if not isinstance(m, (str, bytes)):
         return None
     mono = next((e[k] for k in ("_SOURCE_MONOTONIC_TIMESTAMP", "__MONOTONIC_TIMESTAMP")
                  if isinstance(e.get(k), str) and e[k].isascii() and e[k].isdigit() and len(e[k]) <= 20), None)
-    return escape(m[:MAX_TEXT]), (int(mono) / 1e6 if mono else None)
+    return m, (int(mono) / 1e6 if mono else None)
+
+
+def journal(rest):
+    """(text, stamp) of a journalctl -o json line (journal_entry()), or
+    None.  A MESSAGE of bytes (the journal's list form) is decoded, its
+    control characters escaped."""
+    j = journal_entry(rest, JSON_MAX)
+    if j is None:
+        return None
+    m = j[0].decode("utf-8", "replace") if isinstance(j[0], bytes) else j[0]
+    return escape(m[:MAX_TEXT]), j[1]
 
 
 MAX_TEXT = 8 << 10  # a record's text: the kernel formats at most 1 KiB (LOG_LINE_MAX), 8 KiB with its dictionary
@@ -278,32 +286,31 @@ def head(line, cut=False):
         # A Markdown table row: the record is one cell's (the first that has a header).
         for cell in rest.split("|")[:16]:
             h = head(cell.strip(), cut)
-            if h is None or h.framed:
-                if h is not None:
-                    h.depth, h.indent, h.marks, h.console = depth, indent, marks, h.console or console
-                return h
-        return Head(rest, None, False, None, depth, console, indent, None, cut, marks)
-    if not rest.startswith(("{", "<")) and ":" not in rest[:80] and not any(c.isdigit() for c in rest[:80]):
-        # Every header holds a digit or a colon early: none here, so no header.
+            if h is None:
+                return None
+            if h.framed:
+                return h._replace(depth=depth, indent=indent, marks=marks, console=h.console or console)
         return Head(rest, None, False, None, depth, console, indent, None, cut, marks)
     if rest.startswith("{"):
         j = journal(rest)
         return None if j is None else Head(j[0], j[1], True, "journalctl -o json", depth, indent=indent, marks=marks)
-    for fmt, rx in _FORMATS:
-        m = rx.match(rest)
-        if not m:
-            continue
-        if fmt in _SYSLOG and "kernel:" not in m.group(0) and not fmt.startswith("syslog (RFC 5424"):
-            return None
-        if not _kernel_facility(m):
-            return None
-        g = m.groupdict()
-        stamp = g.get("stamp") or g.get("stamp2") or g.get("mono")
-        stamp = float(stamp) if stamp else (int(g["usec"]) / 1e6 if g.get("usec") else None)
-        w = _WALL.search(m.group(0)) if stamp is None else None
-        wall = int(w.group(1)) * 3600 + int(w.group(2)) * 60 + int(w.group(3)) + float("0." + (w.group(4) or "0")) \
-            if w else None
-        return Head(rest[m.end():], stamp, True, _name(fmt, m), depth, console, indent, wall, cut, marks)
+    # Every header holds a digit or a colon early: without one, no header.
+    if rest.startswith("<") or ":" in rest[:80] or any(c.isdigit() for c in rest[:80]):
+        for fmt, rx in _FORMATS:
+            m = rx.match(rest)
+            if not m:
+                continue
+            if fmt in _SYSLOG and "kernel:" not in m.group(0) and not fmt.startswith("syslog (RFC 5424"):
+                return None
+            if not _kernel_facility(m):
+                return None
+            g = m.groupdict()
+            stamp = g.get("stamp") or g.get("stamp2") or g.get("mono")
+            stamp = float(stamp) if stamp else (int(g["usec"]) / 1e6 if g.get("usec") else None)
+            w = _WALL.search(m.group(0)) if stamp is None else None
+            wall = int(w.group(1)) * 3600 + int(w.group(2)) * 60 + int(w.group(3)) + float("0." + (w.group(4) or "0")) \
+                if w else None
+            return Head(rest[m.end():], stamp, True, _name(fmt, m), depth, console, indent, wall, cut, marks)
     return Head(rest, None, False, None, depth, console, indent, None, cut, marks)
 
 
@@ -361,11 +368,8 @@ def _qp(text):
 def _html(text):
     """One HTML line as the lines it shows: broken at <br> and block tags,
     other tags removed, entities decoded (&nbsp; a blank)."""
-    out = []
-    for piece in _HTML_BREAK.split(text):
-        piece = html.unescape(_HTML_TAG.sub("", piece)).replace("\xa0", " ")
-        out.append(escape(piece))
-    return out
+    pieces = (html.unescape(_HTML_TAG.sub("", p)).replace("\xa0", " ") for p in _HTML_BREAK.split(text))
+    return [escape(p) for p in pieces]
 
 
 class Budget:
@@ -418,7 +422,7 @@ def decoded(lines, log, budget=None):
     width = _pager_width(first)
     if width:
         log.transport.add("pager")
-    held, count, t0 = None, 0, time.monotonic()
+    t0 = time.monotonic()
     try:
         yield from _decode(itertools.chain(first, it), log, budget, width, t0)
     finally:
@@ -449,12 +453,9 @@ def _decode(lines, log, budget, width, t0):
         for x in pieces:
             if x.lstrip(" \t>").startswith(_FENCE):
                 continue
-            cut = False
-            if width and len(x) == width and x.endswith(_CUT_MARKS):
-                x, cut = x[:-1], True
-            elif x.endswith("\u2026"):
-                x, cut = x[:-1], True
+            cut = bool(width and len(x) == width and x.endswith(_CUT_MARKS)) or x.endswith("\u2026")
             if cut:
+                x = x[:-1]
                 log.cut_lines += 1
             yield x, cut
     if held is not None:
@@ -468,10 +469,7 @@ def _pager_width(lines):
     """The terminal width a pager cut lines at (less -S's ">" in the last
     column): the length at which the most lines end so, when at least 2
     do and fewer lines are longer than that; else None."""
-    ends = {}
-    for x in lines:
-        if len(x) >= 40 and x.endswith(">"):
-            ends[len(x)] = ends.get(len(x), 0) + 1
+    ends = collections.Counter(len(x) for x in lines if len(x) >= 40 and x.endswith(">"))
     if not ends:
         return None
     w, c = max(ends.items(), key=lambda kv: (kv[1], kv[0]))
@@ -580,9 +578,7 @@ class Log:
             top = sorted(self.counts.items(), key=lambda x: -x[1])
             base = "mixed/unknown: " + ", ".join("%s (%d lines)" % (one(f), c) for f, c in top[:3]) + (
                 ", ..." if len(top) > 3 else "")
-        notes = []
-        for t in sorted(self.transport - {"pager"}):
-            notes.append("%s decoded" % t)
+        notes = ["%s decoded" % t for t in sorted(self.transport - {"pager"})]
         if self.depth:
             notes.append("quoted (%d level%s of '>' stripped)" % (self.depth, "s" if self.depth > 1 else ""))
         if self.indented:
