@@ -31,8 +31,8 @@ import stat
 import struct
 import time
 
-from cbcontract import kmsg, load, names
-from cbcontract.util import InputError, cut
+from cbcontract import kmsg, names
+from cbcontract.util import cut
 from . import kvmtrace, libvirt
 from .msg import RunError
 
@@ -161,23 +161,20 @@ def booted_off_tsc(started, periods, tick=None):
 
 class Clock:
     """One VM's KVM clock from its trace events: the last master-clock
-    state, whether its last pvclock update carried the stable bit, and when
-    (trace seconds) each was last seen."""
+    state, and whether its last pvclock update carried the stable bit."""
 
     def __init__(self):
         self.counts = kvmtrace.Counts()
         self.master = self.stable = None
-        self.master_at = self.stable_at = None
 
-    def add(self, ts, ev, msg):
-        c = self.counts.c
-        before = c["stable_bit"]["with"], c["stable_bit"]["without"], c["master_clock"]["on_updates"] + c["master_clock"]["off_updates"]
+    def add(self, ev, msg):
+        sb, mc = self.counts.c["stable_bit"], self.counts.c["master_clock"]
+        before = sb["with"], sb["without"], mc["on_updates"] + mc["off_updates"]
         self.counts.add(ev, msg)
-        after = c["stable_bit"]["with"], c["stable_bit"]["without"], c["master_clock"]["on_updates"] + c["master_clock"]["off_updates"]
-        if after[:2] != before[:2]:
-            self.stable, self.stable_at = after[0] != before[0], ts
-        if after[2] != before[2]:
-            self.master, self.master_at = c["master_clock"]["last"], ts
+        if (sb["with"], sb["without"]) != before[:2]:
+            self.stable = sb["with"] != before[0]
+        if mc["on_updates"] + mc["off_updates"] != before[2]:
+            self.master = mc["last"]
 
     def state(self):
         """"ok", "lost" or "unknown": the stable bit of the last update, else
@@ -192,7 +189,7 @@ def clocks(lines, after=None):
     trace_marker line that holds it.  One pass over bounded lines
     (kvmtrace.fields)."""
     out, on = {}, after is None
-    for tg, ts, ev, msg in kvmtrace.events(lines):
+    for tg, _, ev, msg in kvmtrace.events(lines):
         if ev == "tracing_mark_write":
             on = on or msg.strip() == after
             continue
@@ -203,7 +200,7 @@ def clocks(lines, after=None):
             if len(out) >= MAX_VMS:
                 continue
             c = out[int(tg)] = Clock()
-        c.add(float(ts), ev, msg)
+        c.add(ev, msg)
     return out
 
 
@@ -507,9 +504,8 @@ def judge(vm, periods, first_kept=None, log_why=None, ledger=None, watch=None, r
             return "ok", "clockbench heal paused and resumed it at %.1f s%s and KVM showed its master clock on: " \
                 "heal's records" % (at, ", after the host's return to tsc at %.1f s," % back if back else "")
         return "lost", "clockbench heal's probe at %.1f s: KVM updated its clock without the stable bit" % at
-    if watch and (watch.get("stable_bit") if watch.get("stable_bit") is not None else watch.get("master_clock")) \
-            is not None:
-        on = watch.get("stable_bit") if watch.get("stable_bit") is not None else watch.get("master_clock")
+    on = (watch or {}).get("stable_bit", (watch or {}).get("master_clock"))
+    if on is not None:
         return ("ok" if on else "lost"), "the watch's record, written since the host's last return to tsc"
     if periods is None:
         return "unknown", "the kernel's switch records were not read (%s)" % cut(log_why or "no kernel log")
