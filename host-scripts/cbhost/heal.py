@@ -22,6 +22,7 @@ records (kmsg), /proc files (bounded reads), a QMP peer's replies (one
 bounded line each).  A VM is paused only through libvirt (virsh) or a QMP
 socket the operator names, never by a signal.
 """
+import contextlib
 import json
 import os
 import re
@@ -62,12 +63,11 @@ def read_small(path, limit=4096):
         os.close(fd)
 
 
-def kvm_device(dev=None):
+def kvm_device(dev):
     """What makes an open file the KVM device: ("chr", rdev) for a character
     device (the real /dev/kvm, whatever path a process opened it by), else
     ("file", (st_dev, st_ino)) for the stand-in of a test (CB_KVM_DEV); None
     when there is none."""
-    dev = dev or os.environ.get("CB_KVM_DEV", names.KVM_DEV)
     try:
         st = os.stat(dev)
     except OSError:
@@ -89,13 +89,13 @@ def is_kvm(path, want):
     return not stat.S_ISCHR(st.st_mode) and (st.st_dev, st.st_ino) == want[1]
 
 
-def kvm_pids(kvm_dev=None):
+def kvm_pids():
     """The processes holding the KVM device open (the VMs), sorted; at most
     MAX_VMS.  A descriptor counts by the file it is (is_kvm: device
     numbers), its name only picking which to look at.  Another user's
     processes are seen only by root."""
     proc = proc_dir()
-    dev = kvm_dev or os.environ.get("CB_KVM_DEV", names.KVM_DEV)
+    dev = os.environ.get("CB_KVM_DEV", names.KVM_DEV)
     want = kvm_device(dev)
     if want is None:
         return []
@@ -218,10 +218,8 @@ def trusted_owners():
     import pwd
     from .watch import WATCH_USER
     out = {0}
-    try:
+    with contextlib.suppress(KeyError):
         out.add(pwd.getpwnam(WATCH_USER).pw_uid)
-    except KeyError:
-        pass
     return out
 
 
@@ -432,25 +430,20 @@ class QMP:
         raise RunError("%s: %s: no reply among 1000 messages" % (cut(self.path), name))
 
     def close(self):
-        try:
+        with contextlib.suppress(OSError):
             self.s.close()
-        except OSError:
-            pass
 
 
 # The survey and the heal.
 
-STATES = ("ok", "lost", "booted_off", "unknown")
-
-
 class VM:
     """One running VM: pid, name (and where the name came from), how it can
-    be paused (libvirt, qmp or None), its start, its clock (KVM's events
+    be paused (libvirt for a domain of libvirt's, qmp or None), its start, its clock (KVM's events
     traced now), and judge()'s state with the evidence for it."""
 
     def __init__(self, pid, name, name_from, started, ticks=None):
         self.pid, self.name, self.name_from, self.started, self.ticks = pid, name, name_from, started, ticks
-        self.via, self.qmp = None, None
+        self.via, self.qmp = ("libvirt" if name_from == "libvirt" else None), None
         self.clock = Clock()
         self.booted_off = None
         self.state, self.evidence = "unknown", "not judged"
@@ -476,8 +469,8 @@ class VM:
 
 
 def judge(vm, periods, first_kept=None, log_why=None, ledger=None, watch=None, reason=None):
-    """(state, evidence) of vm (a state of STATES, one phrase naming the
-    records that decide it) from, in this order: the host's switch records
+    """(state, evidence) of vm ("ok", "lost", "booted_off" or "unknown";
+    one phrase naming the records that decide it) from, in this order: the host's switch records
     for its start (booted_off); KVM's events traced now (vm.clock); heal's
     own records since the host's last return to tsc (ledger: records()'s
     entries of this VM); the watch's record written since (watch: {"stable_bit",
@@ -539,14 +532,14 @@ def domain_reason(name):
     return m.group(1) if m else None
 
 
-def survey(trace_lines, log, qmp_paths=(), libvirt_run=None, watch_file=None, log_why=None):
+def survey(trace_lines, log, qmp_paths=(), watch_file=None, log_why=None):
     """The running VMs and each one's state (judge()) from every record
     there is: trace_lines (KVM's events traced now), log (this boot's
     kmsg.summarize(), None when not read: log_why), heal's own records,
     the watch's textfile watch_file when given, libvirt's domain state;
     and how each can be paused.  Returns ([VM], [warning])."""
     warnings = []
-    domains = libvirt.domain_pids(libvirt_run)
+    domains = libvirt.domain_pids()
     periods = off_tsc(log["switch_times"], log["switch_times_cut"]) if log is not None else None
     first = log["switch_times"][0][0] if log and log["switch_times_cut"] and log["switch_times"] else None
     from .watch import vm_name  # the one namer of a QEMU process
@@ -559,8 +552,6 @@ def survey(trace_lines, log, qmp_paths=(), libvirt_run=None, watch_file=None, lo
         vm.booted_off = booted_off_tsc(vm.started, periods) if periods is not None else None
         if first is not None and (vm.started is None or vm.started < first):
             vm.booted_off = None  # it started before the switches kept: not known
-        if n[1] == "libvirt":
-            vm.via = "libvirt"
         vms[pid] = vm
     for path in qmp_paths:
         try:
@@ -663,11 +654,9 @@ def threads(pid):
         return out
     for tid in tids:
         raw = read_small(os.path.join(proc_dir(), str(pid), "task", str(tid), "stat"))
-        try:
+        with contextlib.suppress(TypeError, IndexError, ValueError, OSError):
             cpu = int(raw[raw.rfind(b")") + 2:].split()[36])  # field 39, "processor"
             out[tid] = (cpu, os.sched_getaffinity(tid))
-        except (TypeError, IndexError, ValueError, OSError):
-            continue
     return out
 
 
@@ -706,10 +695,8 @@ def probe(vm, inst, seconds=PROBE_S):
             time.sleep(0.05)
     finally:
         for tid, allowed in moved.items():
-            try:
+            with contextlib.suppress(OSError):  # the thread ended
                 os.sched_setaffinity(tid, allowed)
-            except OSError:
-                pass  # the thread ended
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
     if not moved:
         return None, "no thread of it could move (each may run on one CPU only)"

@@ -12,6 +12,7 @@ reading is linear and bounded (MAX_LINE, MAX_TRACE, streamed; docs/harness.md),
 and the raw trace, which names every VM's processes on the host, is written
 RAW_MODE.
 """
+import contextlib
 import errno
 import gzip
 import os
@@ -172,11 +173,8 @@ def _stats(inst):
     """The header lines stop() puts before the trace text: the buffer size
     and each CPU's ring-buffer counters (per_cpu/cpuN/stats)."""
     out = []
-    try:
-        with open(os.path.join(inst, "buffer_size_kb")) as f:
-            out.append("%s buffer_size_kb=%s" % (STATS, f.read().split()[0]))
-    except (OSError, IndexError):
-        pass
+    with contextlib.suppress(OSError, IndexError), open(os.path.join(inst, "buffer_size_kb")) as f:
+        out.append("%s buffer_size_kb=%s" % (STATS, f.read().split()[0]))
     try:
         cpus = sorted((d for d in os.listdir(os.path.join(inst, "per_cpu"))
                        if d.startswith("cpu") and number(d[3:]) is not None), key=lambda d: number(d[3:]))

@@ -15,6 +15,7 @@ complete).  The VM boots the host's kernel without an initramfs: it runs
 no clockbench, so its own read path is not measured here (said in the
 file).
 """
+import contextlib
 import json
 import os
 import shutil
@@ -152,12 +153,10 @@ def guest_view(path, counts):
     for fr in parsed["frames"]:
         row = None
         if fr["kind"] == "result":
-            try:
+            with contextlib.suppress(ValueError, RecursionError, KeyError, TypeError):
                 doc = json.loads(fr["payload"])
                 row = next((r for r in doc["bench"]["results"] if r.get("clock") == "monotonic"
                             and r.get("method") == "vdso"), None)
-            except (ValueError, RecursionError, KeyError, TypeError):
-                row = None
         res.append(row if isinstance(row, dict) else None)
     out, start = [], 0
     ends = frames_in(path)
@@ -249,10 +248,8 @@ def _step(run_dir, name, work, fallback, kernel, qemu_bin, baseline, seconds, fo
     finally:
         kvmtrace.stop(ident, raw)
         if proc is not None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, 9)
-            except ProcessLookupError:
-                pass
             proc.wait()
     lines = list(kvmtrace.read_lines(raw))
     ph = phases(lines, pid)
