@@ -46,6 +46,16 @@ def read(path):
         return Unread(bounded(str(e).split(": ", 1)[-1] if str(e).startswith(path) else str(e)))
 
 
+def recorded_log(path):
+    """A recorded kernel log, text: a stream of lines split on LF alone
+    (klog.file_lines), one line held at a time, summarized: (its
+    kmsg.summarize(), None), or (None, why it was not read)."""
+    try:
+        return kmsg.summarize(klog.file_lines(path, load.MAX_FILE, NOFOLLOW[0]), True), None
+    except InputError as e:
+        return None, bounded(str(e).split(": ", 1)[-1] if str(e).startswith(path) else str(e))
+
+
 def kernel_log(path):
     """The kernel log read once, in constant memory: (its kmsg.summarize(),
     source, problem), or (None, source, problem) when it was not read.  A
@@ -54,11 +64,8 @@ def kernel_log(path):
     (klog): /dev/kmsg, else (kernel.dmesg_restrict=1 for a user) the
     journal's kernel entries; source says which, and why not the first."""
     if path:
-        try:
-            return kmsg.summarize(klog.file_lines(path, load.MAX_FILE, NOFOLLOW[0]), True), path, None
-        except InputError as e:
-            why = bounded(str(e).split(": ", 1)[-1] if str(e).startswith(path) else str(e))
-            return None, path, "%s: %s" % (path, why)
+        s, why = recorded_log(path)
+        return s, path, None if s is not None else "%s: %s" % (path, why)
     why = []
     dev = os.environ.get("CB_KMSG", names.KMSG_DEV)  # a test hook: a stand-in file of records
     try:
@@ -453,17 +460,11 @@ def boots(a, recorded):
             res["reason"] = "%s: %s" % (a.boots, e.strerror)
             return res
         for n in names[:1000]:
-            # A recorded log is text: a stream of lines split on LF alone
-            # (klog.file_lines), one line held at a time, within the one
-            # budget of every recorded log (paste.BUDGET).
-            p = os.path.join(a.boots, n)
+            # Each within the one budget of every recorded log (paste.BUDGET).
             if paste.BUDGET.spent:
                 logs.append((cut(n), None, paste.BUDGET.spent))
                 continue
-            try:
-                logs.append((cut(n), kmsg.summarize(klog.file_lines(p, load.MAX_FILE, NOFOLLOW[0]), True), None))
-            except InputError as e:
-                logs.append((cut(n), None, bounded(str(e).split(": ", 1)[-1] if str(e).startswith(p) else str(e))))
+            logs.append((cut(n),) + recorded_log(os.path.join(a.boots, n)))
     elif recorded:
         res["reason"] = "judging recorded files: give --boots DIR"
         return res
