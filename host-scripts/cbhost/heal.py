@@ -681,11 +681,9 @@ def probe(vm, inst, seconds=PROBE_S):
             other = sorted(c for c in allowed if c != cpu)
             if not other:
                 continue
-            try:
+            with contextlib.suppress(OSError):
                 os.sched_setaffinity(tid, {other[0]})
                 moved[tid] = allowed
-            except OSError:
-                continue
         end = time.monotonic() + (seconds if moved else 0)
         c = None
         while time.monotonic() < end:

@@ -236,9 +236,8 @@ def near_misses(log):
     if log is None:
         return {"total": None, "by_kind": {}, "lines": [], "verdict": None, "verdict_line": None,
                 "reason": "kernel log not read"}
-    s = log
-    return {"total": sum(s["near_misses"].values()), "by_kind": s["near_misses"], "lines": s["near_miss_lines"],
-            "verdict": s["verdict"], "verdict_line": s["verdict_line"], "reason": None}
+    return {"total": sum(log["near_misses"].values()), "by_kind": log["near_misses"], "lines": log["near_miss_lines"],
+            "verdict": log["verdict"], "verdict_line": log["verdict_line"], "reason": None}
 
 
 
@@ -322,7 +321,6 @@ def report(a, f):
             state = "degraded"
     wd = watchdog_report(a, f)
     tsc_vals, tsc_note = tsc_options(f["cmdline"], summary)
-    firmware = [summary["firmware"]] if summary["firmware"] else []
     healthy = state == "healthy"
     return {
         "schema": load.SCHEMA_HEALTH,
@@ -333,7 +331,7 @@ def report(a, f):
                         probe="recorded: %s" % cut(a.probe, 80) if a.probe else None if recorded else "this machine"),
         "clocksource": {"current": f["cur"], "available": f["avail"]},
         "tsc_flags": f["flags"],
-        "firmware": [cut(line.strip(), 200) for line in firmware],
+        "firmware": [cut(summary["firmware"].strip(), 200)] if summary["firmware"] else [],
         "kernel_cmdline": {"tsc": opts.get("tsc"), "clocksource": opts.get("clocksource"),
                            "tsc_all": tsc_vals, "tsc_note": tsc_note, "from": f["cmdline_from"]},
         "cause": cause, "cause_text": CAUSES[cause], "cause_detail": detail,
