@@ -438,8 +438,9 @@ class QMP:
 
 class VM:
     """One running VM: pid, name (and where the name came from), how it can
-    be paused (libvirt for a domain of libvirt's, qmp or None), its start, its clock (KVM's events
-    traced now), and judge()'s state with the evidence for it."""
+    be paused (libvirt for a domain of libvirt's, qmp or None), its start,
+    its clock (KVM's events traced now), and judge()'s state with the
+    evidence for it."""
 
     def __init__(self, pid, name, name_from, started, ticks=None):
         self.pid, self.name, self.name_from, self.started, self.ticks = pid, name, name_from, started, ticks
@@ -470,8 +471,8 @@ class VM:
 
 def judge(vm, periods, first_kept=None, log_why=None, ledger=None, watch=None, reason=None):
     """(state, evidence) of vm ("ok", "lost", "booted_off" or "unknown";
-    one phrase naming the records that decide it) from, in this order: the host's switch records
-    for its start (booted_off); KVM's events traced now (vm.clock); heal's
+    one phrase naming the records that decide it) from, in this order: the
+    host's switch records for its start (booted_off); KVM's events traced now (vm.clock); heal's
     own records since the host's last return to tsc (ledger: records()'s
     entries of this VM); the watch's record written since (watch: {"stable_bit",
     "master_clock"}); else KVM's rule on the records: a VM running when

@@ -264,7 +264,7 @@ class Lines:
 
     def __iter__(self):
         fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as raw:
+        with os.fdopen(fd, "rb", 1 << 20) as raw:  # the file read a MiB at a time
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise OSError(errno.EINVAL, "not a regular file", self.path)
             if not self.path.endswith(".gz"):
@@ -281,7 +281,8 @@ def _split(f, path):
     """The lines of binary stream f as text (bad UTF-8 replaced), LONG for
     each over MAX_LINE bytes (its newline included); OSError(EFBIG) past
     MAX_TRACE bytes.  Read a line at a time, never more than MAX_LINE + 1
-    bytes of it: the rest of a longer line is read past, not held."""
+    bytes of it (f's buffer aside): the rest of a longer line is read past,
+    not held."""
     total, long = 0, False
     while True:
         line = f.readline(MAX_LINE + 1)
