@@ -22,6 +22,7 @@ records (kmsg), /proc files (bounded reads), a QMP peer's replies (one
 bounded line each).  A VM is paused only through libvirt (virsh) or a QMP
 socket the operator names, never by a signal.
 """
+import contextlib
 import json
 import os
 import re
@@ -31,8 +32,8 @@ import stat
 import struct
 import time
 
-from cbcontract import kmsg, load, names
-from cbcontract.util import InputError, cut
+from cbcontract import kmsg, names
+from cbcontract.util import cut
 from . import kvmtrace, libvirt
 from .msg import RunError
 
@@ -62,12 +63,11 @@ def read_small(path, limit=4096):
         os.close(fd)
 
 
-def kvm_device(dev=None):
+def kvm_device(dev):
     """What makes an open file the KVM device: ("chr", rdev) for a character
     device (the real /dev/kvm, whatever path a process opened it by), else
     ("file", (st_dev, st_ino)) for the stand-in of a test (CB_KVM_DEV); None
     when there is none."""
-    dev = dev or os.environ.get("CB_KVM_DEV", names.KVM_DEV)
     try:
         st = os.stat(dev)
     except OSError:
@@ -89,13 +89,13 @@ def is_kvm(path, want):
     return not stat.S_ISCHR(st.st_mode) and (st.st_dev, st.st_ino) == want[1]
 
 
-def kvm_pids(kvm_dev=None):
+def kvm_pids():
     """The processes holding the KVM device open (the VMs), sorted; at most
     MAX_VMS.  A descriptor counts by the file it is (is_kvm: device
     numbers), its name only picking which to look at.  Another user's
     processes are seen only by root."""
     proc = proc_dir()
-    dev = kvm_dev or os.environ.get("CB_KVM_DEV", names.KVM_DEV)
+    dev = os.environ.get("CB_KVM_DEV", names.KVM_DEV)
     want = kvm_device(dev)
     if want is None:
         return []
@@ -161,23 +161,20 @@ def booted_off_tsc(started, periods, tick=None):
 
 class Clock:
     """One VM's KVM clock from its trace events: the last master-clock
-    state, whether its last pvclock update carried the stable bit, and when
-    (trace seconds) each was last seen."""
+    state, and whether its last pvclock update carried the stable bit."""
 
     def __init__(self):
         self.counts = kvmtrace.Counts()
         self.master = self.stable = None
-        self.master_at = self.stable_at = None
 
-    def add(self, ts, ev, msg):
-        c = self.counts.c
-        before = c["stable_bit"]["with"], c["stable_bit"]["without"], c["master_clock"]["on_updates"] + c["master_clock"]["off_updates"]
+    def add(self, ev, msg):
+        sb, mc = self.counts.c["stable_bit"], self.counts.c["master_clock"]
+        before = sb["with"], sb["without"], mc["on_updates"] + mc["off_updates"]
         self.counts.add(ev, msg)
-        after = c["stable_bit"]["with"], c["stable_bit"]["without"], c["master_clock"]["on_updates"] + c["master_clock"]["off_updates"]
-        if after[:2] != before[:2]:
-            self.stable, self.stable_at = after[0] != before[0], ts
-        if after[2] != before[2]:
-            self.master, self.master_at = c["master_clock"]["last"], ts
+        if (sb["with"], sb["without"]) != before[:2]:
+            self.stable = sb["with"] != before[0]
+        if mc["on_updates"] + mc["off_updates"] != before[2]:
+            self.master = mc["last"]
 
     def state(self):
         """"ok", "lost" or "unknown": the stable bit of the last update, else
@@ -192,7 +189,7 @@ def clocks(lines, after=None):
     trace_marker line that holds it.  One pass over bounded lines
     (kvmtrace.fields)."""
     out, on = {}, after is None
-    for tg, ts, ev, msg in kvmtrace.events(lines):
+    for tg, _, ev, msg in kvmtrace.events(lines):
         if ev == "tracing_mark_write":
             on = on or msg.strip() == after
             continue
@@ -203,7 +200,7 @@ def clocks(lines, after=None):
             if len(out) >= MAX_VMS:
                 continue
             c = out[int(tg)] = Clock()
-        c.add(float(ts), ev, msg)
+        c.add(ev, msg)
     return out
 
 
@@ -221,10 +218,8 @@ def trusted_owners():
     import pwd
     from .watch import WATCH_USER
     out = {0}
-    try:
+    with contextlib.suppress(KeyError):
         out.add(pwd.getpwnam(WATCH_USER).pw_uid)
-    except KeyError:
-        pass
     return out
 
 
@@ -435,25 +430,21 @@ class QMP:
         raise RunError("%s: %s: no reply among 1000 messages" % (cut(self.path), name))
 
     def close(self):
-        try:
+        with contextlib.suppress(OSError):
             self.s.close()
-        except OSError:
-            pass
 
 
 # The survey and the heal.
 
-STATES = ("ok", "lost", "booted_off", "unknown")
-
-
 class VM:
     """One running VM: pid, name (and where the name came from), how it can
-    be paused (libvirt, qmp or None), its start, its clock (KVM's events
-    traced now), and judge()'s state with the evidence for it."""
+    be paused (libvirt for a domain of libvirt's, qmp or None), its start,
+    its clock (KVM's events traced now), and judge()'s state with the
+    evidence for it."""
 
     def __init__(self, pid, name, name_from, started, ticks=None):
         self.pid, self.name, self.name_from, self.started, self.ticks = pid, name, name_from, started, ticks
-        self.via, self.qmp = None, None
+        self.via, self.qmp = ("libvirt" if name_from == "libvirt" else None), None
         self.clock = Clock()
         self.booted_off = None
         self.state, self.evidence = "unknown", "not judged"
@@ -479,9 +470,9 @@ class VM:
 
 
 def judge(vm, periods, first_kept=None, log_why=None, ledger=None, watch=None, reason=None):
-    """(state, evidence) of vm (a state of STATES, one phrase naming the
-    records that decide it) from, in this order: the host's switch records
-    for its start (booted_off); KVM's events traced now (vm.clock); heal's
+    """(state, evidence) of vm ("ok", "lost", "booted_off" or "unknown";
+    one phrase naming the records that decide it) from, in this order: the
+    host's switch records for its start (booted_off); KVM's events traced now (vm.clock); heal's
     own records since the host's last return to tsc (ledger: records()'s
     entries of this VM); the watch's record written since (watch: {"stable_bit",
     "master_clock"}); else KVM's rule on the records: a VM running when
@@ -507,9 +498,8 @@ def judge(vm, periods, first_kept=None, log_why=None, ledger=None, watch=None, r
             return "ok", "clockbench heal paused and resumed it at %.1f s%s and KVM showed its master clock on: " \
                 "heal's records" % (at, ", after the host's return to tsc at %.1f s," % back if back else "")
         return "lost", "clockbench heal's probe at %.1f s: KVM updated its clock without the stable bit" % at
-    if watch and (watch.get("stable_bit") if watch.get("stable_bit") is not None else watch.get("master_clock")) \
-            is not None:
-        on = watch.get("stable_bit") if watch.get("stable_bit") is not None else watch.get("master_clock")
+    on = (watch or {}).get("stable_bit", (watch or {}).get("master_clock"))
+    if on is not None:
         return ("ok" if on else "lost"), "the watch's record, written since the host's last return to tsc"
     if periods is None:
         return "unknown", "the kernel's switch records were not read (%s)" % cut(log_why or "no kernel log")
@@ -543,14 +533,14 @@ def domain_reason(name):
     return m.group(1) if m else None
 
 
-def survey(trace_lines, log, qmp_paths=(), libvirt_run=None, watch_file=None, log_why=None):
+def survey(trace_lines, log, qmp_paths=(), watch_file=None, log_why=None):
     """The running VMs and each one's state (judge()) from every record
     there is: trace_lines (KVM's events traced now), log (this boot's
     kmsg.summarize(), None when not read: log_why), heal's own records,
     the watch's textfile watch_file when given, libvirt's domain state;
     and how each can be paused.  Returns ([VM], [warning])."""
     warnings = []
-    domains = libvirt.domain_pids(libvirt_run)
+    domains = libvirt.domain_pids()
     periods = off_tsc(log["switch_times"], log["switch_times_cut"]) if log is not None else None
     first = log["switch_times"][0][0] if log and log["switch_times_cut"] and log["switch_times"] else None
     from .watch import vm_name  # the one namer of a QEMU process
@@ -563,8 +553,6 @@ def survey(trace_lines, log, qmp_paths=(), libvirt_run=None, watch_file=None, lo
         vm.booted_off = booted_off_tsc(vm.started, periods) if periods is not None else None
         if first is not None and (vm.started is None or vm.started < first):
             vm.booted_off = None  # it started before the switches kept: not known
-        if n[1] == "libvirt":
-            vm.via = "libvirt"
         vms[pid] = vm
     for path in qmp_paths:
         try:
@@ -667,11 +655,9 @@ def threads(pid):
         return out
     for tid in tids:
         raw = read_small(os.path.join(proc_dir(), str(pid), "task", str(tid), "stat"))
-        try:
+        with contextlib.suppress(TypeError, IndexError, ValueError, OSError):
             cpu = int(raw[raw.rfind(b")") + 2:].split()[36])  # field 39, "processor"
             out[tid] = (cpu, os.sched_getaffinity(tid))
-        except (TypeError, IndexError, ValueError, OSError):
-            continue
     return out
 
 
@@ -696,11 +682,9 @@ def probe(vm, inst, seconds=PROBE_S):
             other = sorted(c for c in allowed if c != cpu)
             if not other:
                 continue
-            try:
+            with contextlib.suppress(OSError):
                 os.sched_setaffinity(tid, {other[0]})
                 moved[tid] = allowed
-            except OSError:
-                continue
         end = time.monotonic() + (seconds if moved else 0)
         c = None
         while time.monotonic() < end:
@@ -710,10 +694,8 @@ def probe(vm, inst, seconds=PROBE_S):
             time.sleep(0.05)
     finally:
         for tid, allowed in moved.items():
-            try:
+            with contextlib.suppress(OSError):  # the thread ended
                 os.sched_setaffinity(tid, allowed)
-            except OSError:
-                pass  # the thread ended
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
     if not moved:
         return None, "no thread of it could move (each may run on one CPU only)"

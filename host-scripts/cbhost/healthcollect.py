@@ -46,6 +46,16 @@ def read(path):
         return Unread(bounded(str(e).split(": ", 1)[-1] if str(e).startswith(path) else str(e)))
 
 
+def recorded_log(path):
+    """A recorded kernel log, text: a stream of lines split on LF alone
+    (klog.file_lines), one line held at a time, summarized: (its
+    kmsg.summarize(), None), or (None, why it was not read)."""
+    try:
+        return kmsg.summarize(klog.file_lines(path, load.MAX_FILE, NOFOLLOW[0]), True), None
+    except InputError as e:
+        return None, bounded(str(e).split(": ", 1)[-1] if str(e).startswith(path) else str(e))
+
+
 def kernel_log(path):
     """The kernel log read once, in constant memory: (its kmsg.summarize(),
     source, problem), or (None, source, problem) when it was not read.  A
@@ -54,11 +64,8 @@ def kernel_log(path):
     (klog): /dev/kmsg, else (kernel.dmesg_restrict=1 for a user) the
     journal's kernel entries; source says which, and why not the first."""
     if path:
-        try:
-            return kmsg.summarize(klog.file_lines(path, load.MAX_FILE, NOFOLLOW[0]), True), path, None
-        except InputError as e:
-            why = bounded(str(e).split(": ", 1)[-1] if str(e).startswith(path) else str(e))
-            return None, path, "%s: %s" % (path, why)
+        s, why = recorded_log(path)
+        return s, path, None if s is not None else "%s: %s" % (path, why)
     why = []
     dev = os.environ.get("CB_KMSG", names.KMSG_DEV)  # a test hook: a stand-in file of records
     try:
@@ -73,10 +80,7 @@ def kernel_log(path):
         if records.count:
             return s, dev, None
         why.append("%s: no records" % dev)
-    j = klog.Journal(JOURNAL)
-    records = klog.Records(j.records())
-    s = kmsg.summarize(records)
-    limited = journal_limited(j, records.count)
+    s, limited = journal_log(JOURNAL)
     if limited:
         why.append(limited)
         return None, None, "; ".join(why)
@@ -90,23 +94,27 @@ JOURNAL = ["journalctl", "-k", "-b", "--no-pager", "-o", "json"]
 JOURNAL_HINT = "not seeing messages from other users and the system"
 
 
-def journal_limited(j, count):
-    """Why what a journal read (klog.Journal, count kernel records) cannot
-    be trusted as the whole kernel log (None when it can): a failure, an
-    empty answer, or the journal's own hint that it shows only part."""
+def journal_log(argv):
+    """A journal's kernel entries (journalctl argv) as records (klog.Journal),
+    streamed: (their kmsg.summarize(), None), or (None, why what it read
+    cannot be trusted as the whole kernel log: a failure, an empty answer,
+    or the journal's own hint that it shows only part)."""
+    j = klog.Journal(argv)
+    records = klog.Records(j.records())
+    s = kmsg.summarize(records)
     cmd = j.argv[0]
     if j.why:
-        return j.why
+        return None, j.why
     first = (j.err.strip().split("\n") or [""])[0][:120]
     if j.timed_out:
-        return "%s: timed out after %d s" % (cmd, j.timeout)
+        return None, "%s: timed out after %d s" % (cmd, j.timeout)
     if j.rc != 0 and not j.cut:
-        return "%s: exit %d%s" % (cmd, j.rc, ": " + first if first else "")
+        return None, "%s: exit %d%s" % (cmd, j.rc, ": " + first if first else "")
     if JOURNAL_HINT in j.err:
-        return "%s: access-limited (%s; the groups adm and systemd-journal see all)" % (cmd, JOURNAL_HINT)
-    if not count:
-        return "%s: no entries" % cmd
-    return None
+        return None, "%s: access-limited (%s; the groups adm and systemd-journal see all)" % (cmd, JOURNAL_HINT)
+    if not records.count:
+        return None, "%s: no entries" % cmd
+    return s, None
 
 
 @contextlib.contextmanager
@@ -270,6 +278,7 @@ def kconfig_value(path, name):
 # The JSON types of a rules object's fields (kernels.py's rules_for()); a
 # recorded --rules file is held to them before anything reads it.
 _NUM = (int, float)
+TYPE_TEXT = {list: "a list", dict: "an object", _NUM: "a number"}
 RULE_TYPES = {"id": str, "cite": str, "interval_s": _NUM, "readout_limit": str, "readout_limit_ns": int,
               "wd_wd_skip": str, "max_skew_us_default": int, "max_skew_us_range": list, "retries": dict,
               "all_slow": str, "freq_check": dict, "unwatched": list, "varies": list, "commits": list,
@@ -289,8 +298,7 @@ def rules_shape(doc):
         if v is None and k not in ("id", "unwatched"):
             continue
         if not isinstance(v, want) or isinstance(v, bool) and want is not bool:
-            return "%s: expected %s, got %s" % (k, "a list" if want is list else "an object" if want is dict else
-                                                 "a number" if want is _NUM else want.__name__, cut(v, 40))
+            return "%s: expected %s, got %s" % (k, TYPE_TEXT.get(want, want.__name__), cut(v, 40))
     if len(doc["unwatched"]) > 64:
         return "unwatched: more than 64 rules"
     for i, x in enumerate(doc["unwatched"]):
@@ -298,7 +306,7 @@ def rules_shape(doc):
             return "unwatched[%d]: expected an object" % i
         for k, want in UNWATCHED_TYPES.items():
             if x.get(k) is not None and (not isinstance(x[k], want) or isinstance(x[k], bool)):
-                return "unwatched[%d].%s: expected %s" % (i, k, "a list" if want is list else want.__name__)
+                return "unwatched[%d].%s: expected %s" % (i, k, TYPE_TEXT.get(want, want.__name__))
         if not all(isinstance(f, str) for f in x.get("cpu_flags") or []):
             return "unwatched[%d].cpu_flags: expected names" % i
     r = doc.get("retries") or {}
@@ -452,17 +460,11 @@ def boots(a, recorded):
             res["reason"] = "%s: %s" % (a.boots, e.strerror)
             return res
         for n in names[:1000]:
-            # A recorded log is text: a stream of lines split on LF alone
-            # (klog.file_lines), one line held at a time, within the one
-            # budget of every recorded log (paste.BUDGET).
-            p = os.path.join(a.boots, n)
+            # Each within the one budget of every recorded log (paste.BUDGET).
             if paste.BUDGET.spent:
                 logs.append((cut(n), None, paste.BUDGET.spent))
                 continue
-            try:
-                logs.append((cut(n), kmsg.summarize(klog.file_lines(p, load.MAX_FILE, NOFOLLOW[0]), True), None))
-            except InputError as e:
-                logs.append((cut(n), None, bounded(str(e).split(": ", 1)[-1] if str(e).startswith(p) else str(e))))
+            logs.append((cut(n),) + recorded_log(os.path.join(a.boots, n)))
     elif recorded:
         res["reason"] = "judging recorded files: give --boots DIR"
         return res
@@ -478,10 +480,7 @@ def boots(a, recorded):
             return res
         for idx, bid in ids[-BOOTS_MAX:]:
             # The boot's kernel entries as records (klog.Journal), streamed.
-            j = klog.Journal(["journalctl", "-k", "-b", bid, "--no-pager", "-q", "-o", "json"])
-            records = klog.Records(j.records())
-            s = kmsg.summarize(records)
-            why = journal_limited(j, records.count)
+            s, why = journal_log(["journalctl", "-k", "-b", bid, "--no-pager", "-q", "-o", "json"])
             if why:
                 logs.append((idx, None, "%s (a user outside adm and systemd-journal sees only part of it)" % why
                              if why.endswith("no entries") else why))
@@ -494,7 +493,7 @@ def boots(a, recorded):
         res["boots"].append(dict({"boot": name}, **{k: s[k][:3] if k in CUT_TO_3 else s[k] for k in BOOT_KEYS},
                                  cmdline=cut(s["cmdline"], 400) if s["cmdline"] else None))
     full = [b for b in res["boots"] if "near_misses" in b]
-    res["summary"] = kmsg.boots_line([dict(b, near_misses=b["near_misses"]) for b in full]) if full else None
+    res["summary"] = kmsg.boots_line(full) if full else None
     if len(full) < len(res["boots"]):
         res["summary"] = (res["summary"] + "; " if res["summary"] else "") + "%d boots not read" % (
             len(res["boots"]) - len(full))

@@ -14,6 +14,9 @@ from .healthadvice import CAUSES
 from .healthcollect import packages, readout
 
 cmdline_options = kmsg.cmdline_options
+# The watchdog's failed tests (kmsg.summarize()'s "tests"), as the cause's detail says them.
+TEST_TEXT = {"skew": "skew too large", "read-back": "read-back delay", "frequency": "frequency skew",
+             "inter-CPU": "inter-CPU skew"}
 
 
 def classify(current, available, cmdline, log, log_problem=None):
@@ -39,8 +42,7 @@ def classify(current, available, cmdline, log, log_problem=None):
         tests = list(s["tests"])
         if s["near_misses"].get("near-miss/remote-timeout"):
             tests.append("remote CPU read timed out")
-        detail = ", ".join({"skew": "skew too large", "read-back": "read-back delay"}.get(x, x + (
-            " skew" if x in ("frequency", "inter-CPU") else "")) for x in tests) or None
+        detail = ", ".join(TEST_TEXT.get(x, x) for x in tests) or None
     elif s["why"] == "cmdline":
         cause = "forced_unstable"
     elif s["why"] == "other":
@@ -49,9 +51,7 @@ def classify(current, available, cmdline, log, log_problem=None):
         cause = "forced_unstable"
     elif opts.get("clocksource"):
         cause = "set_at_boot"
-    elif log is not None and s["tsc"] == "lost" and s["why"] == "by_hand":
-        cause = "by_hand"
-    elif log is not None and "tsc" in (available or []):
+    elif log is not None and (s["tsc"] == "lost" and s["why"] == "by_hand" or "tsc" in (available or [])):
         cause = "by_hand"
     elif log is not None and s["tsc"] == "not chosen" and current:
         cause = "not_chosen"
@@ -236,9 +236,8 @@ def near_misses(log):
     if log is None:
         return {"total": None, "by_kind": {}, "lines": [], "verdict": None, "verdict_line": None,
                 "reason": "kernel log not read"}
-    s = log
-    return {"total": sum(s["near_misses"].values()), "by_kind": s["near_misses"], "lines": s["near_miss_lines"],
-            "verdict": s["verdict"], "verdict_line": s["verdict_line"], "reason": None}
+    return {"total": sum(log["near_misses"].values()), "by_kind": log["near_misses"], "lines": log["near_miss_lines"],
+            "verdict": log["verdict"], "verdict_line": log["verdict_line"], "reason": None}
 
 
 
@@ -252,13 +251,12 @@ def watchdog_report(a, f):
          "working": {"kernel": k["release"], "kernel_version": k["version"], "cmdline_tsc": tsc_vals,
                      "cpu_flags": {x: flags.get(x) for x in FLAGS_RULE + ("tsc_reliable",)} if flags else None,
                      "numa_nodes": nodes, "packages": packages(f["cpuinfo"]), "online_cpus": k["online"],
-                     "available": avail, "current": f["cur"], "would_watch": None,
+                     "available": avail, "current": f["cur"], "would_watch": would_watch(avail, rules)[1],
                      "kconfig": k["kconfig"], "max_skew_us": k["max_skew"]},
          "rules": {"source": cite(rules), "era": rules.get("id") if rules else None, "known": rules is not None,
                    "exact": rules.get("exact") if rules else None, "varies": (rules.get("varies") or [])[:4] if rules else [],
                    "reason": k["rules_why"]},
          "limits": None, "near_misses": near_misses(f["log"]), "risk": None}
-    w["working"]["would_watch"] = would_watch(avail, rules)[1]
     watched(w, rules, tsc_vals, flags or None, {"nodes": nodes, "packages": w["working"]["packages"]}, avail)
     w["limits"] = limits(rules, k["params"], k["online"], k["max_skew"], w["by"] or w["working"]["would_watch"])
     lim = w["limits"]
@@ -268,10 +266,9 @@ def watchdog_report(a, f):
     marks = lim["slow_readout_marks_unstable"] is not False
     r = risk.assess(ro if ro is not None else {"unavailable": ro_why}, lim["readout_limit_ns"], lim["attempts"],
                     marks_unstable=marks, watched=w["watched"] != "no")
-    if w["watched"] == "no" and ro is not None:
-        r["if_watched"] = risk.assess(ro, lim["readout_limit_ns"], lim["attempts"], marks_unstable=marks)["verdict"]
-    elif w["watched"] == "no":
-        r["if_watched"] = None
+    if w["watched"] == "no":
+        r["if_watched"] = risk.assess(ro, lim["readout_limit_ns"], lim["attempts"], marks_unstable=marks)["verdict"] \
+            if ro is not None else None
     if w["watched"] == "unknown" and r["verdict"] != "unavailable":
         r["notes"].append("whether the TSC is watched is not known: this is the risk if it is")
     r["readout_source"] = ro_src
@@ -324,7 +321,6 @@ def report(a, f):
             state = "degraded"
     wd = watchdog_report(a, f)
     tsc_vals, tsc_note = tsc_options(f["cmdline"], summary)
-    firmware = [summary["firmware"]] if summary["firmware"] else []
     healthy = state == "healthy"
     return {
         "schema": load.SCHEMA_HEALTH,
@@ -335,7 +331,7 @@ def report(a, f):
                         probe="recorded: %s" % cut(a.probe, 80) if a.probe else None if recorded else "this machine"),
         "clocksource": {"current": f["cur"], "available": f["avail"]},
         "tsc_flags": f["flags"],
-        "firmware": [cut(line.strip(), 200) for line in firmware],
+        "firmware": [cut(summary["firmware"].strip(), 200)] if summary["firmware"] else [],
         "kernel_cmdline": {"tsc": opts.get("tsc"), "clocksource": opts.get("clocksource"),
                            "tsc_all": tsc_vals, "tsc_note": tsc_note, "from": f["cmdline_from"]},
         "cause": cause, "cause_text": CAUSES[cause], "cause_detail": detail,

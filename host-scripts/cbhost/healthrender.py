@@ -143,8 +143,8 @@ def head_lines(r, f):
         out.append("  TSC flags [%s]: %s\n" % (said["cpuinfo"], ", ".join("%s %s" % (k, "yes" if v else "no")
                                                                      for k, v in r["tsc_flags"].items())))
     firmware = (f["log"] or {}).get("firmware")
-    for line in [firmware] if firmware else []:
-        out.append("  firmware [the kernel log]: %s\n" % line.strip())
+    if firmware:
+        out.append("  firmware [the kernel log]: %s\n" % firmware.strip())
     if kc["from"]:
         out.append("  kernel command line [%s]: %s clocksource=%s%s\n" % (
             kc["from"], " ".join("tsc=%s" % v for v in kc["tsc_all"]) or "tsc=(unset)",

@@ -12,10 +12,12 @@ reading is linear and bounded (MAX_LINE, MAX_TRACE, streamed; docs/harness.md),
 and the raw trace, which names every VM's processes on the host, is written
 RAW_MODE.
 """
+import contextlib
 import errno
 import gzip
 import os
 import re
+import shutil
 import stat
 import subprocess
 import zlib
@@ -171,11 +173,8 @@ def _stats(inst):
     """The header lines stop() puts before the trace text: the buffer size
     and each CPU's ring-buffer counters (per_cpu/cpuN/stats)."""
     out = []
-    try:
-        with open(os.path.join(inst, "buffer_size_kb")) as f:
-            out.append("%s buffer_size_kb=%s" % (STATS, f.read().split()[0]))
-    except (OSError, IndexError):
-        pass
+    with contextlib.suppress(OSError, IndexError), open(os.path.join(inst, "buffer_size_kb")) as f:
+        out.append("%s buffer_size_kb=%s" % (STATS, f.read().split()[0]))
     try:
         cpus = sorted((d for d in os.listdir(os.path.join(inst, "per_cpu"))
                        if d.startswith("cpu") and number(d[3:]) is not None), key=lambda d: number(d[3:]))
@@ -213,11 +212,7 @@ def stop(ident, out_path):
                 with os.fdopen(fd, "wb") as dst:
                     os.fchmod(fd, RAW_MODE)  # whatever the umask: the descriptor, never the name
                     dst.write(head.encode())
-                    while True:
-                        block = src.read(1 << 20)
-                        if not block:
-                            break
-                        dst.write(block)
+                    shutil.copyfileobj(src, dst, 1 << 20)
         except OSError as e:
             raise TraceError("%s: %s" % (cut(e.filename or out_path), e.strerror))
     finally:
@@ -269,7 +264,7 @@ class Lines:
 
     def __iter__(self):
         fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as raw:
+        with os.fdopen(fd, "rb", 1 << 20) as raw:  # the file read a MiB at a time
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise OSError(errno.EINVAL, "not a regular file", self.path)
             if not self.path.endswith(".gz"):
@@ -285,37 +280,27 @@ class Lines:
 def _split(f, path):
     """The lines of binary stream f as text (bad UTF-8 replaced), LONG for
     each over MAX_LINE bytes (its newline included); OSError(EFBIG) past
-    MAX_TRACE bytes.  Read a MiB at a time, never more than one MiB and a
-    line held."""
-    total, pending, long = 0, b"", False
+    MAX_TRACE bytes.  Read a line at a time, never more than MAX_LINE + 1
+    bytes of it (f's buffer aside): the rest of a longer line is read past,
+    not held."""
+    total, long = 0, False
     while True:
-        chunk = f.read(1 << 20)
-        if not chunk:
-            break
-        total += len(chunk)
+        line = f.readline(MAX_LINE + 1)
+        total += len(line)
         if total > MAX_TRACE:
             raise OSError(errno.EFBIG, "over %d MiB of trace text%s: refused" % (
                 MAX_TRACE >> 20, " (decompressed)" if path.endswith(".gz") else ""), path)
-        parts = chunk.split(b"\n")
-        for i in range(len(parts) - 1):
-            part = parts[i]
-            if i == 0:
-                part, pending = pending + part, b""
-                if long:
-                    long = False
-                    yield LONG
-                    continue
-            yield LONG if len(part) >= MAX_LINE else (part + b"\n").decode("utf-8", "replace")
-        if len(parts) > 1:
-            pending = b""
-        if not long:
-            pending += parts[-1]
-            if len(pending) > MAX_LINE:
-                pending, long = b"", True
+        if not line:
+            break
+        if not line.endswith(b"\n") and (long or len(line) > MAX_LINE):
+            long = True  # a line over MAX_LINE: read on to its end
+        elif long or len(line) > MAX_LINE:
+            long = False
+            yield LONG
+        else:
+            yield line.decode("utf-8", "replace")
     if long:
         yield LONG
-    elif pending:
-        yield pending.decode("utf-8", "replace")
 
 
 def fields(line):

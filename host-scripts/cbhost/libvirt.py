@@ -5,6 +5,7 @@ QEMU then runs as libvirt's user (libvirt-qemu on Debian), so the kernel, the
 initramfs and the run's work folder must be reachable by it; boot() checks
 that first and says which path is not.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -213,11 +214,8 @@ def boot(a, accel, work, timeout, pin, append, on_hello=None, on_end=None):
                            for i in range(a.VCPUS)]
     try:
         pid = None
-        try:
-            with open("/run/libvirt/qemu/%s.pid" % name) as f:
-                pid = int(f.read().strip())
-        except (OSError, ValueError):
-            pass
+        with contextlib.suppress(OSError, ValueError), open("/run/libvirt/qemu/%s.pid" % name) as f:
+            pid = int(f.read().strip())
         data, hello_ms, result_ms = read_channel(os.path.join(work, "channel.out"), t0, lambda: not alive(),
                                           on_hello, on_end)
     finally:

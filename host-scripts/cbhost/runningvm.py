@@ -15,6 +15,7 @@ complete).  The VM boots the host's kernel without an initramfs: it runs
 no clockbench, so its own read path is not measured here (said in the
 file).
 """
+import contextlib
 import json
 import os
 import shutil
@@ -27,6 +28,7 @@ import time
 from cbcontract import load, runfolder
 from cbcontract.util import cut
 from . import frames, heal, kvmtrace, qemu, tracing
+from .boot import last_line
 from .msg import RunError
 
 PHASES = load.RUNNING_VM_PHASES
@@ -43,7 +45,7 @@ def phases(lines, pid):
     One pass."""
     out, cur, clock = [], None, heal.Clock()
     win = None
-    for tg, ts, ev, msg in kvmtrace.events(lines):
+    for tg, _, ev, msg in kvmtrace.events(lines):
         if ev == "tracing_mark_write":
             m = msg.strip()
             if m.startswith(MARK) and m[len(MARK):] in PHASES + ("end",):
@@ -54,7 +56,7 @@ def phases(lines, pid):
             continue
         if tg is None or int(tg) != pid or ev not in kvmtrace.EVENTS or cur is None:
             continue
-        clock.add(float(ts), ev, msg)
+        clock.add(ev, msg)
         win.add(ev, msg)
     if cur is not None:
         out.append(_close(cur, win, clock))
@@ -151,12 +153,10 @@ def guest_view(path, counts):
     for fr in parsed["frames"]:
         row = None
         if fr["kind"] == "result":
-            try:
+            with contextlib.suppress(ValueError, RecursionError, KeyError, TypeError):
                 doc = json.loads(fr["payload"])
                 row = next((r for r in doc["bench"]["results"] if r.get("clock") == "monotonic"
                             and r.get("method") == "vdso"), None)
-            except (ValueError, RecursionError, KeyError, TypeError):
-                row = None
         res.append(row if isinstance(row, dict) else None)
     out, start = [], 0
     ends = frames_in(path)
@@ -220,45 +220,36 @@ def _step(run_dir, name, work, fallback, kernel, qemu_bin, baseline, seconds, fo
                 in_guest = True
             else:
                 in_guest = "no result from the guest within %g s: this KVM did not boot it" % GUEST_BOOT_LIMIT
-        time.sleep(seconds)
-        if in_guest is True:
-            wait_frames(chan, GUEST_FRAMES, GUEST_PHASE_LIMIT, alive)
-        counts.append(("before", frames_in(chan)))
-        heal.marker(inst, MARK + "fallback")
-        env = dict(os.environ, CB_OWN_PIDS=str(pid), CB_CS_NOTES="0")
-        hold = ["sleep", "%g" % seconds]
-        if in_guest is True:  # on the fallback until the guest measured there too
-            env["PYTHONPATH"] = os.pathsep.join(sys.path)
-            hold = [sys.executable, "-m", "cbhost.runningvm", "hold", chan, "%g" % seconds]
-        cmd = [clocksource, "set", fallback] + (["--force"] if force else []) + ["--"] + hold
-        rc, err = bracket(cmd, env)
-        if rc != 0:
-            raise RunError("the switch to %s under the VM failed (exit %d): %s" % (
-                fallback, rc, cut((err.strip().splitlines() or ["?"])[-1], 300)))
-        counts.append(("fallback", frames_in(chan)))
-        heal.marker(inst, MARK + "return")
-        time.sleep(seconds)
-        if in_guest is True:
-            wait_frames(chan, GUEST_FRAMES, GUEST_PHASE_LIMIT, alive)
-        counts.append(("return", frames_in(chan)))
-        heal.marker(inst, MARK + "heal")
-        t0 = time.monotonic()
-        q.cmd("stop")
-        q.cmd("cont")
-        pause_ms = (time.monotonic() - t0) * 1000.0
-        time.sleep(seconds)
-        if in_guest is True:
-            wait_frames(chan, GUEST_FRAMES, GUEST_PHASE_LIMIT, alive)
-        counts.append(("heal", frames_in(chan)))
-        heal.marker(inst, MARK + "end")
+        # Each phase ends with the frames the guest sent so far and the next one's marker.
+        for phase, then in zip(PHASES, PHASES[1:] + ("end",)):
+            if phase == "fallback":
+                env = dict(os.environ, CB_OWN_PIDS=str(pid), CB_CS_NOTES="0")
+                hold = ["sleep", "%g" % seconds]
+                if in_guest is True:  # on the fallback until the guest measured there too
+                    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+                    hold = [sys.executable, "-m", "cbhost.runningvm", "hold", chan, "%g" % seconds]
+                cmd = [clocksource, "set", fallback] + (["--force"] if force else []) + ["--"] + hold
+                rc, err = bracket(cmd, env)
+                if rc != 0:
+                    raise RunError("the switch to %s under the VM failed (exit %d): %s" % (
+                        fallback, rc, cut((err.strip().splitlines() or ["?"])[-1], 300)))
+            else:
+                if phase == "heal":
+                    t0 = time.monotonic()
+                    q.cmd("stop")
+                    q.cmd("cont")
+                    pause_ms = (time.monotonic() - t0) * 1000.0
+                time.sleep(seconds)
+                if in_guest is True:
+                    wait_frames(chan, GUEST_FRAMES, GUEST_PHASE_LIMIT, alive)
+            counts.append((phase, frames_in(chan)))
+            heal.marker(inst, MARK + then)
         q.close()
     finally:
         kvmtrace.stop(ident, raw)
         if proc is not None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, 9)
-            except ProcessLookupError:
-                pass
             proc.wait()
     lines = list(kvmtrace.read_lines(raw))
     ph = phases(lines, pid)
@@ -299,7 +290,6 @@ def _qmp(path, proc, work):
     end = time.monotonic() + 10
     while not os.path.exists(path):
         if proc.poll() is not None or time.monotonic() > end:
-            from .boot import last_line
             raise RunError("QEMU did not start a KVM VM: %s" % (last_line(os.path.join(work, "qemu.log")) or
                                                                  "no QMP socket in 10 s"))
         time.sleep(0.02)
@@ -309,7 +299,6 @@ def _qmp(path, proc, work):
         time.sleep(0.2)  # a QEMU that opened its socket and then failed: its own words
         if proc.poll() is None:
             raise
-        from .boot import last_line
         raise RunError("QEMU did not start a KVM VM: %s" % (last_line(os.path.join(work, "qemu.log")) or e))
 
 

@@ -4,6 +4,7 @@ Under TCG the guest's QEMU has no KVM clock: with a usable /dev/kvm (and
 OBSERVE=1) a short KVM VM of our own is traced instead, and the summary's
 subject says so.
 """
+import contextlib
 import gzip
 import json
 import os
@@ -31,11 +32,8 @@ class Tracer:
     def mark(self, what):
         """Writes clockbench-window-WHAT into the trace: the measuring window."""
         if self.inst:
-            try:
-                with open(os.path.join(self.inst, "trace_marker"), "w") as f:
-                    f.write("clockbench-window-%s\n" % what)
-            except OSError:
-                pass
+            with contextlib.suppress(OSError), open(os.path.join(self.inst, "trace_marker"), "w") as f:
+                f.write("clockbench-window-%s\n" % what)
 
     def stop(self, out):
         if self.inst:
@@ -83,28 +81,24 @@ def write(a, run_dir, names, work, raw, pid, tracer):
 def _document(a, run_dir, names, work, raw, pid, tracer):
     """write's document: the raw traces placed, then summarised."""
     if not raw:
-        doc = kvmtrace.document(names["guest"], reason=tracer.why or "not traced")
-    else:
-        kept = place_raw(run_dir, names["raw"], raw)
-        lines = kvmtrace.read_lines(raw)
-        if a.accel == "kvm":
-            doc = kvmtrace.document(names["guest"], lines, pid=pid, subject="guest",
-                                    subject_text="the guest's QEMU process", trace_file=kept)
-        elif a.OBSERVE and accel.kvm_usable():
-            msg.note("guest ran under %s: observing KVM's clock with a %d s KVM VM" % (a.accel, a.OBSERVE_SECONDS))
-            obs, opid = observe(a, work, tracer)
-            if obs is None:
-                doc = kvmtrace.document(names["guest"], reason="observer VM not traced: %s" % opid)
-            else:
-                doc = kvmtrace.document(
-                    names["guest"], kvmtrace.read_lines(obs), pid=opid, subject="observer",
-                    subject_text="a short KVM VM clockbench booted on this host only to observe KVM's clock "
-                                 "(the guest itself ran under %s)" % a.accel,
-                    trace_file=place_raw(run_dir, names["observe"], obs),
-                    window_reason="the KVM VM observed does not measure: the guest ran under %s" % a.accel)
-        else:
-            why = "OBSERVE=0" if not a.OBSERVE else "%s is not usable" % accel.kvm_dev()
-            doc = kvmtrace.document(names["guest"], trace_file=kept,
-                                    reason="the guest ran under %s, so its QEMU has no KVM clock, and no observer "
-                                           "VM was booted (%s)" % (a.accel, why))
-    return doc
+        return kvmtrace.document(names["guest"], reason=tracer.why or "not traced")
+    kept = place_raw(run_dir, names["raw"], raw)
+    lines = kvmtrace.read_lines(raw)
+    if a.accel == "kvm":
+        return kvmtrace.document(names["guest"], lines, pid=pid, subject="guest",
+                                 subject_text="the guest's QEMU process", trace_file=kept)
+    if a.OBSERVE and accel.kvm_usable():
+        msg.note("guest ran under %s: observing KVM's clock with a %d s KVM VM" % (a.accel, a.OBSERVE_SECONDS))
+        obs, opid = observe(a, work, tracer)
+        if obs is None:
+            return kvmtrace.document(names["guest"], reason="observer VM not traced: %s" % opid)
+        return kvmtrace.document(
+            names["guest"], kvmtrace.read_lines(obs), pid=opid, subject="observer",
+            subject_text="a short KVM VM clockbench booted on this host only to observe KVM's clock "
+                         "(the guest itself ran under %s)" % a.accel,
+            trace_file=place_raw(run_dir, names["observe"], obs),
+            window_reason="the KVM VM observed does not measure: the guest ran under %s" % a.accel)
+    why = "OBSERVE=0" if not a.OBSERVE else "%s is not usable" % accel.kvm_dev()
+    return kvmtrace.document(names["guest"], trace_file=kept,
+                             reason="the guest ran under %s, so its QEMU has no KVM clock, and no observer "
+                                    "VM was booted (%s)" % (a.accel, why))
