@@ -28,9 +28,9 @@ import sys
 import tempfile
 
 import cbhost
-from cbcontract import load, names, runfolder, settingtable
-from cbcontract.util import InputError, bounded, cut
-from . import accel, kvmtrace, msg, preflight, qemu, settings
+from cbcontract import names, runfolder, settingtable
+from cbcontract.util import bounded, cut
+from . import accel, kvmtrace, launcher, msg, preflight, qemu, settings
 from .msg import RunError, Usage
 
 HERE = os.path.join(cbhost.TOP, "host-scripts")
@@ -462,18 +462,6 @@ class Sweep:
             say("health failed (exit %s): %s; the screen will not say why the host is off the TSC"
                 % (rc, err.getvalue()[:200]))
 
-    def check_label(self, rel, cs):
-        """0 when the host file measured cs all along, else 1, said (in the
-        words of the guest launcher's check: load.mislabel_line)."""
-        path = self.path(rel)
-        try:
-            why = load.label_problem(load.load_file(path), cs)
-        except InputError as e:
-            why = bounded(e)
-        if why:
-            say(load.mislabel_line(path, cs, why))
-        return 1 if why else 0
-
     def step(self, st, where):
         """One clocksource's part of a round, inside the bracket (entered on
         its clocksource): the host bench into the files the plan named, then
@@ -491,7 +479,9 @@ class Sweep:
         if rc or self.stopped():
             return rc or self.stopped()
         if not st["guest"]:
-            return self.check_label(h["json"], cs)
+            # 1 unless the host file measured cs all along, said in the
+            # words of the guest launcher's check (load.mislabel_line).
+            return 1 if launcher.mislabelled(self.path(h["json"]), cs, say) else 0
         self.note("[%s] guest bench, KVM clock events traced (%s)" % (cs, where))
         # Its lines (a mislabelled file) under the name of the verb the
         # user knows, as bench's own say "clockbench".
