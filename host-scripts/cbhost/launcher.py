@@ -125,8 +125,7 @@ def table(path):
         raise RunError("%s: %s" % (REPORT_TOOL, e))
     if r.returncode != 0:
         line = (r.stderr.strip().splitlines() or ["exit status %d" % r.returncode])[0]
-        head = "%s: " % os.path.basename(REPORT_TOOL)
-        raise RunError(msg.cut(line[len(head):] if line.startswith(head) else line, 400))
+        raise RunError(msg.cut(line.removeprefix("%s: " % os.path.basename(REPORT_TOOL)), 400))
     lines = r.stdout.rstrip("\n").split("\n")
     return "\n".join(lines[1:] if lines[0] == path else lines)
 

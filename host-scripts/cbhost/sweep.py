@@ -34,7 +34,7 @@ from . import accel, kvmtrace, launcher, msg, preflight, qemu, settings
 from .msg import RunError, Usage
 
 HERE = os.path.join(cbhost.TOP, "host-scripts")
-REPORT_TOOL = os.path.join(cbhost.TOP, "analysis", "clockbench-report")
+REPORT_TOOL = launcher.REPORT_TOOL
 SCHEMA_PLAN = runfolder.SCHEMA_PLAN
 # The defaults: 4 rounds (the [min, max] of 4 per-round ratios holds their
 # median with probability 7/8; 6 rounds would reach 31/32, 96.9 %), of 50
@@ -44,7 +44,9 @@ SCHEMA_PLAN = runfolder.SCHEMA_PLAN
 # one of 0.5 s did: some 2 min against 1 min 45 s for two clocksources.
 # The defaults are packaging/settings's (the table says this too).
 DEFAULTS = {r.name: r.default("bench") for r in settingtable.of("bench")}
-FLAGS = ("-h", "--help", "--version", "-q", "--quiet", "-v", "--verbose", "--no-guest", "--force")
+# Its flags, each with the setting it sets (--no-guest: guest to False, the others to True).
+FLAGS = {"-h": "help", "--help": "help", "--version": "version", "-q": "quiet", "--quiet": "quiet", "-v": "verbose",
+         "--verbose": "verbose", "--no-guest": "guest", "--force": "force"}
 # The guest launcher's options a step's are made of: bench's to set.
 STEP_OPTIONS = ("--results", "--run-id", "--run-dir", "--clocksource", "--trace", "--check-only", "--probe-only",
                 "--probed")
@@ -205,8 +207,7 @@ def parse(argv):
             if has:
                 raise Usage("%s takes no value" % opt)
             args.pop(0)
-            key = {"-h": "help", "--help": "help", "--version": "version", "-q": "quiet", "--quiet": "quiet",
-                   "-v": "verbose", "--verbose": "verbose", "--no-guest": "guest", "--force": "force"}[opt]
+            key = FLAGS[opt]
             s[key] = key != "guest"
             if key in ("help", "version"):
                 return s, []
