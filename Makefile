@@ -140,16 +140,10 @@ $(BUILD)/clockbench-static: $(MUSL_ENGINE_OBJS) $(BUILD)/musl/main.o
 # a benchmark never installs a monitoring server or a virtualization daemon.
 # INSTALL_DEPS=0: install nothing (print what is missing and the command).
 DEPS_FLAGS = $(call flag,INSTALL_DEPS,0,--no-install,1)
-deps:
-	$(Q)./host-scripts/deps $(strip $(DEPS_FLAGS) bench)
-deps-lab:
-	$(Q)./host-scripts/deps $(strip $(DEPS_FLAGS) lab)
-deps-crosscheck:
-	$(Q)./host-scripts/deps $(strip $(DEPS_FLAGS) crosscheck)
-deps-dev:
-	$(Q)./host-scripts/deps $(strip $(DEPS_FLAGS) dev)
-deps-integrations:
-	$(Q)./host-scripts/deps $(strip $(DEPS_FLAGS) integrations)
+# deps-GROUP installs that group; deps, bench's.
+DEPS_GROUP = $(if $(filter deps,$@),bench,$(@:deps-%=%))
+deps deps-lab deps-crosscheck deps-dev deps-integrations:
+	$(Q)./host-scripts/deps $(strip $(DEPS_FLAGS) $(DEPS_GROUP))
 
 $(BUILD)/test-unit: tests/bench/unit.c tests/lib/tap.h $(HOST_OBJS) $(ENGINE_HDRS)
 	@echo "  LD      $@"

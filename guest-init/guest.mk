@@ -3,8 +3,6 @@
 
 GUEST_BUILD := $(BUILD)/guest
 GUEST_INIT := $(GUEST_BUILD)/init
-# The engine the guest links; the same musl objects as build/clockbench-static.
-GUEST_ENGINE_OBJS := $(MUSL_ENGINE_OBJS)
 # DEBUG=1: a debug initramfs with busybox, from BUSYBOX.
 ifeq ($(DEBUG),1)
 GUEST_INITRAMFS := $(GUEST_BUILD)/initramfs-debug.cpio
@@ -32,8 +30,9 @@ $(GUEST_BUILD)/%.o: guest-init/%.c $(GUEST_HDRS) $(ENGINE_HDRS) $(MUSL_INC)/.sta
 	@echo "  MUSLCC  $@"
 	$(Q)$(call quotes,$(MUSL_CC)) $(PROJECT_CFLAGS) -isystem $(MUSL_INC) -Ibench $(call quotes,$(CFLAGS)) -c -o $@ $<
 
-# Stripped: the image holds /init alone and stays well under 1 MiB.
-$(GUEST_INIT): $(GUEST_OBJS) $(GUEST_ENGINE_OBJS)
+# Stripped: the image holds /init alone and stays well under 1 MiB.  The
+# engine it links: the same musl objects as build/clockbench-static.
+$(GUEST_INIT): $(GUEST_OBJS) $(MUSL_ENGINE_OBJS)
 	@echo "  LD      $@"
 	$(Q)$(call quotes,$(MUSL_CC)) -static -s $(call quotes,$(CFLAGS)) $(call quotes,$(LDFLAGS)) -o $@ $^ $(LDLIBS)
 

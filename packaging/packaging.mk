@@ -41,6 +41,10 @@ DASHBOARDS := analysis/grafana/clockbench.json
 UNITS := packaging/systemd/clockbench-watch.service
 
 .PHONY: install uninstall man deb help-packaging
+# $(call lib_install,FILES,MODE): each of FILES under $(LIBDIR) at its checkout path, with MODE.
+lib_install = for f in $(1); do \
+	d=$(call quote,$(DESTDIR)$(LIBDIR))/"$$(dirname "$$f")" && install -d "$$d" && install -m $(2) "$$f" "$$d/" || exit 1; \
+	done
 
 # help2man reads each page's --help: the engine's (clockbench(1), with a
 # VERBS section made from packaging/commands) and each verb's, as
@@ -90,12 +94,8 @@ man: $(MAN_BUILD)/.stamp
 install: all guest-initramfs man
 	$(Q)install -d $(call quote,$(DESTDIR)$(BINDIR)) $(call quote,$(DESTDIR)$(MANDIR)/man1) \
 		$(call quote,$(DESTDIR)$(DOCDIR)/docs) $(call quote,$(DESTDIR)$(EXAMPLEDIR)/fleet) $(call quote,$(DESTDIR)$(EXAMPLEDIR)/grafana)
-	$(Q)for f in $(LIB_PROGRAMS); do \
-		d=$(call quote,$(DESTDIR)$(LIBDIR))/"$$(dirname "$$f")" && install -d "$$d" && install -m 0755 "$$f" "$$d/" || exit 1; \
-	done
-	$(Q)for f in $(LIB_DATA); do \
-		d=$(call quote,$(DESTDIR)$(LIBDIR))/"$$(dirname "$$f")" && install -d "$$d" && install -m 0644 "$$f" "$$d/" || exit 1; \
-	done
+	$(Q)$(call lib_install,$(LIB_PROGRAMS),0755)
+	$(Q)$(call lib_install,$(LIB_DATA),0644)
 	$(Q)ln -sfr $(call quote,$(DESTDIR)$(LIBDIR)/bench/clockbench) $(call quote,$(DESTDIR)$(BINDIR)/clockbench)
 	$(Q)install -m 0644 $(MAN_BUILD)/*.1 $(call quote,$(DESTDIR)$(MANDIR)/man1/)
 	$(Q)install -m 0644 README.md $(call quote,$(DESTDIR)$(DOCDIR)/)

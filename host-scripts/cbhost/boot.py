@@ -49,20 +49,17 @@ class QMP:
         try:
             self.f.write(json.dumps(msg).encode() + b"\n")
             self.f.flush()
+            while True:
+                line = self.f.readline()
+                if not line:
+                    raise RunError("QMP %s: connection closed" % name)
+                r = json.loads(line)
+                if "return" in r:
+                    return r["return"]
+                if "error" in r:
+                    raise RunError("QMP %s: %s" % (name, r["error"].get("desc")))
         except OSError as e:
             raise RunError("QMP %s: %s" % (name, e.strerror or e))
-        while True:
-            try:
-                line = self.f.readline()
-            except OSError as e:
-                raise RunError("QMP %s: %s" % (name, e.strerror or e))
-            if not line:
-                raise RunError("QMP %s: connection closed" % name)
-            r = json.loads(line)
-            if "return" in r:
-                return r["return"]
-            if "error" in r:
-                raise RunError("QMP %s: %s" % (name, r["error"].get("desc")))
 
     def close(self):
         try:

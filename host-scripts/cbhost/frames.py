@@ -116,7 +116,7 @@ def parse(data):
         k = bisect.bisect_right(starts, i) - 1
         stray += k < 0 or i >= spans[k][1]
         i = data.find(END, i + 1)
-    if stray > 0 and not problems.any("truncated", "corrupt"):
+    if stray > 0 and not problems.damaged:
         problems.append("%d end line(s) without a frame" % stray)
     return {"hello": hello, "frames": frames, "problems": problems.done()}
 
@@ -125,17 +125,14 @@ class Problems:
     """The first MAX_PROBLEMS problems, then a count of the others."""
 
     def __init__(self):
-        self.kept, self.more, self.words = [], 0, set()
+        self.kept, self.more, self.damaged = [], 0, False  # damaged: a truncated or corrupt frame was seen
 
     def append(self, text):
-        self.words.update(w for w in ("truncated", "corrupt") if w in text)
+        self.damaged = self.damaged or "truncated" in text or "corrupt" in text
         if len(self.kept) < MAX_PROBLEMS:
             self.kept.append(text)
         else:
             self.more += 1
-
-    def any(self, *words):
-        return any(w in self.words for w in words)
 
     def done(self):
         return self.kept + (["%d more problem(s)" % self.more] if self.more else [])

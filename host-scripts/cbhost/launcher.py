@@ -85,17 +85,17 @@ def _main(argv):
     return 0
 
 
-def mislabelled(path, cs):
+def mislabelled(path, cs, say=msg.note):
     """False when the result file at path measured clocksource cs all
-    along; else True, said in compare's words for a step whose file does
-    not measure its label (its check_label: the same line, from this
-    process)."""
+    along; else True, said (by say) in compare's words for a step whose
+    file does not measure its label (compare's host-only step says the
+    same line through this function, under its own name)."""
     try:
         why = load.label_problem(load.load_file(path), cs)
     except InputError as e:
         why = bounded(e)
     if why:
-        msg.note(load.mislabel_line(path, cs, why))
+        say(load.mislabel_line(path, cs, why))
     return bool(why)
 
 
@@ -125,8 +125,7 @@ def table(path):
         raise RunError("%s: %s" % (REPORT_TOOL, e))
     if r.returncode != 0:
         line = (r.stderr.strip().splitlines() or ["exit status %d" % r.returncode])[0]
-        head = "%s: " % os.path.basename(REPORT_TOOL)
-        raise RunError(msg.cut(line[len(head):] if line.startswith(head) else line, 400))
+        raise RunError(msg.cut(line.removeprefix("%s: " % os.path.basename(REPORT_TOOL)), 400))
     lines = r.stdout.rstrip("\n").split("\n")
     return "\n".join(lines[1:] if lines[0] == path else lines)
 

@@ -51,10 +51,6 @@ def check_tools(a):
         raise RunError("virsh not found (Debian: apt-get install libvirt-daemon-system libvirt-clients)")
 
 
-def engine_binary():
-    return os.environ.get("CB_ENGINE") or os.path.join(cbhost.TOP, "bench", "clockbench")  # a test hook
-
-
 def check_engine(a):
     """The guest engine's settings (APPEND's clockbench.* words included),
     judged by the engine itself (clockbench --dry-run, the one owner of its
@@ -65,7 +61,7 @@ def check_engine(a):
     params), not the engine's."""
     if a.test_skip_engine_check:
         return
-    binary = engine_binary()
+    binary = os.environ.get("CB_ENGINE") or os.path.join(cbhost.TOP, "bench", "clockbench")  # CB_ENGINE: a test hook
     if not os.access(binary, os.X_OK):
         raise RunError("%s not built (it checks the guest engine's settings): run make" % binary)
     argv = ["--dry-run", "--dry-run-cpus", str(a.VCPUS)] + settings.guest_engine_argv(a)
@@ -75,7 +71,7 @@ def check_engine(a):
     except (OSError, subprocess.SubprocessError) as e:
         raise RunError("%s --dry-run: %s" % (binary, e))
     line = (r.stderr.strip().splitlines() or ["exit status %d" % r.returncode])[0]
-    line = cut(line[len("clockbench: "):] if line.startswith("clockbench: ") else line, 200)
+    line = cut(line.removeprefix("clockbench: "), 200)
     if r.returncode == 2:
         words = " ".join("clockbench.%s=%s" % kv for kv in settings.append_params(a))
         raise Usage("the guest's engine%s: %s" % (" (--append: %s)" % cut(words) if words else "", line))

@@ -8,7 +8,6 @@ The settings object it returns is the one the other modules read
 import argparse
 import os
 import re
-import textwrap
 
 import cbhost
 from cbcontract import names, runfolder, settingtable

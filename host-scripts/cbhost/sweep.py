@@ -28,13 +28,13 @@ import sys
 import tempfile
 
 import cbhost
-from cbcontract import load, names, runfolder, settingtable
-from cbcontract.util import InputError, bounded, cut
-from . import accel, kvmtrace, msg, preflight, qemu, settings
+from cbcontract import names, runfolder, settingtable
+from cbcontract.util import bounded, cut
+from . import accel, kvmtrace, launcher, msg, preflight, qemu, settings
 from .msg import RunError, Usage
 
 HERE = os.path.join(cbhost.TOP, "host-scripts")
-REPORT_TOOL = os.path.join(cbhost.TOP, "analysis", "clockbench-report")
+REPORT_TOOL = launcher.REPORT_TOOL
 SCHEMA_PLAN = runfolder.SCHEMA_PLAN
 # The defaults: 4 rounds (the [min, max] of 4 per-round ratios holds their
 # median with probability 7/8; 6 rounds would reach 31/32, 96.9 %), of 50
@@ -44,7 +44,9 @@ SCHEMA_PLAN = runfolder.SCHEMA_PLAN
 # one of 0.5 s did: some 2 min against 1 min 45 s for two clocksources.
 # The defaults are packaging/settings's (the table says this too).
 DEFAULTS = {r.name: r.default("bench") for r in settingtable.of("bench")}
-FLAGS = ("-h", "--help", "--version", "-q", "--quiet", "-v", "--verbose", "--no-guest", "--force")
+# Its flags, each with the setting it sets (--no-guest: guest to False, the others to True).
+FLAGS = {"-h": "help", "--help": "help", "--version": "version", "-q": "quiet", "--quiet": "quiet", "-v": "verbose",
+         "--verbose": "verbose", "--no-guest": "guest", "--force": "force"}
 # The guest launcher's options a step's are made of: bench's to set.
 STEP_OPTIONS = ("--results", "--run-id", "--run-dir", "--clocksource", "--trace", "--check-only", "--probe-only",
                 "--probed")
@@ -205,8 +207,7 @@ def parse(argv):
             if has:
                 raise Usage("%s takes no value" % opt)
             args.pop(0)
-            key = {"-h": "help", "--help": "help", "--version": "version", "-q": "quiet", "--quiet": "quiet",
-                   "-v": "verbose", "--verbose": "verbose", "--no-guest": "guest", "--force": "force"}[opt]
+            key = FLAGS[opt]
             s[key] = key != "guest"
             if key in ("help", "version"):
                 return s, []
@@ -462,18 +463,6 @@ class Sweep:
             say("health failed (exit %s): %s; the screen will not say why the host is off the TSC"
                 % (rc, err.getvalue()[:200]))
 
-    def check_label(self, rel, cs):
-        """0 when the host file measured cs all along, else 1, said (in the
-        words of the guest launcher's check: load.mislabel_line)."""
-        path = self.path(rel)
-        try:
-            why = load.label_problem(load.load_file(path), cs)
-        except InputError as e:
-            why = bounded(e)
-        if why:
-            say(load.mislabel_line(path, cs, why))
-        return 1 if why else 0
-
     def step(self, st, where):
         """One clocksource's part of a round, inside the bracket (entered on
         its clocksource): the host bench into the files the plan named, then
@@ -491,7 +480,9 @@ class Sweep:
         if rc or self.stopped():
             return rc or self.stopped()
         if not st["guest"]:
-            return self.check_label(h["json"], cs)
+            # 1 unless the host file measured cs all along, said in the
+            # words of the guest launcher's check (load.mislabel_line).
+            return 1 if launcher.mislabelled(self.path(h["json"]), cs, say) else 0
         self.note("[%s] guest bench, KVM clock events traced (%s)" % (cs, where))
         # Its lines (a mislabelled file) under the name of the verb the
         # user knows, as bench's own say "clockbench".

@@ -124,10 +124,6 @@ def read_small(path, limit=64 << 10):
         os.close(fd)
 
 
-def cut_name(s):
-    return s[:NAME_MAX]
-
-
 def vm_name(pid, domains=None):
     """(name, source) of QEMU process pid: the name libvirt's own pid file
     gives it (domains: pid -> name, source "libvirt"), else the name its
@@ -139,17 +135,17 @@ def vm_name(pid, domains=None):
     if raw is None:
         return None
     if domains and pid in domains:
-        return cut_name(domains[pid]), "libvirt"
+        return domains[pid][:NAME_MAX], "libvirt"
     args = raw.split("\0")
     for i, a in enumerate(args[:-1]):
         if a in ("-name", "--name"):
             v = args[i + 1]
             for part in v.split(","):
                 if part.startswith("guest="):
-                    return cut_name(part[6:]), "cmdline"
+                    return part[6:][:NAME_MAX], "cmdline"
             first = v.split(",")[0]
             if first and "=" not in first:
-                return cut_name(first), "cmdline"
+                return first[:NAME_MAX], "cmdline"
     return str(pid), "pid"
 
 

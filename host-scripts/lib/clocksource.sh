@@ -79,11 +79,6 @@ cs_offered() {
 	cs_offered_list=()
 	{ read -r -a cs_offered_list || :; } <"$CB_CS_DIR/available_clocksource"
 }
-cs_available() {
-	cs_offered || return 1
-	[ "${#cs_offered_list[@]}" = 0 ] || printf '%s\n' "${cs_offered_list[@]}"
-}
-
 cs_is_available() {
 	local n
 	cs_offered 2>/dev/null || return 1
