@@ -105,6 +105,17 @@ def text(path):
     return t
 
 
+def comment(lines):
+    """Lines as TAP comments, each cut at 300 characters."""
+    for line in lines:
+        print("#   " + line[:300])
+
+
+def state_progress(t, n):
+    """The progress log's lines on state n, their epoch dropped."""
+    return [line.split(" ", 1)[-1] for line in t.splitlines() if re.search(r" state %d\b" % n, line)]
+
+
 def pairs(t):
     """Lines of 'KEY VALUE' as {key: value} (a key alone: '')."""
     return dict((line.split(" ", 1) + [""])[:2] for line in t.splitlines() if line.strip())
@@ -207,19 +218,16 @@ class Evidence:
             return lines
         return self.get("console", fn)
 
-    def kernel_log(self, name):
-        """L1's kernel log NAME as its lines, split on LF alone: l1-run.sh
+    def dmesg(self):
+        """L1's kernel log as its lines, split on LF alone: l1-run.sh
         captures /dev/kmsg's records one a line (older labs: dmesg's
         text), so nothing a record's text holds (a CR, U+2028) starts
         another line."""
-        return klog.text_lines(text(os.path.join(self.d, name)))
-
-    def dmesg(self):
-        return self.get("dmesg", lambda: self.kernel_log(self.boot["dmesg"]))
+        return self.get("dmesg", lambda: klog.text_lines(text(os.path.join(self.d, self.boot["dmesg"]))))
 
     def dmesg_after(self):
-        """L1's kernel log read after the state (state-N.dmesg.txt)."""
-        return self.get("dmesg-after", lambda: self.kernel_log(self.files["dmesg"]))
+        """L1's kernel log read after the state (state-N.dmesg.txt), as dmesg()."""
+        return self.get("dmesg-after", lambda: klog.text_lines(text(os.path.join(self.d, self.files["dmesg"]))))
 
     def readout(self, which="watchdog"):
         """The engine's watchdog readout in L1 (state-N.watchdog.json; which
@@ -720,7 +728,7 @@ def harness_ran(d, st):
     t, err = why_not(text, os.path.join(d, labtable.PROGRESS))
     if err:
         return False, err
-    mine = [line.split(" ", 1)[-1] for line in t.splitlines() if re.search(r" state %d\b" % st.n, line)]
+    mine = state_progress(t, st.n)
     if not mine:
         return False, "the state never started"
     return mine[-1] == "done state %d" % st.n, mine[-1]
@@ -756,10 +764,7 @@ def harness_processes(d, name):
 def diagnose(ev, d, st):
     """TAP comments saying why a state left no result: its progress lines,
     the end of its harness log, of the guest's console and of L1's."""
-    lines = []
-    progress = read(os.path.join(d, labtable.PROGRESS)) or ""
-    lines += ["progress: " + line.split(" ", 1)[-1] for line in progress.splitlines()
-              if re.search(r" state %d\b" % st.n, line)]
+    lines = ["progress: " + line for line in state_progress(read(os.path.join(d, labtable.PROGRESS)) or "", st.n)]
     log = read(os.path.join(d, ev.files["log"]))
     if log is None:
         lines.append("no harness log %s: the state never started" % ev.files["log"])
@@ -770,9 +775,7 @@ def diagnose(ev, d, st):
                           (ev.boot["console"], os.path.join(d, ev.boot["console"]), 4)):
         if name:
             lines += ["%s: %s" % (name, line) for line in (read(path) or "").splitlines()[-k:]]
-    lines += guest_work_logs(d, ev.files)
-    for line in lines:
-        print("#   " + line[:300])
+    comment(lines + guest_work_logs(d, ev.files))
 
 
 def state(d, st, selected, table, each):
@@ -788,17 +791,13 @@ def state(d, st, selected, table, each):
             # guest's scratch was copied out; the record says what was kept.
             print("# state %d: attempt %d ended with L1 %s frozen (EMULATED), and the state was run again in a "
                   "fresh L1" % (st.n, k, a.boot))
-            for line in harness_processes(d, kept["ps"]):
-                print("#   " + line[:300])
+            comment(harness_processes(d, kept["ps"]))
             continue
         flog = read(os.path.join(d, kept["log"]))
         if flog is None:
             break
         print("# state %d: attempt %d failed and the state was run again; its log ends:" % (st.n, k))
-        for line in flog.splitlines()[-8:]:
-            print("#   " + line[:300])
-        for log in guest_work_logs(d, kept):
-            print("#   " + log[:300])
+        comment(flog.splitlines()[-8:] + guest_work_logs(d, kept))
         good, why = after(d, kept["after"], own, own_err)
         ok(good, "state %d: after the failed attempt %d L1 was back on its own clocksource (%s) [%s]"
            % (st.n, k, own, kept["after"]), why)
@@ -864,8 +863,7 @@ def readout_figures(ev, st):
         lr, err = why_not(ev.readout, "watchdog_load")
         print("# state %d: the timer load on L1's CPU 1: %s" % (st.n, err or "%s, %d readouts, p50 %s ns (EMULATED)"
                                                              % (lr.get("device"), lr["samples"], lr["ns"].get("p50"))))
-    w, err = why_not(ev.l1_health)
-    risk = (w or {}).get("risk") if not err else None
+    risk = (why_not(ev.l1_health)[0] or {}).get("risk")
     if isinstance(risk, dict):
         print("# state %d: health in L1 on it (EMULATED): %s, margin %s" % (
             st.n, risk.get("verdict"), "x%.2f" % risk["margin"] if isinstance(risk.get("margin"), (int, float))
