@@ -663,11 +663,8 @@ def evidence(ev, kind):
             "names+l1": "%s/, %s" % (ev.files["run"], ev.boot["facts"]),
             "names": ev.files["run"] + "/",
             "health+log": "%s/%s, %s" % (ev.files["run"], runfolder.HEALTH, ev.files["log"]),
-            "log": ev.files["log"],
-            "readout": ev.files["watchdog"],
-            "readout-load": ev.files["watchdog_load"],
-            "health": ev.files["health"],
-            "dmesg-after": ev.files["dmesg"]}[kind]
+            "log": ev.files["log"], "health": ev.files["health"], "dmesg-after": ev.files["dmesg"],
+            "readout": ev.files["watchdog"], "readout-load": ev.files["watchdog_load"]}[kind]
 
 
 def holds(got, op, want):
