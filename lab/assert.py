@@ -62,35 +62,67 @@ def skip(what, why):
 READ_MAX = 32 << 20  # bytes: a lab's largest text file (a kernel log, a console) is well under it
 
 
+class NoEvidence(Exception):
+    """Why a fact has no evidence, in one line: a missing, unreadable or
+    empty file, or one that does not say it."""
+
+
+def why_not(fn, *args):
+    """(fn(*args), None), or (None, why) where fn raises NoEvidence."""
+    try:
+        return fn(*args), None
+    except NoEvidence as e:
+        return None, str(e)
+
+
+def loaded(fn, *args, **kw):
+    """What a reader of cbcontract.load returns; its InputError is no evidence."""
+    try:
+        return fn(*args, **kw)
+    except load.InputError as e:
+        raise NoEvidence(str(e))
+
+
 def read_text(path):
-    """(text, None), errors as U+FFFD, or (None, why): a missing file, or
-    one the loader's rule refuses (load.read_regular: a FIFO or device
+    """The text of a file, errors as U+FFFD; NoEvidence for a missing file,
+    or one the loader's rule refuses (load.read_regular: a FIFO or device
     without waiting for a writer, a file over READ_MAX)."""
     if not os.path.lexists(path):
-        return None, "no %s" % os.path.basename(path)
-    try:
-        return load.read_regular(path, READ_MAX).decode("utf-8", "replace"), None
-    except load.InputError as e:
-        return None, str(e)
+        raise NoEvidence("no %s" % os.path.basename(path))
+    return loaded(load.read_regular, path, READ_MAX).decode("utf-8", "replace")
 
 
 def read(path):
     """The text of a file, or None when read_text gives none."""
-    return read_text(path)[0]
+    return why_not(read_text, path)[0]
 
 
 def text(path):
-    """(text, None) or (None, why): a missing, unreadable or empty file is no evidence."""
-    t, why = read_text(path)
-    if t is None:
-        return None, why
+    """The text of a file: a missing, unreadable or empty file is no evidence."""
+    t = read_text(path)
     if not t.strip():
-        return None, "%s is empty" % os.path.basename(path)
-    return t, None
+        raise NoEvidence("%s is empty" % os.path.basename(path))
+    return t
+
+
+def comment(lines):
+    """Lines as TAP comments, each cut at 300 characters."""
+    for line in lines:
+        print("#   " + line[:300])
+
+
+def state_progress(t, n):
+    """The progress log's lines on state n, their epoch dropped."""
+    return [line.split(" ", 1)[-1] for line in t.splitlines() if re.search(r" state %d\b" % n, line)]
+
+
+def pairs(t):
+    """Lines of 'KEY VALUE' as {key: value} (a key alone: '')."""
+    return dict((line.split(" ", 1) + [""])[:2] for line in t.splitlines() if line.strip())
 
 
 class Evidence:
-    """One state's evidence files, each read once: (value, None) or (None, why)."""
+    """One state's evidence files, each read once: its value, or NoEvidence."""
 
     def __init__(self, d, st, boot, base=None):
         """boot: the name of the L1 that ran the state's last attempt."""
@@ -105,180 +137,139 @@ class Evidence:
         self.base = base
 
     def get(self, key, fn):
+        """fn()'s value, read once; its NoEvidence, raised again each time."""
         if key not in self.memo:
-            self.memo[key] = fn()
-        return self.memo[key]
+            self.memo[key] = why_not(fn)
+        value, why = self.memo[key]
+        if why is not None:
+            raise NoEvidence(why)
+        return value
 
     def l1_facts(self):
         """L1's sysfs reads at its boot ("clocksource tsc", ...) as a dict."""
-        def fn():
-            t, err = text(os.path.join(self.d, self.boot["facts"]))
-            if err:
-                return None, err
-            return dict((line.split(" ", 1) + [""])[:2] for line in t.splitlines() if line.strip()), None
-        return self.get("facts", fn)
+        return self.get("facts", lambda: pairs(text(os.path.join(self.d, self.boot["facts"]))))
 
     def l1_clocksource(self):
-        f, err = self.l1_facts()
-        if err:
-            return None, err
-        cs = f.get("clocksource", "").strip()
-        return (cs, None) if cs else (None, "%s: no clocksource line" % self.boot["facts"])
+        cs = self.l1_facts().get("clocksource", "").strip()
+        if not cs:
+            raise NoEvidence("%s: no clocksource line" % self.boot["facts"])
+        return cs
 
     def cs(self):
         """The host clocksource the state ran under: the table's, or L1's own."""
-        if not self.st.own_cs:
-            return self.st.clocksource, None
-        return self.l1_clocksource()
+        return self.l1_clocksource() if self.st.own_cs else self.st.clocksource
 
     def name(self, kind):
-        cs, err = self.cs()
-        if err:
-            return None, "the state's clocksource is unknown: %s" % err
+        try:
+            cs = self.cs()
+        except NoEvidence as e:
+            raise NoEvidence("the state's clocksource is unknown: %s" % e)
         if kind == "host":
-            return runfolder.host_name(cs, "json"), None
+            return runfolder.host_name(cs, "json")
         if kind == "tsc-rate":
-            return runfolder.tsc_rate_name(cs), None
+            return runfolder.tsc_rate_name(cs)
         g = runfolder.guest_name(cs, self.st.l2_vcpus)
-        return (g if kind == "guest" else runfolder.partner(g, kind)), None
+        return g if kind == "guest" else runfolder.partner(g, kind)
 
     def host(self, kind="host"):
         """L1's own engine document of the state's run: the host bench
         (host-<cs>.json) or its TSC-rate check (tsc-rate-<cs>.json)."""
-        def fn():
-            name, err = self.name(kind)
-            if err:
-                return None, err
-            try:
-                return load.load_host(os.path.join(self.run, name), kind=kind), None
-            except load.InputError as e:
-                return None, str(e)
-        return self.get(kind, fn)
+        return self.get(kind, lambda: loaded(load.load_host, os.path.join(self.run, self.name(kind)), kind=kind))
 
     def guest(self):
-        def fn():
-            name, err = self.name("guest")
-            if err:
-                return None, err
-            try:
-                return load.load_guest(os.path.join(self.run, name)), None
-            except load.InputError as e:
-                return None, str(e)
-        return self.get("guest", fn)
+        return self.get("guest", lambda: loaded(load.load_guest, os.path.join(self.run, self.name("guest"))))
 
     def trace(self):
         """The raw trace of the guest's QEMU (its pid from the guest result),
         summarized here."""
         def fn():
-            m, err = self.guest()
-            if err:
-                return None, "no QEMU pid to follow: %s" % err
+            try:
+                m = self.guest()
+            except NoEvidence as e:
+                raise NoEvidence("no QEMU pid to follow: %s" % e)
             pid = m.launcher.get("qemu_pid")
             if not isinstance(pid, int) or isinstance(pid, bool):
-                return None, "%s: no launcher.qemu_pid: whose events to count is unknown" % os.path.basename(m.path)
-            raw, _ = self.name("kvm-trace-raw")
+                raise NoEvidence("%s: no launcher.qemu_pid: whose events to count is unknown"
+                                 % os.path.basename(m.path))
+            raw = self.name("kvm-trace-raw")
             path = runfolder.kept_raw(self.run, raw)
             if path is None:
-                return None, "no %s[.gz]" % raw
+                raise NoEvidence("no %s[.gz]" % raw)
             try:
                 lines = kvmtrace.read_lines(path)
             except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
-                return None, "%s: %s" % (os.path.basename(path), getattr(e, "strerror", None) or e)
+                raise NoEvidence("%s: %s" % (os.path.basename(path), getattr(e, "strerror", None) or e))
             if not any(line.strip() for line in lines):
-                return None, "%s is empty" % os.path.basename(path)
+                raise NoEvidence("%s is empty" % os.path.basename(path))
             s = kvmtrace.summarize(lines, pid)
             if not sum(s["life"]["events"].values()):
-                return None, "%s: no KVM event of QEMU pid %d" % (os.path.basename(path), pid)
-            return s, None
+                raise NoEvidence("%s: no KVM event of QEMU pid %d" % (os.path.basename(path), pid))
+            return s
         return self.get("trace", fn)
 
     def console(self):
         """The guest console's lines; it must carry its kernel's lines."""
         def fn():
-            name, err = self.name("console")
-            if err:
-                return None, err
-            t, err = text(os.path.join(self.run, name))
-            if err:
-                return None, err
-            lines = klog.text_lines(t)
+            name = self.name("console")
+            lines = klog.text_lines(text(os.path.join(self.run, name)))
             if not any(switched_to(line) for line in lines):
-                return None, "%s holds no kernel line 'clocksource: Switched to clocksource' (/init copies them there)" % name
-            return lines, None
+                raise NoEvidence("%s holds no kernel line 'clocksource: Switched to clocksource' (/init copies "
+                                 "them there)" % name)
+            return lines
         return self.get("console", fn)
 
-    def kernel_log(self, name):
-        """L1's kernel log NAME as its lines, split on LF alone: l1-run.sh
+    def dmesg(self):
+        """L1's kernel log as its lines, split on LF alone: l1-run.sh
         captures /dev/kmsg's records one a line (older labs: dmesg's
         text), so nothing a record's text holds (a CR, U+2028) starts
         another line."""
-        t, err = text(os.path.join(self.d, name))
-        return (klog.text_lines(t), None) if t else (None, err)
-
-    def dmesg(self):
-        return self.get("dmesg", lambda: self.kernel_log(self.boot["dmesg"]))
+        return self.get("dmesg", lambda: klog.text_lines(text(os.path.join(self.d, self.boot["dmesg"]))))
 
     def dmesg_after(self):
-        """L1's kernel log read after the state (state-N.dmesg.txt)."""
-        return self.get("dmesg-after", lambda: self.kernel_log(self.files["dmesg"]))
+        """L1's kernel log read after the state (state-N.dmesg.txt), as dmesg()."""
+        return self.get("dmesg-after", lambda: klog.text_lines(text(os.path.join(self.d, self.files["dmesg"]))))
 
     def readout(self, which="watchdog"):
         """The engine's watchdog readout in L1 (state-N.watchdog.json; which
         "watchdog_load": the timer load's on CPU 1), its watchdog_readout
         object, fields type-checked here."""
         def fn():
-            path = os.path.join(self.d, self.files[which])
-            try:
-                m = load.load_host(path)
-            except load.InputError as e:
-                return None, str(e)
+            m = loaded(load.load_host, os.path.join(self.d, self.files[which]))
             r = m.doc.get("watchdog_readout")
             if not isinstance(r, dict):
-                return None, "%s: no watchdog_readout object" % self.files[which]
+                raise NoEvidence("%s: no watchdog_readout object" % self.files[which])
             ns = r.get("ns")
             runs = r.get("runs_over_limit")
             if (not isinstance(ns, dict) or not isinstance(runs, dict)
                     or any(not _count(r.get(k)) for k in ("samples", "over_limit", "limit_ns"))
                     or not _count(runs.get("longest"))
                     or any(ns.get(k) is not None and not isinstance(ns.get(k), (int, float)) for k in NS_KEYS)):
-                return None, "%s: watchdog_readout: a field of the wrong type" % self.files[which]
-            return r, None
+                raise NoEvidence("%s: watchdog_readout: a field of the wrong type" % self.files[which])
+            return r
         return self.get(which, fn)
 
     def run_names(self):
         """The run folder's contract files: {(kind, clocksource)} for its
         host and guest documents (runfolder.classify)."""
         def fn():
-            try:
-                names = load.folder_names(self.run)
-            except load.InputError as e:
-                return None, str(e)
             out = set()
-            for name in names:
+            for name in loaded(load.folder_names, self.run):
                 c = runfolder.classify(name)
                 if c and c[0] in ("host", "guest") and c[1].get("cs"):
                     out.add((c[0], c[1]["cs"]))
-            return out, None
+            return out
         return self.get("names", fn)
 
     def health(self):
         """health's report of L1 when the state's run began (the run
         folder's health.json), read by load.load_health."""
-        def fn():
-            try:
-                return load.load_health(os.path.join(self.run, runfolder.HEALTH)), None
-            except load.InputError as e:
-                return None, str(e)
-        return self.get("health", fn)
+        return self.get("health", lambda: loaded(load.load_health, os.path.join(self.run, runfolder.HEALTH)))
 
     def screen(self):
         """The state's run as it printed it (state-N.log: compare's progress,
         then its final screen), whitespace folded to single blanks: the
         screen wraps its lines at 100 columns."""
-        def fn():
-            t, err = text(os.path.join(self.d, self.files["log"]))
-            return (" ".join(t.split()), None) if t else (None, err)
-        return self.get("screen", fn)
+        return self.get("screen", lambda: " ".join(text(os.path.join(self.d, self.files["log"])).split()))
 
     def l1_health(self):
         """health's JSON in L1 (state-N.health.json; a run before the rename:
@@ -288,17 +279,17 @@ class Evidence:
             old = name[:-len(".health.json")] + ".host-check.json"
             if not os.path.lexists(os.path.join(self.d, name)) and os.path.lexists(os.path.join(self.d, old)):
                 name = old
-            t, err = text(os.path.join(self.d, name))
-            if err:
-                return None, err
+            t = text(os.path.join(self.d, name))
             if len(t) > 4 << 20:
-                return None, "%s: over 4 Mi characters" % name
+                raise NoEvidence("%s: over 4 Mi characters" % name)
             try:
                 doc = json.loads(t)
             except ValueError as e:
-                return None, "%s: not JSON: %s" % (name, str(e)[:80])
+                raise NoEvidence("%s: not JSON: %s" % (name, str(e)[:80]))
             w = doc.get("watchdog") if isinstance(doc, dict) else None
-            return (w, None) if isinstance(w, dict) else (None, "%s: no watchdog object" % name)
+            if not isinstance(w, dict):
+                raise NoEvidence("%s: no watchdog object" % name)
+            return w
         return self.get("l1-health", fn)
 
 
@@ -312,74 +303,57 @@ def _count(v):
 def _trace(path):
     """A reader of one field of the raw trace's summary."""
     def fn(ev):
-        s, err = ev.trace()
-        if err:
-            return None, err
-        v = s
+        v = ev.trace()
         for k in path:
             v = v.get(k) if isinstance(v, dict) else None
-        return v, None
+        return v
     return fn
 
 
 def master_clock(ev):
-    last, err = _trace(("life", "master_clock", "last"))(ev)
-    return {True: "on", False: "off"}.get(last, "never updated"), err
+    return {True: "on", False: "off"}.get(_trace(("life", "master_clock", "last"))(ev), "never updated")
 
 
 def stable_bit(ev):
-    sb, err = _trace(("life", "stable_bit"))(ev)
-    if err:
-        return None, err
+    sb = _trace(("life", "stable_bit"))(ev)
     w, wo = sb["with"], sb["without"]
     if w and not wo:
-        return "all", None
+        return "all"
     if wo and not w:
-        return "none", None
-    return ("%d updates with it, %d without" % (w, wo)) if w + wo else "no pvclock update", None
+        return "none"
+    return ("%d updates with it, %d without" % (w, wo)) if w + wo else "no pvclock update"
 
 
 def guest_clocksource(ev):
-    lines, err = ev.console()
-    if err:
-        return None, err
-    return [c for c in map(switched_to, lines) if c][-1], None
+    return [c for c in map(switched_to, ev.console()) if c][-1]
 
 
 def sched_clock_stable(ev):
-    lines, err = ev.console()
-    if err:
-        return None, err
-    return "yes" if any("sched_clock: Marking stable" in line for line in lines) else "no", None
+    return "yes" if any("sched_clock: Marking stable" in line for line in ev.console()) else "no"
 
 
 def path(ev):
-    m, err = ev.guest()
-    if err:
-        return None, err
-    p = m.probe_path
-    return (p, None) if p else (None, "%s: no usable path probe" % os.path.basename(m.path))
+    m = ev.guest()
+    if not m.probe_path:
+        raise NoEvidence("%s: no usable path probe" % os.path.basename(m.path))
+    return m.probe_path
 
 
 def l1_tsc(ev):
     """The kernel's own reaction: a line marking the TSC unstable, its switch
     away from tsc, and L1's current clocksource; never L1's command line."""
-    lines, err = ev.dmesg()
-    if err:
-        return None, err
-    cur, err = ev.l1_clocksource()
-    if err:
-        return None, err
+    lines = ev.dmesg()
+    cur = ev.l1_clocksource()
     switched = [c for c in map(switched_to, lines) if c]
     if not switched:
-        return None, "%s: no 'clocksource: Switched to clocksource' line" % ev.boot["dmesg"]
+        raise NoEvidence("%s: no 'clocksource: Switched to clocksource' line" % ev.boot["dmesg"])
     marked = any(marks_tsc_unstable(line) for line in lines)
     if marked and switched[-1] not in ON_TSC and cur not in ON_TSC:
-        return "unstable", None
+        return "unstable"
     if not marked and switched[-1] == "tsc" and cur == "tsc":
-        return "stable", None
+        return "stable"
     return "no verdict: marked unstable %s, switched to %s, current %s" % (
-        "yes" if marked else "no", switched[-1], cur), None
+        "yes" if marked else "no", switched[-1], cur)
 
 
 def l1_watched(ev):
@@ -387,16 +361,14 @@ def l1_watched(ev):
     version, command line, the TSC's CPU flags, online NUMA nodes, the
     clocksource module's parameters, its clocksources) and the kernel
     table's rules (cbcontract.kernels): never by health's answer."""
-    f, err = ev.l1_facts()
-    if err:
-        return None, err
+    f = ev.l1_facts()
     rel, ver = f.get("kernel", "").strip(), f.get("version", "").strip() or None
     if "tsc_flags" not in f:
-        return None, "%s: no tsc_flags line (L1's facts predate the watchdog check)" % ev.boot["facts"]
+        raise NoEvidence("%s: no tsc_flags line (L1's facts predate the watchdog check)" % ev.boot["facts"])
     params = f.get("cs_params", "").split()
     rules = kernels.rules_for(rel, ver, params)
     if rules is None:
-        return None, "kernel %s: %s" % (rel, kernels.why_unknown(rel, ver, params))
+        raise NoEvidence("kernel %s: %s" % (rel, kernels.why_unknown(rel, ver, params)))
     cmd = f.get("cmdline", "").split()
     tsc_opts = [o for w in cmd if w.startswith("tsc=") for o in w[4:].split(",")]
     flags = set(f.get("tsc_flags", "").split())
@@ -411,15 +383,15 @@ def l1_watched(ev):
             if "count" not in r:
                 why.append(r["id"])
             elif "NUMA" not in r["count"]:
-                return None, "rule %s counts %s, which L1's facts do not hold" % (r["id"], r["count"])
+                raise NoEvidence("rule %s counts %s, which L1's facts do not hold" % (r["id"], r["count"]))
             elif nodes is None:
-                return None, "%s: no online NUMA nodes" % ev.boot["facts"]
+                raise NoEvidence("%s: no online NUMA nodes" % ev.boot["facts"])
             elif nodes <= r["max"]:
                 why.append(r["id"])
     if why:
-        return "no", None
+        return "no"
     by = kernels.watchdog_for(rules, f.get("available", "").split())
-    return ("yes", None) if by else ("no", None)
+    return "yes" if by else "no"
 
 
 def _range_count(spec):
@@ -434,162 +406,127 @@ def _range_count(spec):
 
 
 def health_watched(ev):
-    w, err = ev.l1_health()
-    if err:
-        return None, err
-    v = w.get("watched")
-    return (v, None) if v in ("yes", "no", "unknown") else (None, "watchdog.watched is %r" % (v,))
+    v = ev.l1_health().get("watched")
+    if v not in ("yes", "no", "unknown"):
+        raise NoEvidence("watchdog.watched is %r" % (v,))
+    return v
 
 
 def _readout(field, which="watchdog"):
     def fn(ev):
-        r, err = ev.readout(which)
-        if err:
-            return None, err
+        r = ev.readout(which)
         if field == "device":
             if r.get("unavailable"):
-                return None, "unavailable: %s" % str(r["unavailable"])[:120]
-            return "%s" % r.get("device"), None
+                raise NoEvidence("unavailable: %s" % str(r["unavailable"])[:120])
+            return "%s" % r.get("device")
         if field == "longest":
-            return r["runs_over_limit"]["longest"], None
-        return r[field], None
+            return r["runs_over_limit"]["longest"]
+        return r[field]
     return fn
 
 
 def watchdog_kinds(ev, prefix):
     """The kinds (cbcontract.kmsg's) of the watchdog's own lines in L1's
     log after the state that start with prefix, in the log's order."""
-    lines, err = ev.dmesg_after()
-    if err:
-        return None, err
-    return [k for k in ((kmsg.classify(line) or ("",))[0] for line in lines) if k.startswith(prefix)], None
+    return [k for k in ((kmsg.classify(line) or ("",))[0] for line in ev.dmesg_after()) if k.startswith(prefix)]
 
 
 def watchdog_verdict(ev):
     """The watchdog's verdicts in L1's log after the state: their kinds
     without 'verdict/' ("skew", "readback", "skew,readback"), or "none"."""
-    kinds, err = watchdog_kinds(ev, "verdict/")
-    if err:
-        return None, err
-    return ",".join(dict.fromkeys(k[len("verdict/"):] for k in kinds)) or "none", None
+    return ",".join(dict.fromkeys(k[len("verdict/"):] for k in watchdog_kinds(ev, "verdict/"))) or "none"
 
 
 def near_misses(ev):
-    kinds, err = watchdog_kinds(ev, "near-miss/")
-    return (len(kinds), None) if kinds is not None else (None, err)
+    return len(watchdog_kinds(ev, "near-miss/"))
 
 
 def l1_tsc_after(ev):
     """L1's TSC after the state: its kernel's log read then (a line giving
     the TSC up) and the clocksource L1 read after the run."""
-    lines, err = ev.dmesg_after()
-    if err:
-        return None, err
-    t, err = text(os.path.join(ev.d, ev.files["after"]))
-    if err:
-        return None, err
-    cur = t.strip()
+    lines = ev.dmesg_after()
+    cur = text(os.path.join(ev.d, ev.files["after"])).strip()
     marked = any(marks_tsc_unstable(line) for line in lines)
     if marked and cur not in ON_TSC:
-        return "unstable", None
+        return "unstable"
     if not marked and cur == "tsc":
-        return "stable", None
-    return "no verdict: marked unstable %s, current %s" % ("yes" if marked else "no", cur), None
+        return "stable"
+    return "no verdict: marked unstable %s, current %s" % ("yes" if marked else "no", cur)
 
 
 def readout_margin_pct(ev):
     """health's margin in L1 on the state's readout (the kernel's limit
     over the readout's p99.99), in hundredths."""
-    w, err = ev.l1_health()
-    if err:
-        return None, err
-    risk = w.get("risk")
+    risk = ev.l1_health().get("risk")
     m = risk.get("margin") if isinstance(risk, dict) else None
     if not isinstance(m, (int, float)) or isinstance(m, bool) or m != m or m < 0:
-        return None, "%s: watchdog.risk.margin is %r (%s)" % (
-            ev.files["health"], m, (risk or {}).get("reason") if isinstance(risk, dict) else "no risk object")
-    return int(round(m * 100)), None
+        raise NoEvidence("%s: watchdog.risk.margin is %r (%s)" % (
+            ev.files["health"], m, (risk or {}).get("reason") if isinstance(risk, dict) else "no risk object"))
+    return int(round(m * 100))
 
 
 def offered(ev):
     """The clocksources L1 offered (its facts' available line), a set,
     but for the kernel's stand-ins (jiffies and refined-jiffies are listed
     on L1's periodic tick), which a run never measures."""
-    f, err = ev.l1_facts()
-    if err:
-        return None, err
-    got = set(f.get("available", "").split()) - set(cbnames.CS_STAND_INS)
-    return (got, None) if got else (None, "%s: no available line" % ev.boot["facts"])
+    got = set(ev.l1_facts().get("available", "").split()) - set(cbnames.CS_STAND_INS)
+    if not got:
+        raise NoEvidence("%s: no available line" % ev.boot["facts"])
+    return got
 
 
 def bench_measured(ev):
     """'offered' when the run folder's host documents name exactly the
     clocksources L1 offered, each with its guest; else what it measured."""
-    names, err = ev.run_names()
-    if err:
-        return None, err
-    want, err = offered(ev)
-    if err:
-        return None, err
+    names = ev.run_names()
+    want = offered(ev)
     hosts = {c for k, c in names if k == "host"}
     guests = {c for k, c in names if k == "guest"}
     if hosts == want and (guests == want or not ev.st.harness):
-        return "offered", None
+        return "offered"
     return "host %s, guest %s; L1 offered %s" % (" ".join(sorted(hosts)) or "none", " ".join(sorted(guests)) or "none",
-                                                 " ".join(sorted(want))), None
+                                                 " ".join(sorted(want)))
 
 
 def bench_tsc_row(ev):
-    names, err = ev.run_names()
-    if err:
-        return None, err
-    return "yes" if any(c in ON_TSC for _, c in names) else "no", None
+    return "yes" if any(c in ON_TSC for _, c in ev.run_names()) else "no"
 
 
 def running_vm_guest_paths(ev):
     """The guest's own read path in each phase of compare's running-VM
     step ("user,syscall,syscall,user"), from running-vm-CS.json."""
-    names, err = ev.run_names()
-    if err:
-        return None, err
+    ev.run_names()  # a run folder the loader refuses is no evidence
     files = sorted(n for n in os.listdir(ev.run) if n.startswith("running-vm-") and n.endswith(".json")) \
         if os.path.isdir(ev.run) else []
     if not files:
-        return None, "%s/: no running-vm-*.json (the running-VM step did not run)" % ev.files["run"]
-    try:
-        m = load.load_running_vm(os.path.join(ev.run, files[0]))
-    except load.InputError as e:
-        return None, str(e)
+        raise NoEvidence("%s/: no running-vm-*.json (the running-VM step did not run)" % ev.files["run"])
+    m = loaded(load.load_running_vm, os.path.join(ev.run, files[0]))
     if not m.guest:
-        return None, "%s: the guest's own view not measured" % files[0]
-    return ",".join(paths[0] if len(paths) == 1 else "mixed" if paths else "none" for _, paths, _ in m.guest), None
+        raise NoEvidence("%s: the guest's own view not measured" % files[0])
+    return ",".join(paths[0] if len(paths) == 1 else "mixed" if paths else "none" for _, paths, _ in m.guest)
 
 
 def bench_cause(ev):
     """The cause health named in the run's health.json, where the
     run's screen says it as the verdict does (its 'Why it is off the TSC'
     sentence with the kernel's own line); else what is missing."""
-    h, err = ev.health()
-    if err:
-        return None, err
-    scr, err = ev.screen()
-    if err:
-        return None, err
+    h = ev.health()
+    scr = ev.screen()
     if h["cause"] == "never_lost":
-        return "never_lost", None
+        return "never_lost"
     why = " ".join(("Why it is off the TSC: %s" % h["cause_text"]).split())
     if why not in scr:
-        return "%s, but the screen lacks %r" % (h["cause"], why[:120]), None
+        return "%s, but the screen lacks %r" % (h["cause"], why[:120])
     line = " ".join((h["cause_line"] or "").split())
     if not line:
-        return "%s, but health.json quotes no kernel line" % h["cause"], None
+        return "%s, but health.json quotes no kernel line" % h["cause"]
     msg = kmsg.message(h["cause_line"] or "")
     text = " ".join(msg.text.split()) if msg else line
     # The screen quotes the kernel's words ("the kernel's line: \"tsc: ...\""),
     # the screens of 2026-12-01 21:47 the whole line with its stamp.
     if "the kernel's line: \"%s\"" % text not in scr and "the kernel's line: " + line not in scr:
-        return "%s, but the screen lacks the kernel's line %r" % (h["cause"], line[:120]), None
-    return h["cause"], None
+        return "%s, but the screen lacks the kernel's line %r" % (h["cause"], line[:120])
+    return h["cause"]
 
 
 # A ratio on the screen: 'x1.00', 'x60.00 [58.00, 62.00]', or a verdict
@@ -601,79 +538,71 @@ NO_RATIO = "No ratio: this run has no tsc row to be the baseline"
 def bench_ratio(ev):
     """'none' when the run's screen says it has no ratio (verdict.py's
     sentence) and shows none; 'printed' with the first it shows."""
-    scr, err = ev.screen()
-    if err:
-        return None, err
+    scr = ev.screen()
     m = RATIO_RE.search(scr)
     if m:
-        return "printed (%r)" % scr[max(0, m.start() - 60):m.end() + 20], None
-    return ("none", None) if NO_RATIO in scr else ("not said: no %r on the screen" % NO_RATIO, None)
+        return "printed (%r)" % scr[max(0, m.start() - 60):m.end() + 20]
+    return "none" if NO_RATIO in scr else "not said: no %r on the screen" % NO_RATIO
 
 
 def kernel_read(ev):
     """L1's in-kernel clock read, monotonic on 1 thread: the syscall row's
     median less its null median, negative where noise made it so."""
-    m, err = ev.host()
-    if err:
-        return None, err
+    m = ev.host()
     r = m.row("monotonic", "syscall", 1)
     if r is None or r.median is None or r.null_median is None:
-        return None, "%s: no syscall row with a null median (monotonic, 1 thread)" % os.path.basename(m.path)
-    return r.median - r.null_median, None
+        raise NoEvidence("%s: no syscall row with a null median (monotonic, 1 thread)" % os.path.basename(m.path))
+    return r.median - r.null_median
 
 
 def vdso_read(ev):
     """L1's clock_gettime through the vDSO, monotonic on 1 thread: the vdso
     row's median (on hpet the vDSO falls back to the syscall)."""
-    m, err = ev.host()
-    if err:
-        return None, err
+    m = ev.host()
     r = m.row("monotonic", "vdso", 1)
     if r is None or r.median is None:
-        return None, "%s: no vdso row (monotonic, 1 thread)" % os.path.basename(m.path)
-    return r.median, None
+        raise NoEvidence("%s: no vdso row (monotonic, 1 thread)" % os.path.basename(m.path))
+    return r.median
 
 
 def against_base(reader, floor=None):
     """A reader of this state's figure over the tsc state's (the base
     figure raised to floor first, where noise can bring it near 0)."""
     def fn(ev):
-        base, err = ev.base
-        if err:
-            return None, err
-        mine, err = reader(ev)
-        if err:
-            return None, err
-        theirs, err = reader(base)
-        if err:
-            return None, "the tsc state (%d): %s" % (base.st.n, err)
+        base, why = ev.base
+        if why:
+            raise NoEvidence(why)
+        mine = reader(ev)
+        try:
+            theirs = reader(base)
+        except NoEvidence as e:
+            raise NoEvidence("the tsc state (%d): %s" % (base.st.n, e))
         if floor is not None:
             theirs = max(theirs, floor)
-        return (round(mine / theirs, 2), None) if theirs > 0 else (None, "the tsc state's figure is %s" % theirs)
+        if not theirs > 0:
+            raise NoEvidence("the tsc state's figure is %s" % theirs)
+        return round(mine / theirs, 2)
     return fn
 
 
 def rtc(ev):
-    """The rate check's answer from L1's RTC, or why there is none."""
-    m, err = ev.host("tsc-rate")
-    if err:
-        return None, err
+    """The rate check's answer from L1's RTC, or NoEvidence saying why there is none."""
+    m = ev.host("tsc-rate")
     r = m.tsc_rate["rtc"]
     if not r["available"]:
-        return None, "%s: no answer from the RTC: %s" % (os.path.basename(m.path), r.get("reason"))
-    return r, None
+        raise NoEvidence("%s: no answer from the RTC: %s" % (os.path.basename(m.path), r.get("reason")))
+    return r
 
 
 def rtc_edges(ev):
-    r, err = rtc(ev)
-    return (r["edges"], None) if r else (None, err)
+    return rtc(ev)["edges"]
 
 
 def rtc_ppm_abs(ev):
-    r, err = rtc(ev)
-    if err:
-        return None, err
-    return (round(abs(r["ppm"]), 1), None) if r["ppm"] is not None else (None, "rtc.ppm is null")
+    r = rtc(ev)
+    if r["ppm"] is None:
+        raise NoEvidence("rtc.ppm is null")
+    return round(abs(r["ppm"]), 1)
 
 
 # Each fact of labtable.FACTS: its reader, its words, its evidence.
@@ -723,25 +652,19 @@ FACTS = {
 
 def evidence(ev, kind):
     """The files a kind of fact is read from, for the TAP line."""
-    if kind == "l1":
-        return "%s, %s" % (ev.boot["dmesg"], ev.boot["facts"])
     if kind == "host+base":
         base, _ = ev.base
-        mine = ev.name("host")[0] or "?"
-        return mine if base is None else "%s, %s/%s" % (mine, base.files["run"], base.name("host")[0] or "?")
-    if kind == "names+l1":
-        return "%s/, %s" % (ev.files["run"], ev.boot["facts"])
-    if kind == "names":
-        return ev.files["run"] + "/"
-    if kind == "health+log":
-        return "%s/%s, %s" % (ev.files["run"], runfolder.HEALTH, ev.files["log"])
-    if kind == "log":
-        return ev.files["log"]
-    if kind in ("readout", "readout-load", "health", "dmesg-after"):
-        return ev.files[{"readout": "watchdog", "readout-load": "watchdog_load", "health": "health",
-                         "dmesg-after": "dmesg"}[kind]]
-    return ev.name({"trace": "kvm-trace-raw", "console": "console", "guest": "guest",
-                    "tsc-rate": "tsc-rate"}[kind])[0] or "?"
+        mine = why_not(ev.name, "host")[0] or "?"
+        return mine if base is None else "%s, %s/%s" % (mine, base.files["run"], why_not(base.name, "host")[0] or "?")
+    named = {"trace": "kvm-trace-raw", "console": "console", "guest": "guest", "tsc-rate": "tsc-rate"}
+    if kind in named:
+        return why_not(ev.name, named[kind])[0] or "?"
+    return {"l1": "%s, %s" % (ev.boot["dmesg"], ev.boot["facts"]),
+            "names+l1": "%s/, %s" % (ev.files["run"], ev.boot["facts"]),
+            "names": ev.files["run"] + "/",
+            "health+log": "%s/%s, %s" % (ev.files["run"], runfolder.HEALTH, ev.files["log"]),
+            "log": ev.files["log"], "health": ev.files["health"], "dmesg-after": ev.files["dmesg"],
+            "readout": ev.files["watchdog"], "readout-load": ev.files["watchdog_load"]}[kind]
 
 
 def holds(got, op, want):
@@ -778,9 +701,7 @@ def tsc_state(d, st, selected, table, each):
 def freeze_record(d, inst):
     """lab/run-lab's record of L1 inst's freeze as {key: text}, or None."""
     t = read(os.path.join(d, labtable.boot_files(inst)["frozen"]))
-    if t is None:
-        return None
-    return dict((line.split(" ", 1) + [""])[:2] for line in t.splitlines() if line.strip())
+    return None if t is None else pairs(t)
 
 
 def freezes(d):
@@ -801,10 +722,10 @@ def freezes(d):
 
 def harness_ran(d, st):
     """(verdict, why) from the progress log: the state's last word is 'done'."""
-    t, err = text(os.path.join(d, labtable.PROGRESS))
+    t, err = why_not(text, os.path.join(d, labtable.PROGRESS))
     if err:
         return False, err
-    mine = [line.split(" ", 1)[-1] for line in t.splitlines() if re.search(r" state %d\b" % st.n, line)]
+    mine = state_progress(t, st.n)
     if not mine:
         return False, "the state never started"
     return mine[-1] == "done state %d" % st.n, mine[-1]
@@ -812,7 +733,7 @@ def harness_ran(d, st):
 
 def after(d, name, want, werr):
     """(verdict, why): L1's clocksource read after a run equals want."""
-    t, err = text(os.path.join(d, name))
+    t, err = why_not(text, os.path.join(d, name))
     if err or werr:
         return False, err or "L1's own clocksource is unknown: %s" % werr
     return t.strip() == want, "got %s" % t.strip()
@@ -840,28 +761,23 @@ def harness_processes(d, name):
 def diagnose(ev, d, st):
     """TAP comments saying why a state left no result: its progress lines,
     the end of its harness log, of the guest's console and of L1's."""
-    lines = []
-    progress = read(os.path.join(d, labtable.PROGRESS)) or ""
-    lines += ["progress: " + line.split(" ", 1)[-1] for line in progress.splitlines()
-              if re.search(r" state %d\b" % st.n, line)]
+    lines = ["progress: " + line for line in state_progress(read(os.path.join(d, labtable.PROGRESS)) or "", st.n)]
     log = read(os.path.join(d, ev.files["log"]))
     if log is None:
         lines.append("no harness log %s: the state never started" % ev.files["log"])
     else:
         lines += ["%s: %s" % (ev.files["log"], line) for line in log.splitlines()[-12:]]
-    con, _ = ev.name("console")
+    con = why_not(ev.name, "console")[0]
     for name, path, k in ((con, os.path.join(ev.run, con or ""), 6),
                           (ev.boot["console"], os.path.join(d, ev.boot["console"]), 4)):
         if name:
             lines += ["%s: %s" % (name, line) for line in (read(path) or "").splitlines()[-k:]]
-    lines += guest_work_logs(d, ev.files)
-    for line in lines:
-        print("#   " + line[:300])
+    comment(lines + guest_work_logs(d, ev.files))
 
 
 def state(d, st, selected, table, each):
     ev = Evidence(d, st, boot_name(d, st.n, selected, each), tsc_state(d, st, selected, table, each))
-    own, own_err = ev.l1_clocksource()
+    own, own_err = why_not(ev.l1_clocksource)
     own_words = "back on its own clocksource"
     mine = [a for a in runs(d) if a.n == st.n]
     for k in range(1, st.attempts):
@@ -872,17 +788,13 @@ def state(d, st, selected, table, each):
             # guest's scratch was copied out; the record says what was kept.
             print("# state %d: attempt %d ended with L1 %s frozen (EMULATED), and the state was run again in a "
                   "fresh L1" % (st.n, k, a.boot))
-            for line in harness_processes(d, kept["ps"]):
-                print("#   " + line[:300])
+            comment(harness_processes(d, kept["ps"]))
             continue
         flog = read(os.path.join(d, kept["log"]))
         if flog is None:
             break
         print("# state %d: attempt %d failed and the state was run again; its log ends:" % (st.n, k))
-        for line in flog.splitlines()[-8:]:
-            print("#   " + line[:300])
-        for log in guest_work_logs(d, kept):
-            print("#   " + log[:300])
+        comment(flog.splitlines()[-8:] + guest_work_logs(d, kept))
         good, why = after(d, kept["after"], own, own_err)
         ok(good, "state %d: after the failed attempt %d L1 was back on its own clocksource (%s) [%s]"
            % (st.n, k, own, kept["after"]), why)
@@ -890,7 +802,7 @@ def state(d, st, selected, table, each):
     ok(good, "state %d (%s): its harness run succeeded [%s]" % (st.n, st.label, labtable.PROGRESS), why)
     vendor = re.search(r"(?:^|,)vendor=([^,]+)", st.l1[4])
     if vendor:
-        f, err = ev.l1_facts()
+        f, err = why_not(ev.l1_facts)
         got = (f or {}).get("vendor", "").strip()
         ok(err is None and got == vendor.group(1), "state %d: L1 booted the table's CPU model (vendor %s) [%s]"
            % (st.n, vendor.group(1), ev.boot["facts"]), err or "got vendor %r: lab/run-lab did not pass l1_cpu?" % got)
@@ -898,7 +810,7 @@ def state(d, st, selected, table, each):
         guest_checks(ev, d, st)
     expect = list(st.expect)
     if st.outcomes:
-        outcome, err = watchdog_verdict(ev)
+        outcome, err = why_not(watchdog_verdict, ev)
         ok(err is None, "state %d: the outcome, by L1's log after the state: %s [%s]" % (
             st.n, "no watchdog verdict" if outcome == "none" else "a watchdog verdict (%s)" % outcome
             if outcome else "unknown", ev.files["dmesg"]), err)
@@ -910,7 +822,7 @@ def state(d, st, selected, table, each):
             if branch == "verdict":
                 # L1 is where its kernel put it after the verdict, not on
                 # its own clocksource of the boot.
-                lines, err = ev.dmesg_after()
+                lines, err = why_not(ev.dmesg_after)
                 last = [c for c in map(switched_to, lines or []) if c]
                 own, own_err = (last[-1], None) if last and last[-1] not in ON_TSC else (
                     None, err or "%s: no switch away from tsc after the verdict" % ev.files["dmesg"])
@@ -920,7 +832,7 @@ def state(d, st, selected, table, each):
         if kind == "host+base" and ev.base is None:
             skip("state %d: %s %s %s" % (st.n, words, op, want), "the tsc state was not run in this lab")
             continue
-        got, err = reader(ev)
+        got, err = why_not(reader, ev)
         ok(err is None and holds(got, op, want), "state %d: %s %s %s [%s]" % (st.n, words, op, want, evidence(ev, kind)),
            err or "got %s" % (got,))
     if st.watchdog:
@@ -933,7 +845,7 @@ def readout_figures(ev, st):
     """The watchdog readout's figures in L1, as TAP comments (a benchmark,
     never asserted): emulated, TCG's, beside L1's in-kernel read on the
     state's clocksource (syscall less null) from the same sitting."""
-    r, err = ev.readout()
+    r, err = why_not(ev.readout)
     if err:
         print("# state %d: no watchdog readout figures: %s" % (st.n, err))
         return
@@ -945,17 +857,16 @@ def readout_figures(ev, st):
           % (st.n, r.get("device"), r.get("how"), r["samples"], ", under load" if r.get("load") else "", fig,
              r["limit_ns"], r["over_limit"], runs or "none", r["runs_over_limit"]["longest"], r.get("interrupted")))
     if st.watchdog_load == "timer":
-        lr, err = ev.readout("watchdog_load")
+        lr, err = why_not(ev.readout, "watchdog_load")
         print("# state %d: the timer load on L1's CPU 1: %s" % (st.n, err or "%s, %d readouts, p50 %s ns (EMULATED)"
                                                              % (lr.get("device"), lr["samples"], lr["ns"].get("p50"))))
-    w, err = ev.l1_health()
-    risk = (w or {}).get("risk") if not err else None
+    risk = (why_not(ev.l1_health)[0] or {}).get("risk")
     if isinstance(risk, dict):
         print("# state %d: health in L1 on it (EMULATED): %s, margin %s" % (
             st.n, risk.get("verdict"), "x%.2f" % risk["margin"] if isinstance(risk.get("margin"), (int, float))
             else "unknown"))
-    kr, err = kernel_read(ev) if st.harness else (None, "no harness run")
-    cs = ev.cs()[0]
+    kr, err = why_not(kernel_read, ev) if st.harness else (None, "no harness run")
+    cs = why_not(ev.cs)[0]
     if err:
         print("# state %d: L1's in-kernel read: none (%s)" % (st.n, err))
     elif ns.get("p50"):
@@ -966,18 +877,18 @@ def readout_figures(ev, st):
 def guest_checks(ev, d, st):
     """What every state with a harness run is checked for: a guest result,
     the guest's QEMU traced, a complete raw trace with its window."""
-    m, err = ev.guest()
-    gname, _ = ev.name("guest")
+    m, err = why_not(ev.guest)
+    gname = why_not(ev.name, "guest")[0]
     ok(m is not None, "state %d: a guest result [%s]" % (st.n, gname), err)
     if m is None:
         diagnose(ev, d, st)
-    tname, _ = ev.name("kvm-trace")
+    tname = why_not(ev.name, "kvm-trace")[0]
     t = m.trace if m is not None else None
     ok(t is not None and t.available and t.subject == "guest",
        "state %d: KVM's events traced for the guest's own QEMU [%s]" % (st.n, tname),
        err if m is None else "no %s" % tname if t is None else t.reason if not t.available else "subject %s" % t.subject)
-    raw, _ = ev.name("kvm-trace-raw")
-    s, err = ev.trace()
+    raw = why_not(ev.name, "kvm-trace-raw")[0]
+    s, err = why_not(ev.trace)
     ok(s is not None and s["complete"] is True, "state %d: the raw trace is complete [%s]" % (st.n, raw),
        err or ("%s events lost" % s["completeness"].get("lost") if s["complete"] is False
                else "completeness unknown: no ring-buffer figures in it"))

@@ -126,7 +126,8 @@ def state_files(n, attempt=None):
 
 
 # Each of these is renamed to the failed attempt's own name when a state is
-# run again (by lab/l1-run.sh inside L1, or by lab/run-lab after L1 froze).
+# run again (by lab/l1-run.sh inside L1, or by lab/run-lab after L1 froze);
+# in this order, the columns of the files command (lab/l1-run.sh reads them so).
 KEPT = ("run", "log", "after", "work", "ps", "watchdog", "health", "dmesg", "watchdog_load")
 
 
@@ -417,8 +418,7 @@ def main(argv):
                 return usage("files takes a state number and an attempt, got %s" % " ".join([arg] + extra))
             select(states, arg)
             f = state_files(int(arg), int(extra[0]) if extra else None)
-            print("\t".join(f[k] for k in ("run", "log", "after", "work", "ps", "watchdog", "health", "dmesg",
-                                             "watchdog_load")))
+            print("\t".join(f[k] for k in KEPT))
             return 0
         sel = select(states, arg)
         if cmd == "check":

@@ -38,10 +38,8 @@ def main():
     ap.add_argument("--busybox", default="/bin/busybox")
     a = ap.parse_args()
     try:
-        items = [("bin", stat.S_IFDIR | 0o755, b""), ("dev", stat.S_IFDIR | 0o755, b""),
-                 ("host", stat.S_IFDIR | 0o755, b""), ("modules", stat.S_IFDIR | 0o755, b""),
-                 ("proc", stat.S_IFDIR | 0o755, b""), ("sys", stat.S_IFDIR | 0o755, b""),
-                 ("tmp", stat.S_IFDIR | 0o1777, b"")]
+        items = [(d, stat.S_IFDIR | 0o755, b"") for d in ("bin", "dev", "host", "modules", "proc", "sys")]
+        items.append(("tmp", stat.S_IFDIR | 0o1777, b""))
         with open(os.path.join(HERE, "l1-init"), "rb") as f:
             items.append(("init", stat.S_IFREG | 0o755, f.read()))
         with open(a.busybox, "rb") as f:
