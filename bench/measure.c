@@ -43,17 +43,30 @@ CB_NOINLINE long cb_syscall_null(clockid_t clk, struct timespec *ts)
 	return r;
 }
 
-static inline void rdtscp_only(void)
+/* The calls of the methods without a clock, shaped as clock_gettime's so
+ * that CB_BATCH makes their loops too (clk and ts unused). */
+static inline void rdtsc_only(clockid_t clk, struct timespec *ts)
+{
+	(void)cb_rdtsc();
+}
+
+static inline void rdtscp_only(clockid_t clk, struct timespec *ts)
 {
 	uint32_t lo, hi, aux;
 	__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
+}
+
+/* Nothing: the loop alone, for the overhead. */
+static inline void empty_call(clockid_t clk, struct timespec *ts)
+{
+	__asm__ __volatile__("" ::: "memory");
 }
 
 /* One function per method, each timing a batch of n calls and returning the
  * TSC ticks it took (*end: the TSC at its end).  Kept apart and out of line
  * so that tests/bench/bench-symbols.t can read each loop in the binary.
  * CB_BATCH(method, call): cb_batch_<method>, the loop of n calls of call
- * (reading the clock clk into ts). */
+ * (reading the clock clk into ts, where it reads a clock). */
 #define CB_BATCH(method, call)                                                    \
 	CB_NOINLINE uint64_t cb_batch_##method(clockid_t clk, unsigned n, uint64_t *end) \
 	{                                                                         \
@@ -71,56 +84,21 @@ CB_BATCH(vdso, clock_gettime)
 CB_BATCH(syscall, cb_syscall_clock_gettime)
 CB_BATCH(null, cb_syscall_null)
 CB_BATCH(syscall_inline, cb_raw_clock_gettime)
-
-CB_NOINLINE uint64_t cb_batch_rdtsc(clockid_t clk, unsigned n, uint64_t *end)
-{
-	uint64_t t0 = cb_rdtsc_start();
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		(void)cb_rdtsc();
-	*end = cb_rdtsc_end();
-	return *end - t0;
-}
-
-CB_NOINLINE uint64_t cb_batch_rdtscp(clockid_t clk, unsigned n, uint64_t *end)
-{
-	uint64_t t0 = cb_rdtsc_start();
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		rdtscp_only();
-	*end = cb_rdtsc_end();
-	return *end - t0;
-}
-
-/* The loop alone, for the overhead. */
-CB_NOINLINE uint64_t cb_batch_empty(clockid_t clk, unsigned n, uint64_t *end)
-{
-	uint64_t t0 = cb_rdtsc_start();
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		__asm__ __volatile__("" ::: "memory");
-	*end = cb_rdtsc_end();
-	return *end - t0;
-}
+CB_BATCH(rdtsc, rdtsc_only)
+CB_BATCH(rdtscp, rdtscp_only)
+CB_BATCH(empty, empty_call)
 
 typedef uint64_t (*batch_fn)(clockid_t, unsigned, uint64_t *);
 
-/* The batch function of method m; CB_NMETHODS gives the empty loop. */
-static batch_fn batch_of(enum cb_method m)
-{
-	switch (m) {
-	case CB_VDSO: return cb_batch_vdso;
-	case CB_SYSCALL: return cb_batch_syscall;
-	case CB_SYSCALL_INLINE: return cb_batch_syscall_inline;
-	case CB_RDTSC: return cb_batch_rdtsc;
-	case CB_RDTSCP: return cb_batch_rdtscp;
-	case CB_NULL: return cb_batch_null;
-	default: return cb_batch_empty;
-	}
-}
+/* The batch function of each method. */
+static const batch_fn batch_fns[CB_NMETHODS] = {
+	[CB_VDSO] = cb_batch_vdso,
+	[CB_SYSCALL] = cb_batch_syscall,
+	[CB_SYSCALL_INLINE] = cb_batch_syscall_inline,
+	[CB_RDTSC] = cb_batch_rdtsc,
+	[CB_RDTSCP] = cb_batch_rdtscp,
+	[CB_NULL] = cb_batch_null,
+};
 
 void cb_gate_init(struct cb_gate *g)
 {
@@ -166,7 +144,7 @@ static clockid_t clock_of(int clock)
 
 unsigned cb_auto_batch(int clock, enum cb_method m, double tsc_per_ns)
 {
-	batch_fn fn = batch_of(m);
+	batch_fn fn = batch_fns[m];
 	uint64_t end, best = UINT64_MAX;
 	double ns;
 	int i;
@@ -330,7 +308,7 @@ int cb_measure_cell(const struct cb_opts *o, int clock, enum cb_method m, int th
 	for (i = 0; i < threads; i++) {
 		memset(&w[i], 0, sizeof w[i]);
 		w[i].cpu = o->cpus[i];
-		w[i].fn = batch_of(m);
+		w[i].fn = batch_fns[m];
 		w[i].pair = paired ? cb_batch_null : NULL;
 		w[i].clk = clock_of(clock);
 		w[i].batch = batch;
