@@ -194,6 +194,7 @@ double cb_tsc_calibrate(unsigned ms);
 
 /* ---- threads ---- */
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 /* A start line: every thread waits at it, then all go at once, or none
@@ -206,6 +207,13 @@ void cb_gate_init(struct cb_gate *g);
 int cb_gate_wait(struct cb_gate *g);               /* 1 go, 0 abandoned */
 void cb_gate_open(struct cb_gate *g, int n, int go); /* waits for n first if go */
 int cb_pin(int cpu);                               /* this thread to one CPU */
+/* Starts n threads of fn, the i-th on the i-th element of the array arg
+ * (elements size bytes apart) with its id in that element's tid; lets them
+ * go at g all at once, or none if one could not be started; joins them.
+ * Returns 0, or -1 after one line.  CB_RUN_THREADS: over an array of
+ * structs with a pthread_t member tid. */
+int cb_run_threads(struct cb_gate *g, void *(*fn)(void *), void *arg, pthread_t *tid, size_t size, int n);
+#define CB_RUN_THREADS(g, fn, array, n) cb_run_threads(g, fn, array, &(array)->tid, sizeof *(array), n)
 
 /* ---- cost measurement ---- */
 

@@ -124,6 +124,24 @@ void cb_gate_open(struct cb_gate *g, int n, int go)
 	atomic_store(&g->state, go ? 1 : -1);
 }
 
+int cb_run_threads(struct cb_gate *g, void *(*fn)(void *), void *arg, pthread_t *tid, size_t size, int n)
+{
+	int i, e, started;
+
+	cb_gate_init(g);
+	for (started = 0; started < n; started++) {
+		e = pthread_create((pthread_t *)((char *)tid + started * size), NULL, fn, (char *)arg + started * size);
+		if (e) {
+			cb_warn("pthread_create: %s", strerror(e));
+			break;
+		}
+	}
+	cb_gate_open(g, started, started == n);
+	for (i = 0; i < started; i++)
+		pthread_join(*(pthread_t *)((char *)tid + i * size), NULL);
+	return started == n ? 0 : -1;
+}
+
 int cb_pin(int cpu)
 {
 	cpu_set_t set;
@@ -288,7 +306,7 @@ int cb_measure_cell(const struct cb_opts *o, int clock, enum cb_method m, int th
 	struct cb_tally *all, *pall;
 	struct cb_gate gate;
 	double cps = 0, ovsum = 0;
-	int i, started = 0, rc = -1;
+	int i, rc = -1;
 	/* A syscall row's kernel read needs a null call measured beside it:
 	 * timed in the same threads, batch for batch, so that a machine whose
 	 * kernel entry costs one thing now and another a second later (seen
@@ -304,7 +322,6 @@ int cb_measure_cell(const struct cb_opts *o, int clock, enum cb_method m, int th
 		cb_warn("malloc: %s", strerror(errno));
 		goto fail;
 	}
-	cb_gate_init(&gate);
 	for (i = 0; i < threads; i++) {
 		memset(&w[i], 0, sizeof w[i]);
 		w[i].cpu = o->cpus[i];
@@ -317,18 +334,7 @@ int cb_measure_cell(const struct cb_opts *o, int clock, enum cb_method m, int th
 		cb_tally_init(&w[i].tally);
 		cb_tally_init(&w[i].pair_tally);
 	}
-	for (i = 0; i < threads; i++) {
-		int e = pthread_create(&w[i].tid, NULL, worker_main, &w[i]);
-		if (e) {
-			cb_warn("pthread_create: %s", strerror(e));
-			break;
-		}
-		started++;
-	}
-	cb_gate_open(&gate, started, started == threads);
-	for (i = 0; i < started; i++)
-		pthread_join(w[i].tid, NULL);
-	if (started < threads)
+	if (CB_RUN_THREADS(&gate, worker_main, w, threads) < 0)
 		goto fail;
 
 	cb_tally_init(all);
