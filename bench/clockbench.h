@@ -166,6 +166,12 @@ static inline uint64_t cb_rdtsc_end(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
+/* CPUID leaf (subleaf 0) into r: eax, ebx, ecx, edx. */
+static inline void cb_cpuid(uint32_t leaf, uint32_t r[4])
+{
+	__asm__ __volatile__("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "0"(leaf), "2"(0));
+}
+
 /* The raw path, identical in both builds: a syscall instruction, no C
  * library wrapper in the way.  Returns 0 or -errno.  Inlined wherever it is
  * used: the syscall-inline method. */
@@ -188,6 +194,10 @@ long cb_syscall_clock_gettime(clockid_t clk, struct timespec *ts);
  * getppid (no clock work); also never inlined, cloned or folded. */
 long cb_syscall_null(clockid_t clk, struct timespec *ts);
 
+/* One (tsc, ns) pair of clock clk taken as close together as this CPU
+ * allows: the narrowest of tries bracketed reads, with the TSC taken at
+ * its middle (bench/tsc.c). */
+void cb_tsc_pair(clockid_t clk, int tries, uint64_t *tsc, long double *ns);
 /* TSC ticks per nanosecond, calibrated against CLOCK_MONOTONIC_RAW over
  * about ms milliseconds.  Returns 0 on failure. */
 double cb_tsc_calibrate(unsigned ms);

@@ -54,11 +54,6 @@ static void mitigations(struct cb_context *c)
 	}
 }
 
-static void cpuid(uint32_t leaf, uint32_t r[4])
-{
-	__asm__ __volatile__("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "0"(leaf), "2"(0));
-}
-
 static int has_word(const char *line, const char *w)
 {
 	size_t n = strlen(w);
@@ -114,15 +109,15 @@ void cb_context_collect(struct cb_context *c)
 		c->cmdline[0] = '\0';
 	cpuinfo(c);
 
-	cpuid(0x80000000, r);
+	cb_cpuid(0x80000000, r);
 	if (r[0] >= 0x80000007) {
 		uint32_t m = r[0];
-		cpuid(0x80000007, r);
+		cb_cpuid(0x80000007, r);
 		c->invtsc = !!(r[3] & (1u << 8));
 		if (!c->cpu_model[0] && m >= 0x80000004) {
 			char brand[49] = { 0 };
 			for (uint32_t i = 0; i < 3; i++) {
-				cpuid(0x80000002 + i, r);
+				cb_cpuid(0x80000002 + i, r);
 				memcpy(brand + 16 * i, r, 16);
 			}
 			for (p = brand; *p == ' '; p++)
@@ -130,16 +125,16 @@ void cb_context_collect(struct cb_context *c)
 			snprintf(c->cpu_model, sizeof c->cpu_model, "%s", p);
 		}
 	}
-	cpuid(1, r);
+	cb_cpuid(1, r);
 	if (r[2] & (1u << 31)) {
 		c->hypervisor_flag = 1;
-		cpuid(0x40000000, r);
+		cb_cpuid(0x40000000, r);
 		memcpy(c->hypervisor, &r[1], 4);
 		memcpy(c->hypervisor + 4, &r[2], 4);
 		memcpy(c->hypervisor + 8, &r[3], 4);
 		c->hypervisor[12] = '\0';
 		if (!strcmp(c->hypervisor, "KVMKVMKVM") && r[0] >= 0x40000001) {
-			cpuid(0x40000001, r);
+			cb_cpuid(0x40000001, r);
 			c->kvm_features_valid = 1;
 			c->kvm_features = r[0];
 		}
