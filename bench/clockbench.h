@@ -470,6 +470,8 @@ void cb_context_collect(struct cb_context *c);
 int cb_current_clocksource(char *buf, size_t n);
 extern const char *cb_clocksource_file; /* its sysfs file; tests point it elsewhere */
 void cb_iso_time(char *buf, size_t n);
+/* The first line of path, less its newline and trailing spaces, into buf;
+ * 0, or -1 with errno set and buf "" (bench/util.c). */
 int cb_read_line(const char *path, char *buf, size_t n);
 /* Appends to buf (size n, NUL-terminated) what fits; never overruns. */
 void cb_append(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -14,11 +14,7 @@ const char *cb_clocksource_file = CS_DIR "current_clocksource";
 
 int cb_current_clocksource(char *buf, size_t n)
 {
-	if (cb_read_line(cb_clocksource_file, buf, n) < 0) {
-		buf[0] = '\0';
-		return -1;
-	}
-	return 0;
+	return cb_read_line(cb_clocksource_file, buf, n);
 }
 
 static int by_name(const void *a, const void *b)
@@ -105,8 +101,7 @@ void cb_context_collect(struct cb_context *c)
 		snprintf(c->hostname, sizeof c->hostname, "%s", u.nodename);
 		snprintf(c->kernel, sizeof c->kernel, "%s", u.release);
 	}
-	if (cb_read_line("/proc/cmdline", c->cmdline, sizeof c->cmdline) < 0)
-		c->cmdline[0] = '\0';
+	cb_read_line("/proc/cmdline", c->cmdline, sizeof c->cmdline);
 	cpuinfo(c);
 
 	cb_cpuid(0x80000000, r);
@@ -140,9 +135,7 @@ void cb_context_collect(struct cb_context *c)
 		}
 	}
 	cb_current_clocksource(c->clocksource, sizeof c->clocksource);
-	if (cb_read_line(CS_DIR "available_clocksource", c->available_clocksource,
-			 sizeof c->available_clocksource) < 0)
-		c->available_clocksource[0] = '\0';
+	cb_read_line(CS_DIR "available_clocksource", c->available_clocksource, sizeof c->available_clocksource);
 	c->cpus_online = sysconf(_SC_NPROCESSORS_ONLN);
 	mitigations(c);
 }

@@ -99,12 +99,13 @@ void cb_progress_cell(const char *fmt, ...)
 }
 
 /* Reads the first line of path into buf without its newline.
- * Returns 0, or -1 with errno set. */
+ * Returns 0, or -1 with errno set and buf "". */
 int cb_read_line(const char *path, char *buf, size_t n)
 {
 	FILE *f = fopen(path, "re");
 	size_t len;
 
+	buf[0] = '\0';
 	if (!f)
 		return -1;
 	if (!fgets(buf, (int)n, f)) {

@@ -382,8 +382,7 @@ int main(void)
 	mount_one("devtmpfs", "/dev", "devtmpfs", MS_NOSUID, "mode=0755");
 	mount_one("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
 
-	if (cb_read_line("/proc/cmdline", cmdline, sizeof cmdline))
-		cmdline[0] = 0;
+	cb_read_line("/proc/cmdline", cmdline, sizeof cmdline);
 	/* The channel comes first so that a bad parameter can be reported on it. */
 	static char channel[PARAMS_NAME_MAX];
 	if (params_channel(cmdline, channel, sizeof channel))
