@@ -191,34 +191,28 @@ static void settle(struct settle *s, long limit_ms)
  * engine cannot end PID 1.  Returns the raw wait status, or -1. */
 static int run_engine(const struct params *p, char *threads_default)
 {
+	/* Each option with its parameter's value, else its default; left out
+	 * where it has neither. */
+	const char *const opts[][3] = {
+		{ "--format", NULL, "json" },
+		{ "--output", NULL, RESULT_PATH },
+		{ "--threads", p->threads, threads_default },
+		{ "--duration", p->duration, "0.5" },
+		{ "--check", p->check, "all" },
+		{ "--clocks", p->clock, NULL },
+		{ "--methods", p->method, NULL },
+		{ "--cpus", p->cpus, NULL },
+		{ "--workloads", p->workload, NULL },
+	};
 	char **argv = eargv;
 	int argc = 0;
 	argv[argc++] = "clockbench";
-	argv[argc++] = "--format";
-	argv[argc++] = "json";
-	argv[argc++] = "--output";
-	argv[argc++] = RESULT_PATH;
-	argv[argc++] = "--threads";
-	argv[argc++] = (char *)(p->threads ? p->threads : threads_default);
-	argv[argc++] = "--duration";
-	argv[argc++] = (char *)(p->duration ? p->duration : "0.5");
-	argv[argc++] = "--check";
-	argv[argc++] = (char *)(p->check ? p->check : "all");
-	if (p->clock) {
-		argv[argc++] = "--clocks";
-		argv[argc++] = (char *)p->clock;
-	}
-	if (p->method) {
-		argv[argc++] = "--methods";
-		argv[argc++] = (char *)p->method;
-	}
-	if (p->cpus) {
-		argv[argc++] = "--cpus";
-		argv[argc++] = (char *)p->cpus;
-	}
-	if (p->workload) {
-		argv[argc++] = "--workloads";
-		argv[argc++] = (char *)p->workload;
+	for (size_t i = 0; i < sizeof opts / sizeof *opts; i++) {
+		const char *v = opts[i][1] ? opts[i][1] : opts[i][2];
+		if (v) {
+			argv[argc++] = (char *)opts[i][0];
+			argv[argc++] = (char *)v;
+		}
 	}
 	if (!p->cost)
 		argv[argc++] = "--no-cost";
