@@ -17,37 +17,33 @@ int cb_current_clocksource(char *buf, size_t n)
 	return cb_read_line(cb_clocksource_file, buf, n);
 }
 
+/* Two mitigation entries by name, their first member. */
 static int by_name(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp((const char *)a, (const char *)b);
 }
 
-/* One entry per file of VULN_DIR, sorted by name; none if unreadable. */
+/* One entry per readable file of VULN_DIR, sorted by name; none if the
+ * folder is unreadable. */
 static void mitigations(struct cb_context *c)
 {
-	char *names[32], path[sizeof VULN_DIR + 256];
+	char path[sizeof VULN_DIR + 256];
 	struct dirent *e;
 	DIR *d = opendir(VULN_DIR);
-	int i, n = 0;
 
 	if (!d)
 		return;
-	while ((e = readdir(d)) && n < 32)
-		if (e->d_name[0] != '.' && strlen(e->d_name) < sizeof c->mitigation[0].name &&
-		    (names[n] = strdup(e->d_name)))
-			n++;
-	closedir(d);
-	qsort(names, (size_t)n, sizeof names[0], by_name);
-	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof path, "%s%s", VULN_DIR, names[i]);
-		if (cb_read_line(path, c->mitigation[c->nmitigations].text,
-				 sizeof c->mitigation[0].text) == 0) {
-			snprintf(c->mitigation[c->nmitigations].name, sizeof c->mitigation[0].name, "%s",
-				 names[i]);
+	while ((e = readdir(d)) && c->nmitigations < 32) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof c->mitigation[0].name)
+			continue;
+		snprintf(path, sizeof path, "%s%s", VULN_DIR, e->d_name);
+		if (cb_read_line(path, c->mitigation[c->nmitigations].text, sizeof c->mitigation[0].text) == 0) {
+			snprintf(c->mitigation[c->nmitigations].name, sizeof c->mitigation[0].name, "%s", e->d_name);
 			c->nmitigations++;
 		}
-		free(names[i]);
 	}
+	closedir(d);
+	qsort(c->mitigation, (size_t)c->nmitigations, sizeof c->mitigation[0], by_name);
 }
 
 static int has_word(const char *line, const char *w)
