@@ -302,7 +302,6 @@ int cb_check_tsc_rate(const struct cb_opts *o, double tpn, struct cb_tsc_rate *t
 		long double ns;
 		if (n >= 0)
 			snprintf(t->rtc.reason, sizeof t->rtc.reason, "%d edge(s) from %s gave no rate", n, t->rtc.device);
-		t->rtc.tsc_hz = t->rtc.jitter_us = NAN;
 		/* the window --duration long from before the RTC was tried */
 		ns = s0.ns[0] + o->duration * 1e9L;
 		end.tv_sec = (time_t)(ns / 1e9L);
