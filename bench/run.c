@@ -1,6 +1,5 @@
 /* run.c: clockbench_main(): options, measuring plan, checks, outputs. */
 #include "clockbench.h"
-#include "progress.h"
 
 #include <errno.h>
 #include <sched.h>
