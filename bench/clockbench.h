@@ -417,7 +417,7 @@ struct cb_watchdog {
 	const char *how;            /* "hpet-mmap", "acpi-pm-port", "file-mmap"; NULL if none */
 	char unavailable[512];      /* "" if measured, else why not, one line */
 	int cpu;                    /* pinned to */
-	int load, load_cpus;        /* --load ran, on that many other CPUs */
+	int load;                   /* --load ran */
 	double seconds;
 	uint64_t limit_ns;          /* a readout over this is slow */
 	uint64_t samples, over_limit;
@@ -575,7 +575,6 @@ void cb_json_uint(struct cb_json *j, const char *key, unsigned long long v);
 void cb_json_num(struct cb_json *j, const char *key, double v, int decimals); /* nan -> null */
 void cb_json_bool(struct cb_json *j, const char *key, int v);
 void cb_json_null(struct cb_json *j, const char *key);
-void cb_json_escape(FILE *f, const char *s);
 
 /* ---- diagnostics ---- */
 

@@ -478,7 +478,6 @@ int cb_check_watchdog(const struct cb_opts *o, double tpn, struct cb_watchdog *w
 			load[nload++].started = 1;
 	}
 	w->load = nload > 0;
-	w->load_cpus = nload;
 	if (o->load && !nload)
 		cb_warn("--load: no other CPU among --cpus to load; measuring without load");
 
