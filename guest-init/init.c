@@ -158,14 +158,12 @@ static int open_channel(const char *name)
 
 static long io_now(void *arg)
 {
-	(void)arg;
 	return uptime_ms();
 }
 
 static void io_nap(void *arg, long ms)
 {
 	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
-	(void)arg;
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
 }
@@ -295,15 +293,13 @@ static char *slurp(const char *path, size_t *len)
 
 /* Runs the engine once and sends its result, framed with the guest's facts;
  * a failure ends the guest (fail()). */
-static void measure(const struct params *pp, char *threads_default, struct cb_context *ctxp, struct settle *swp,
-		    long t_init)
+static void measure(const struct params *p, char *threads_default, const struct cb_context *ctx,
+		    struct settle *swp, long t_init)
 {
-	const struct params p = *pp;
-	struct cb_context ctx = *ctxp;
 	struct gf_log *log;
 	unlink(RESULT_PATH); /* the engine never replaces a file: a repeat's result is a new one */
 	long t_engine = uptime_ms();
-	int st = run_engine(&p, threads_default);
+	int st = run_engine(p, threads_default);
 	long t_end = uptime_ms();
 	if (st < 0)
 		fail(GX_SETUP, "engine", "fork: %s", strerror(errno));
@@ -336,9 +332,9 @@ static void measure(const struct params *pp, char *threads_default, struct cb_co
 		say("kernel: %s", log->line[i]);
 	said = 1;
 	struct gf_facts g = {
-		.clocksource_before = ctx.clocksource[0] ? ctx.clocksource : NULL,
+		.clocksource_before = ctx->clocksource[0] ? ctx->clocksource : NULL,
 		.settle = swp,
-		.channel = p.channel,
+		.channel = p->channel,
 		.engine_argv = eargv,
 		.engine_argc = eargc,
 		.uptime_ms_init = t_init,
@@ -388,9 +384,7 @@ int main(void)
 		say("write results channel: %s", strerror(errno));
 	say("up at %ld ms; results on /dev/%s", t_init, p.channel);
 
-	char parsebuf[sizeof cmdline];
-	memcpy(parsebuf, cmdline, sizeof cmdline);
-	if (params_parse(parsebuf, &p, err, sizeof err))
+	if (params_parse(cmdline, &p, err, sizeof err))
 		fail(GX_PARAM, "params", "%s", err);
 	if (p.probe)
 		finish(0);
