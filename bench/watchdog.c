@@ -409,7 +409,7 @@ static long long context_switches(void)
 
 struct loader {
 	pthread_t tid;
-	int cpu, started;
+	int cpu;
 	atomic_int *stop;
 };
 
@@ -475,7 +475,7 @@ int cb_check_watchdog(const struct cb_opts *o, double tpn, struct cb_watchdog *w
 	for (i = 1; o->load && i < o->ncpus; i++) {
 		load[nload] = (struct loader){ .cpu = o->cpus[i], .stop = &stop };
 		if (pthread_create(&load[nload].tid, NULL, load_main, &load[nload]) == 0)
-			load[nload++].started = 1;
+			nload++;
 	}
 	w->load = nload > 0;
 	if (o->load && !nload)
