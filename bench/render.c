@@ -1,6 +1,7 @@
 /* render.c: one report, three formats (text, json, csv), one function each. */
 #include "clockbench.h"
 
+#include <math.h>
 #include <string.h>
 
 #define KVM_FEATURE_CLOCKSOURCE2 3
@@ -110,10 +111,7 @@ static void json_tsc_rate(struct cb_json *j, const struct cb_tsc_rate *t)
 	cb_json_obj(j, "tsc_rate");
 	cb_json_num(j, "seconds", t->seconds, 3);
 	cb_json_str(j, "clocksource", t->clocksource);
-	if (t->kernel_tsc_khz > 0)
-		cb_json_int(j, "kernel_tsc_khz", t->kernel_tsc_khz);
-	else
-		cb_json_null(j, "kernel_tsc_khz");
+	cb_json_num(j, "kernel_tsc_khz", t->kernel_tsc_khz > 0 ? (double)t->kernel_tsc_khz : NAN, 0);
 	cb_json_str(j, "kernel_tsc_khz_source", t->kernel_tsc_khz_source);
 	cb_json_num(j, "engine_tsc_khz", t->engine_tsc_khz, 3);
 	cb_json_str(j, "ppm_reference", t->ppm_reference);
@@ -121,10 +119,7 @@ static void json_tsc_rate(struct cb_json *j, const struct cb_tsc_rate *t)
 	cb_json_str(j, "device", t->rtc.device);
 	cb_json_bool(j, "available", t->rtc.available);
 	cb_json_str(j, "reason", t->rtc.available ? NULL : t->rtc.reason);
-	if (t->rtc.available)
-		cb_json_int(j, "edges", t->rtc.edges);
-	else
-		cb_json_null(j, "edges");
+	cb_json_num(j, "edges", t->rtc.available ? t->rtc.edges : NAN, 0);
 	cb_json_num(j, "tsc_hz", t->rtc.tsc_hz, 1);
 	cb_json_num(j, "ppm", t->rtc.ppm, 3);
 	cb_json_num(j, "jitter_us", t->rtc.jitter_us, 3);
