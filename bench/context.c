@@ -120,9 +120,7 @@ void cb_context_collect(struct cb_context *c)
 	if (r[2] & (1u << 31)) {
 		c->hypervisor_flag = 1;
 		cb_cpuid(0x40000000, r);
-		memcpy(c->hypervisor, &r[1], 4);
-		memcpy(c->hypervisor + 4, &r[2], 4);
-		memcpy(c->hypervisor + 8, &r[3], 4);
+		memcpy(c->hypervisor, &r[1], 12); /* ebx, ecx, edx */
 		c->hypervisor[12] = '\0';
 		if (!strcmp(c->hypervisor, "KVMKVMKVM") && r[0] >= 0x40000001) {
 			cb_cpuid(0x40000001, r);
