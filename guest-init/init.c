@@ -189,27 +189,26 @@ static void settle(struct settle *s, long limit_ms)
  * engine cannot end PID 1.  Returns the raw wait status, or -1. */
 static int run_engine(const struct params *p, char *threads_default)
 {
-	/* Each option with its parameter's value, else its default; left out
-	 * where it has neither. */
-	const char *const opts[][3] = {
-		{ "--format", NULL, "json" },
-		{ "--output", NULL, RESULT_PATH },
-		{ "--threads", p->threads, threads_default },
-		{ "--duration", p->duration, "0.5" },
-		{ "--check", p->check, "all" },
-		{ "--clocks", p->clock, NULL },
-		{ "--methods", p->method, NULL },
-		{ "--cpus", p->cpus, NULL },
-		{ "--workloads", p->workload, NULL },
+	/* Each option with its value: the parameter's, else the default;
+	 * left out where it has neither (NULL). */
+	const char *const opts[][2] = {
+		{ "--format", "json" },
+		{ "--output", RESULT_PATH },
+		{ "--threads", p->threads ? p->threads : threads_default },
+		{ "--duration", p->duration ? p->duration : "0.5" },
+		{ "--check", p->check ? p->check : "all" },
+		{ "--clocks", p->clock },
+		{ "--methods", p->method },
+		{ "--cpus", p->cpus },
+		{ "--workloads", p->workload },
 	};
 	char **argv = eargv;
 	int argc = 0;
 	argv[argc++] = "clockbench";
 	for (size_t i = 0; i < sizeof opts / sizeof *opts; i++) {
-		const char *v = opts[i][1] ? opts[i][1] : opts[i][2];
-		if (v) {
+		if (opts[i][1]) {
 			argv[argc++] = (char *)opts[i][0];
-			argv[argc++] = (char *)v;
+			argv[argc++] = (char *)opts[i][1];
 		}
 	}
 	if (!p->cost)
