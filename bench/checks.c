@@ -60,14 +60,13 @@ int cb_check_warps(const struct cb_opts *o, int clock, double tpn, struct cb_war
 	struct warper *w = aligned_alloc(64, sizeof *w * (size_t)o->ncpus);
 	struct warp_shared *sh = aligned_alloc(64, sizeof *sh);
 	struct cb_gate gate;
-	int i, started, rc = -1;
+	int i, rc = -1;
 
 	if (!w || !sh) {
 		cb_warn("malloc: %s", strerror(errno));
 		goto out;
 	}
 	atomic_store(&sh->last, 0);
-	cb_gate_init(&gate);
 	memset(r, 0, sizeof *r);
 	for (i = 0; i < o->ncpus; i++) {
 		memset(&w[i], 0, sizeof w[i]);
@@ -77,18 +76,7 @@ int cb_check_warps(const struct cb_opts *o, int clock, double tpn, struct cb_war
 		w[i].gate = &gate;
 		w[i].sh = sh;
 	}
-	for (i = 0; i < o->ncpus; i++) {
-		int e = pthread_create(&w[i].tid, NULL, warper_main, &w[i]);
-		if (e) {
-			cb_warn("pthread_create: %s", strerror(e));
-			break;
-		}
-	}
-	started = i;
-	cb_gate_open(&gate, started, started == o->ncpus);
-	for (i = 0; i < started; i++)
-		pthread_join(w[i].tid, NULL);
-	if (started < o->ncpus)
+	if (CB_RUN_THREADS(&gate, warper_main, w, o->ncpus) < 0)
 		goto out;
 	r->clock = clock;
 	r->threads = o->ncpus;

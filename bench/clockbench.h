@@ -166,6 +166,12 @@ static inline uint64_t cb_rdtsc_end(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
+/* CPUID leaf (subleaf 0) into r: eax, ebx, ecx, edx. */
+static inline void cb_cpuid(uint32_t leaf, uint32_t r[4])
+{
+	__asm__ __volatile__("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "0"(leaf), "2"(0));
+}
+
 /* The raw path, identical in both builds: a syscall instruction, no C
  * library wrapper in the way.  Returns 0 or -errno.  Inlined wherever it is
  * used: the syscall-inline method. */
@@ -188,12 +194,17 @@ long cb_syscall_clock_gettime(clockid_t clk, struct timespec *ts);
  * getppid (no clock work); also never inlined, cloned or folded. */
 long cb_syscall_null(clockid_t clk, struct timespec *ts);
 
+/* One (tsc, ns) pair of clock clk taken as close together as this CPU
+ * allows: the narrowest of tries bracketed reads, with the TSC taken at
+ * its middle (bench/tsc.c). */
+void cb_tsc_pair(clockid_t clk, int tries, uint64_t *tsc, long double *ns);
 /* TSC ticks per nanosecond, calibrated against CLOCK_MONOTONIC_RAW over
  * about ms milliseconds.  Returns 0 on failure. */
 double cb_tsc_calibrate(unsigned ms);
 
 /* ---- threads ---- */
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 /* A start line: every thread waits at it, then all go at once, or none
@@ -206,6 +217,13 @@ void cb_gate_init(struct cb_gate *g);
 int cb_gate_wait(struct cb_gate *g);               /* 1 go, 0 abandoned */
 void cb_gate_open(struct cb_gate *g, int n, int go); /* waits for n first if go */
 int cb_pin(int cpu);                               /* this thread to one CPU */
+/* Starts n threads of fn, the i-th on the i-th element of the array arg
+ * (elements size bytes apart) with its id in that element's tid; lets them
+ * go at g all at once, or none if one could not be started; joins them.
+ * Returns 0, or -1 after one line.  CB_RUN_THREADS: over an array of
+ * structs with a pthread_t member tid. */
+int cb_run_threads(struct cb_gate *g, void *(*fn)(void *), void *arg, pthread_t *tid, size_t size, int n);
+#define CB_RUN_THREADS(g, fn, array, n) cb_run_threads(g, fn, array, &(array)->tid, sizeof *(array), n)
 
 /* ---- cost measurement ---- */
 
@@ -399,7 +417,7 @@ struct cb_watchdog {
 	const char *how;            /* "hpet-mmap", "acpi-pm-port", "file-mmap"; NULL if none */
 	char unavailable[512];      /* "" if measured, else why not, one line */
 	int cpu;                    /* pinned to */
-	int load, load_cpus;        /* --load ran, on that many other CPUs */
+	int load;                   /* --load ran */
 	double seconds;
 	uint64_t limit_ns;          /* a readout over this is slow */
 	uint64_t samples, over_limit;
@@ -452,6 +470,8 @@ void cb_context_collect(struct cb_context *c);
 int cb_current_clocksource(char *buf, size_t n);
 extern const char *cb_clocksource_file; /* its sysfs file; tests point it elsewhere */
 void cb_iso_time(char *buf, size_t n);
+/* The first line of path, less its newline and trailing spaces, into buf;
+ * 0, or -1 with errno set and buf "" (bench/util.c). */
 int cb_read_line(const char *path, char *buf, size_t n);
 /* Appends to buf (size n, NUL-terminated) what fits; never overruns. */
 void cb_append(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -555,13 +575,26 @@ void cb_json_uint(struct cb_json *j, const char *key, unsigned long long v);
 void cb_json_num(struct cb_json *j, const char *key, double v, int decimals); /* nan -> null */
 void cb_json_bool(struct cb_json *j, const char *key, int v);
 void cb_json_null(struct cb_json *j, const char *key);
-void cb_json_escape(FILE *f, const char *s);
 
 /* ---- diagnostics ---- */
 
 void cb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern int cb_quiet;
 extern int cb_progress_mode; /* --progress (struct cb_opts.progress) */
+/* Progress on stderr, by mode (bench/util.c): a step of the run. */
 void cb_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Chooses the mode once, after the options: none with --quiet; else
+ * --progress (auto, none, steps, tty, cells: cb_progress_mode); auto is tty
+ * when stderr is a terminal, else steps.  Returns 0 (the option parser has
+ * judged the mode). */
+int cb_progress_setup(void);
+/* A step within a step (a cell of the cost sweep, one clock's warp check):
+ * one line each in mode cells; redrawn in place in mode tty; in mode steps
+ * a line only when the last one is 10 s old. */
+void cb_progress_cell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Clears the line drawn in place (mode tty), so that what follows starts
+ * on a clean line: called when the run ends and before anything else is
+ * printed. */
+void cb_progress_end(void);
 
 #endif

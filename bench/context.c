@@ -14,49 +14,36 @@ const char *cb_clocksource_file = CS_DIR "current_clocksource";
 
 int cb_current_clocksource(char *buf, size_t n)
 {
-	if (cb_read_line(cb_clocksource_file, buf, n) < 0) {
-		buf[0] = '\0';
-		return -1;
-	}
-	return 0;
+	return cb_read_line(cb_clocksource_file, buf, n);
 }
 
+/* Two mitigation entries by name, their first member. */
 static int by_name(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp((const char *)a, (const char *)b);
 }
 
-/* One entry per file of VULN_DIR, sorted by name; none if unreadable. */
+/* One entry per readable file of VULN_DIR, sorted by name; none if the
+ * folder is unreadable. */
 static void mitigations(struct cb_context *c)
 {
-	char *names[32], path[sizeof VULN_DIR + 256];
+	char path[sizeof VULN_DIR + 256];
 	struct dirent *e;
 	DIR *d = opendir(VULN_DIR);
-	int i, n = 0;
 
 	if (!d)
 		return;
-	while ((e = readdir(d)) && n < 32)
-		if (e->d_name[0] != '.' && strlen(e->d_name) < sizeof c->mitigation[0].name &&
-		    (names[n] = strdup(e->d_name)))
-			n++;
-	closedir(d);
-	qsort(names, (size_t)n, sizeof names[0], by_name);
-	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof path, "%s%s", VULN_DIR, names[i]);
-		if (cb_read_line(path, c->mitigation[c->nmitigations].text,
-				 sizeof c->mitigation[0].text) == 0) {
-			snprintf(c->mitigation[c->nmitigations].name, sizeof c->mitigation[0].name, "%s",
-				 names[i]);
+	while ((e = readdir(d)) && c->nmitigations < 32) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof c->mitigation[0].name)
+			continue;
+		snprintf(path, sizeof path, "%s%s", VULN_DIR, e->d_name);
+		if (cb_read_line(path, c->mitigation[c->nmitigations].text, sizeof c->mitigation[0].text) == 0) {
+			snprintf(c->mitigation[c->nmitigations].name, sizeof c->mitigation[0].name, "%s", e->d_name);
 			c->nmitigations++;
 		}
-		free(names[i]);
 	}
-}
-
-static void cpuid(uint32_t leaf, uint32_t r[4])
-{
-	__asm__ __volatile__("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "0"(leaf), "2"(0));
+	closedir(d);
+	qsort(c->mitigation, (size_t)c->nmitigations, sizeof c->mitigation[0], by_name);
 }
 
 static int has_word(const char *line, const char *w)
@@ -110,19 +97,18 @@ void cb_context_collect(struct cb_context *c)
 		snprintf(c->hostname, sizeof c->hostname, "%s", u.nodename);
 		snprintf(c->kernel, sizeof c->kernel, "%s", u.release);
 	}
-	if (cb_read_line("/proc/cmdline", c->cmdline, sizeof c->cmdline) < 0)
-		c->cmdline[0] = '\0';
+	cb_read_line("/proc/cmdline", c->cmdline, sizeof c->cmdline);
 	cpuinfo(c);
 
-	cpuid(0x80000000, r);
+	cb_cpuid(0x80000000, r);
 	if (r[0] >= 0x80000007) {
 		uint32_t m = r[0];
-		cpuid(0x80000007, r);
+		cb_cpuid(0x80000007, r);
 		c->invtsc = !!(r[3] & (1u << 8));
 		if (!c->cpu_model[0] && m >= 0x80000004) {
 			char brand[49] = { 0 };
 			for (uint32_t i = 0; i < 3; i++) {
-				cpuid(0x80000002 + i, r);
+				cb_cpuid(0x80000002 + i, r);
 				memcpy(brand + 16 * i, r, 16);
 			}
 			for (p = brand; *p == ' '; p++)
@@ -130,24 +116,20 @@ void cb_context_collect(struct cb_context *c)
 			snprintf(c->cpu_model, sizeof c->cpu_model, "%s", p);
 		}
 	}
-	cpuid(1, r);
+	cb_cpuid(1, r);
 	if (r[2] & (1u << 31)) {
 		c->hypervisor_flag = 1;
-		cpuid(0x40000000, r);
-		memcpy(c->hypervisor, &r[1], 4);
-		memcpy(c->hypervisor + 4, &r[2], 4);
-		memcpy(c->hypervisor + 8, &r[3], 4);
+		cb_cpuid(0x40000000, r);
+		memcpy(c->hypervisor, &r[1], 12); /* ebx, ecx, edx */
 		c->hypervisor[12] = '\0';
 		if (!strcmp(c->hypervisor, "KVMKVMKVM") && r[0] >= 0x40000001) {
-			cpuid(0x40000001, r);
+			cb_cpuid(0x40000001, r);
 			c->kvm_features_valid = 1;
 			c->kvm_features = r[0];
 		}
 	}
 	cb_current_clocksource(c->clocksource, sizeof c->clocksource);
-	if (cb_read_line(CS_DIR "available_clocksource", c->available_clocksource,
-			 sizeof c->available_clocksource) < 0)
-		c->available_clocksource[0] = '\0';
+	cb_read_line(CS_DIR "available_clocksource", c->available_clocksource, sizeof c->available_clocksource);
 	c->cpus_online = sysconf(_SC_NPROCESSORS_ONLN);
 	mitigations(c);
 }

@@ -29,13 +29,11 @@ uint64_t cb_hist_bucket_low(unsigned i)
 	return ((uint64_t)SUB + pos) << (oct - 1);
 }
 
+/* A bucket ends where the next begins; the last at 2^64 - 1 (the next's
+ * low end wraps to 0). */
 uint64_t cb_hist_bucket_high(unsigned i)
 {
-	unsigned oct = i >> CB_HIST_SUB_BITS;
-
-	if (oct == 0)
-		return i;
-	return cb_hist_bucket_low(i) + ((uint64_t)1 << (oct - 1)) - 1;
+	return cb_hist_bucket_low(i + 1) - 1;
 }
 
 void cb_hist_init(struct cb_hist *h)

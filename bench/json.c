@@ -26,7 +26,8 @@ static int utf8_len(const unsigned char *p)
 	return n + 1;
 }
 
-void cb_json_escape(FILE *f, const char *s)
+/* s as a JSON string: quoted, escaped, valid UTF-8. */
+static void cb_json_escape(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	int n;

@@ -210,22 +210,16 @@ int main(int argc, char **argv)
 			return CB_EXIT_FAIL;
 		if (strcmp(argv[1], "help"))
 			return run_verb(argv[1], argv + 1);
-		if (argc == 2) {
-			help();
-			return CB_EXIT_OK;
-		}
 		if (argc > 3) {
 			fprintf(stderr, "clockbench: help takes one verb at most (see 'clockbench help')\n");
 			return CB_EXIT_USAGE;
 		}
-		if (!strcmp(argv[2], "help") || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) {
+		if (argc == 2 || !strcmp(argv[2], "help") || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) {
 			help();
 			return CB_EXIT_OK;
 		}
-		{
-			char *args[] = { argv[2], "--help", NULL };
-			return run_verb(argv[2], args);
-		}
+		char *args[] = { argv[2], "--help", NULL };
+		return run_verb(argv[2], args);
 	}
 	/* The guest's /init waits for its kernel to settle and says so in the
 	 * result; here a run on an unsettled clocksource is refused. */

@@ -43,17 +43,30 @@ CB_NOINLINE long cb_syscall_null(clockid_t clk, struct timespec *ts)
 	return r;
 }
 
-static inline void rdtscp_only(void)
+/* The calls of the methods without a clock, shaped as clock_gettime's so
+ * that CB_BATCH makes their loops too (clk and ts unused). */
+static inline void rdtsc_only(clockid_t clk, struct timespec *ts)
+{
+	(void)cb_rdtsc();
+}
+
+static inline void rdtscp_only(clockid_t clk, struct timespec *ts)
 {
 	uint32_t lo, hi, aux;
 	__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
+}
+
+/* Nothing: the loop alone, for the overhead. */
+static inline void empty_call(clockid_t clk, struct timespec *ts)
+{
+	__asm__ __volatile__("" ::: "memory");
 }
 
 /* One function per method, each timing a batch of n calls and returning the
  * TSC ticks it took (*end: the TSC at its end).  Kept apart and out of line
  * so that tests/bench/bench-symbols.t can read each loop in the binary.
  * CB_BATCH(method, call): cb_batch_<method>, the loop of n calls of call
- * (reading the clock clk into ts). */
+ * (reading the clock clk into ts, where it reads a clock). */
 #define CB_BATCH(method, call)                                                    \
 	CB_NOINLINE uint64_t cb_batch_##method(clockid_t clk, unsigned n, uint64_t *end) \
 	{                                                                         \
@@ -71,56 +84,21 @@ CB_BATCH(vdso, clock_gettime)
 CB_BATCH(syscall, cb_syscall_clock_gettime)
 CB_BATCH(null, cb_syscall_null)
 CB_BATCH(syscall_inline, cb_raw_clock_gettime)
-
-CB_NOINLINE uint64_t cb_batch_rdtsc(clockid_t clk, unsigned n, uint64_t *end)
-{
-	uint64_t t0 = cb_rdtsc_start();
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		(void)cb_rdtsc();
-	*end = cb_rdtsc_end();
-	return *end - t0;
-}
-
-CB_NOINLINE uint64_t cb_batch_rdtscp(clockid_t clk, unsigned n, uint64_t *end)
-{
-	uint64_t t0 = cb_rdtsc_start();
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		rdtscp_only();
-	*end = cb_rdtsc_end();
-	return *end - t0;
-}
-
-/* The loop alone, for the overhead. */
-CB_NOINLINE uint64_t cb_batch_empty(clockid_t clk, unsigned n, uint64_t *end)
-{
-	uint64_t t0 = cb_rdtsc_start();
-	unsigned i;
-
-	for (i = 0; i < n; i++)
-		__asm__ __volatile__("" ::: "memory");
-	*end = cb_rdtsc_end();
-	return *end - t0;
-}
+CB_BATCH(rdtsc, rdtsc_only)
+CB_BATCH(rdtscp, rdtscp_only)
+CB_BATCH(empty, empty_call)
 
 typedef uint64_t (*batch_fn)(clockid_t, unsigned, uint64_t *);
 
-/* The batch function of method m; CB_NMETHODS gives the empty loop. */
-static batch_fn batch_of(enum cb_method m)
-{
-	switch (m) {
-	case CB_VDSO: return cb_batch_vdso;
-	case CB_SYSCALL: return cb_batch_syscall;
-	case CB_SYSCALL_INLINE: return cb_batch_syscall_inline;
-	case CB_RDTSC: return cb_batch_rdtsc;
-	case CB_RDTSCP: return cb_batch_rdtscp;
-	case CB_NULL: return cb_batch_null;
-	default: return cb_batch_empty;
-	}
-}
+/* The batch function of each method. */
+static const batch_fn batch_fns[CB_NMETHODS] = {
+	[CB_VDSO] = cb_batch_vdso,
+	[CB_SYSCALL] = cb_batch_syscall,
+	[CB_SYSCALL_INLINE] = cb_batch_syscall_inline,
+	[CB_RDTSC] = cb_batch_rdtsc,
+	[CB_RDTSCP] = cb_batch_rdtscp,
+	[CB_NULL] = cb_batch_null,
+};
 
 void cb_gate_init(struct cb_gate *g)
 {
@@ -146,6 +124,24 @@ void cb_gate_open(struct cb_gate *g, int n, int go)
 	atomic_store(&g->state, go ? 1 : -1);
 }
 
+int cb_run_threads(struct cb_gate *g, void *(*fn)(void *), void *arg, pthread_t *tid, size_t size, int n)
+{
+	int i, e, started;
+
+	cb_gate_init(g);
+	for (started = 0; started < n; started++) {
+		e = pthread_create((pthread_t *)((char *)tid + started * size), NULL, fn, (char *)arg + started * size);
+		if (e) {
+			cb_warn("pthread_create: %s", strerror(e));
+			break;
+		}
+	}
+	cb_gate_open(g, started, started == n);
+	for (i = 0; i < started; i++)
+		pthread_join(*(pthread_t *)((char *)tid + i * size), NULL);
+	return started == n ? 0 : -1;
+}
+
 int cb_pin(int cpu)
 {
 	cpu_set_t set;
@@ -166,7 +162,7 @@ static clockid_t clock_of(int clock)
 
 unsigned cb_auto_batch(int clock, enum cb_method m, double tsc_per_ns)
 {
-	batch_fn fn = batch_of(m);
+	batch_fn fn = batch_fns[m];
 	uint64_t end, best = UINT64_MAX;
 	double ns;
 	int i;
@@ -310,7 +306,7 @@ int cb_measure_cell(const struct cb_opts *o, int clock, enum cb_method m, int th
 	struct cb_tally *all, *pall;
 	struct cb_gate gate;
 	double cps = 0, ovsum = 0;
-	int i, started = 0, rc = -1;
+	int i, rc = -1;
 	/* A syscall row's kernel read needs a null call measured beside it:
 	 * timed in the same threads, batch for batch, so that a machine whose
 	 * kernel entry costs one thing now and another a second later (seen
@@ -326,11 +322,10 @@ int cb_measure_cell(const struct cb_opts *o, int clock, enum cb_method m, int th
 		cb_warn("malloc: %s", strerror(errno));
 		goto fail;
 	}
-	cb_gate_init(&gate);
 	for (i = 0; i < threads; i++) {
 		memset(&w[i], 0, sizeof w[i]);
 		w[i].cpu = o->cpus[i];
-		w[i].fn = batch_of(m);
+		w[i].fn = batch_fns[m];
 		w[i].pair = paired ? cb_batch_null : NULL;
 		w[i].clk = clock_of(clock);
 		w[i].batch = batch;
@@ -339,18 +334,7 @@ int cb_measure_cell(const struct cb_opts *o, int clock, enum cb_method m, int th
 		cb_tally_init(&w[i].tally);
 		cb_tally_init(&w[i].pair_tally);
 	}
-	for (i = 0; i < threads; i++) {
-		int e = pthread_create(&w[i].tid, NULL, worker_main, &w[i]);
-		if (e) {
-			cb_warn("pthread_create: %s", strerror(e));
-			break;
-		}
-		started++;
-	}
-	cb_gate_open(&gate, started, started == threads);
-	for (i = 0; i < started; i++)
-		pthread_join(w[i].tid, NULL);
-	if (started < threads)
+	if (CB_RUN_THREADS(&gate, worker_main, w, threads) < 0)
 		goto fail;
 
 	cb_tally_init(all);

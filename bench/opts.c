@@ -251,7 +251,7 @@ static const char *const workload_names[] = {
 };
 static const char *const format_names[] = { "text", "json", "csv" };
 static const char *const require_names[] = { "user" };
-/* util.c's modes, in its order after "auto" (progress.h) */
+/* util.c's modes, in its order after "auto" (cb_progress_setup) */
 static const char *const progress_names[] = { "auto", "none", "steps", "tty", "cells" };
 
 static int set_clock(struct cb_opts *o, struct parse *p, const char *arg, union val v) { o->clocks = v.mask; return 0; }

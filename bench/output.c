@@ -233,16 +233,11 @@ int cb_outputs_open(const struct cb_opts *o)
 	block(1, &old); /* a signal between mkstemp and armed would leave one */
 	for (i = 0; i < nouts; i++) {
 		struct out *x = &outs[i];
-		if (snprintf(x->tmp, sizeof x->tmp, "%s.tmp.XXXXXX", x->path) >= (int)sizeof x->tmp) {
-			x->tmp[0] = '\0';
-			cb_warn("cannot write %s: path too long", cut(x->path, a, sizeof a));
-			cb_outputs_abort();
-			block(0, &old);
-			return -1;
-		}
-		x->fd = mkstemp(x->tmp);
-		if (x->fd < 0) {
-			cb_warn("cannot write %s: %s", cut(x->path, a, sizeof a), strerror(errno));
+		int too_long = snprintf(x->tmp, sizeof x->tmp, "%s.tmp.XXXXXX", x->path) >= (int)sizeof x->tmp;
+		if (!too_long)
+			x->fd = mkstemp(x->tmp);
+		if (too_long || x->fd < 0) {
+			cb_warn("cannot write %s: %s", cut(x->path, a, sizeof a), too_long ? "path too long" : strerror(errno));
 			x->tmp[0] = '\0';
 			cb_outputs_abort();
 			block(0, &old);

@@ -1,6 +1,7 @@
 /* render.c: one report, three formats (text, json, csv), one function each. */
 #include "clockbench.h"
 
+#include <math.h>
 #include <string.h>
 
 #define KVM_FEATURE_CLOCKSOURCE2 3
@@ -110,10 +111,7 @@ static void json_tsc_rate(struct cb_json *j, const struct cb_tsc_rate *t)
 	cb_json_obj(j, "tsc_rate");
 	cb_json_num(j, "seconds", t->seconds, 3);
 	cb_json_str(j, "clocksource", t->clocksource);
-	if (t->kernel_tsc_khz > 0)
-		cb_json_int(j, "kernel_tsc_khz", t->kernel_tsc_khz);
-	else
-		cb_json_null(j, "kernel_tsc_khz");
+	cb_json_num(j, "kernel_tsc_khz", t->kernel_tsc_khz > 0 ? (double)t->kernel_tsc_khz : NAN, 0);
 	cb_json_str(j, "kernel_tsc_khz_source", t->kernel_tsc_khz_source);
 	cb_json_num(j, "engine_tsc_khz", t->engine_tsc_khz, 3);
 	cb_json_str(j, "ppm_reference", t->ppm_reference);
@@ -121,10 +119,7 @@ static void json_tsc_rate(struct cb_json *j, const struct cb_tsc_rate *t)
 	cb_json_str(j, "device", t->rtc.device);
 	cb_json_bool(j, "available", t->rtc.available);
 	cb_json_str(j, "reason", t->rtc.available ? NULL : t->rtc.reason);
-	if (t->rtc.available)
-		cb_json_int(j, "edges", t->rtc.edges);
-	else
-		cb_json_null(j, "edges");
+	cb_json_num(j, "edges", t->rtc.available ? t->rtc.edges : NAN, 0);
 	cb_json_num(j, "tsc_hz", t->rtc.tsc_hz, 1);
 	cb_json_num(j, "ppm", t->rtc.ppm, 3);
 	cb_json_num(j, "jitter_us", t->rtc.jitter_us, 3);
@@ -475,6 +470,15 @@ static void changed_line(FILE *f, const struct cb_report *r)
 			r->changed.detail);
 }
 
+/* One figure of a text table in width columns: v where known, else text. */
+static void cell(FILE *f, int width, int known, double v, const char *text)
+{
+	if (known)
+		fprintf(f, " %*.2f", width, v);
+	else
+		fprintf(f, " %*s", width, text);
+}
+
 /* The syscall rows' kernel_read_ns, with the two medians it comes from. */
 static void kernel_read_table(FILE *f, const struct cb_report *r)
 {
@@ -488,18 +492,10 @@ static void kernel_read_table(FILE *f, const struct cb_report *r)
 			fprintf(f, "\nthe kernel's own clock read: the syscall median less the median of null batches timed between its own\n"
 				"%-16s %3s %9s %9s %9s\n", "clock", "thr", "syscall", "null", "kernel");
 		fprintf(f, "%-16s %3d", cb_clocks[s->clock].name, s->threads);
-		if (s->below_overhead & (1u << CB_Q_MEDIAN))
-			fprintf(f, " %9s", "<ovh");
-		else
-			fprintf(f, " %9.2f", s->ns[CB_Q_MEDIAN]);
-		if (s->null_ns == s->null_ns)
-			fprintf(f, " %9.2f", s->null_ns);
-		else
-			fprintf(f, " %9s", "-");
-		if (s->kernel_read_ns == s->kernel_read_ns)
-			fprintf(f, " %9.2f\n", s->kernel_read_ns);
-		else
-			fprintf(f, " %9s\n", s->kernel_read_negative ? "<null" : "-");
+		cell(f, 9, !(s->below_overhead & (1u << CB_Q_MEDIAN)), s->ns[CB_Q_MEDIAN], "<ovh");
+		cell(f, 9, s->null_ns == s->null_ns, s->null_ns, "-");
+		cell(f, 9, s->kernel_read_ns == s->kernel_read_ns, s->kernel_read_ns, s->kernel_read_negative ? "<null" : "-");
+		fputc('\n', f);
 		none |= s->null_ns != s->null_ns;
 		negative |= s->kernel_read_negative;
 	}
@@ -530,10 +526,7 @@ static void workload_table(FILE *f, const struct cb_report *r)
 		fprintf(f, "%-10s %3d %-9s %7.2f %12.*f %-14s", cb_workload_names[x->workload], x->threads, cpus,
 			x->seconds, x->workload == CB_WL_TCP_STREAM ? 3 : 1, x->rate, x->rate_unit);
 		for (k = 0; k < CB_NQ; k++)
-			if (x->have_latency)
-				fprintf(f, " %*.2f", k == CB_Q_MAX ? 10 : 9, x->latency_us[k]);
-			else
-				fprintf(f, " %*s", k == CB_Q_MAX ? 10 : 9, "-");
+			cell(f, k == CB_Q_MAX ? 10 : 9, x->have_latency, x->latency_us[k], "-");
 		if (x->workload == CB_WL_TCP_STREAM)
 			fprintf(f, "  %llu bytes in %u-byte writes", (unsigned long long)x->bytes, x->msg_bytes);
 		else if (x->workload == CB_WL_TCP_RR)
@@ -651,12 +644,8 @@ static void render_text(FILE *f, const struct cb_report *r)
 			fprintf(f, "%-16s %-14s %-7s %3d %5u %6.2f", s->clock >= 0 ? cb_clocks[s->clock].name : "-",
 				cb_method_names[s->method], s->clock >= 0 ? cb_path_names[s->path] : "-",
 				s->threads, s->batch, s->overhead_ns);
-			for (k = 0; k < CB_NQ; k++) {
-				if (s->below_overhead & (1u << k))
-					fprintf(f, " %*s", k == CB_Q_MAX ? 10 : 9, "<ovh");
-				else
-					fprintf(f, " %*.2f", k == CB_Q_MAX ? 10 : 9, s->ns[k]);
-			}
+			for (k = 0; k < CB_NQ; k++)
+				cell(f, k == CB_Q_MAX ? 10 : 9, !(s->below_overhead & (1u << k)), s->ns[k], "<ovh");
 			fprintf(f, " %9.2f %9.2f%s\n", s->ns_raw[CB_Q_MEDIAN], s->calls_per_sec_total / 1e6,
 				s->after_change ? " *" : "");
 			below |= !!s->below_overhead;

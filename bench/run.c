@@ -1,6 +1,5 @@
 /* run.c: clockbench_main(): options, measuring plan, checks, outputs. */
 #include "clockbench.h"
-#include "progress.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -63,14 +62,10 @@ static int measure(struct cb_report *r, const struct cb_opts *o, double tpn)
 	int k, m, t, n = 0, total = 0, clocked;
 	double est;
 
-	for (m = 0; m < CB_NMETHODS; m++) {
-		if (!(o->methods & (1u << m)))
-			continue;
-		clocked = cb_method_clocked((enum cb_method)m);
-		for (k = 0; k < (clocked ? cb_nclocks : 1); k++)
-			if (!clocked || (o->clocks & (1u << k)))
-				total += o->nthreads;
-	}
+	/* a row a thread count for each clock of a method that reads one, else one */
+	for (m = 0; m < CB_NMETHODS; m++)
+		if (o->methods & (1u << m))
+			total += o->nthreads * (cb_method_clocked((enum cb_method)m) ? __builtin_popcount(o->clocks) : 1);
 	r->cells = calloc((size_t)total, sizeof *r->cells);
 	if (!r->cells) {
 		cb_warn("calloc: %s", strerror(errno));
@@ -191,10 +186,8 @@ static int checks(struct cb_report *r, const struct cb_opts *o, double tpn)
 	static struct cb_tsc_result tsc;
 	static struct cb_tsc_rate rate;
 	static struct cb_watchdog wd;
-	int k, nk = 0;
+	int k, nk = o->check_warps ? __builtin_popcount(o->clocks) : 0;
 
-	for (k = 0; o->check_warps && k < cb_nclocks; k++)
-		nk += !!(o->clocks & (1u << k));
 	if (nk > 1)
 		cb_progress("warp checks: %d clocks on %d CPUs, %.2g s each", nk, o->ncpus, o->duration);
 	for (k = 0; o->check_warps && k < cb_nclocks; k++) {

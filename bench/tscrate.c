@@ -107,11 +107,6 @@ void cb_tsc_rate_ppms(struct cb_tsc_rate *t)
 
 /* ---- what the kernel and the CPU say ---- */
 
-static void cpuid(uint32_t leaf, uint32_t r[4])
-{
-	__asm__ __volatile__("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "0"(leaf), "2"(0));
-}
-
 /* The TSC kHz from CPUID 0x15 (with its crystal, as the kernel computes
  * it), else the hypervisor's leaf 0x40000010, else the kernel's log. */
 static long long kernel_tsc_khz(const char **source)
@@ -122,19 +117,19 @@ static long long kernel_tsc_khz(const char **source)
 	int fd, best = 0, rank;
 	ssize_t n;
 
-	cpuid(0, r);
+	cb_cpuid(0, r);
 	if (r[0] >= 0x15) {
-		cpuid(0x15, r);
+		cb_cpuid(0x15, r);
 		if (r[0] && r[1] && r[2]) {
 			*source = "cpuid-0x15";
 			return (long long)(r[2] / 1000) * r[1] / r[0];
 		}
 	}
-	cpuid(1, r);
+	cb_cpuid(1, r);
 	if (r[2] & (1u << 31)) {
-		cpuid(0x40000000, r);
+		cb_cpuid(0x40000000, r);
 		if (r[0] >= 0x40000010) {
-			cpuid(0x40000010, r);
+			cb_cpuid(0x40000010, r);
 			if (r[0]) {
 				*source = "cpuid-0x40000010";
 				return r[0];
@@ -190,23 +185,8 @@ struct stamp {
 
 static void stamp_now(struct stamp *s)
 {
-	static const clockid_t clk[2] = { CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW };
-	int c, i;
-
-	for (c = 0; c < 2; c++) {
-		uint64_t best = UINT64_MAX;
-		for (i = 0; i < 8; i++) {
-			struct timespec ts;
-			uint64_t a = cb_rdtsc_start();
-			clock_gettime(clk[c], &ts);
-			uint64_t b = cb_rdtsc_end();
-			if (b - a < best) {
-				best = b - a;
-				s->tsc[c] = a + (b - a) / 2;
-				s->ns[c] = (long double)ts.tv_sec * 1e9L + ts.tv_nsec;
-			}
-		}
-	}
+	cb_tsc_pair(CLOCK_MONOTONIC, 8, &s->tsc[0], &s->ns[0]);
+	cb_tsc_pair(CLOCK_MONOTONIC_RAW, 8, &s->tsc[1], &s->ns[1]);
 }
 
 /* TSC ticks per second of clock c between two stamps; NaN if none passed. */
@@ -322,7 +302,6 @@ int cb_check_tsc_rate(const struct cb_opts *o, double tpn, struct cb_tsc_rate *t
 		long double ns;
 		if (n >= 0)
 			snprintf(t->rtc.reason, sizeof t->rtc.reason, "%d edge(s) from %s gave no rate", n, t->rtc.device);
-		t->rtc.tsc_hz = t->rtc.jitter_us = NAN;
 		/* the window --duration long from before the RTC was tried */
 		ns = s0.ns[0] + o->duration * 1e9L;
 		end.tv_sec = (time_t)(ns / 1e9L);

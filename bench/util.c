@@ -1,6 +1,5 @@
 /* util.c: diagnostics, progress, small file readers and atomic output. */
 #include "clockbench.h"
-#include "progress.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -43,16 +42,19 @@ void cb_progress_end(void)
 	shown = 0;
 }
 
-/* Writes "clockbench: MSG" as a line, or in place cut to the terminal's
- * width (a line that wrapped could not be redrawn). */
-static void put(int in_place, const char *fmt, va_list ap)
+/* Writes "clockbench: MSG" as a line, or in mode tty in place, cut to the
+ * terminal's width (a line that wrapped could not be redrawn); nothing in
+ * mode none, nor for a cell in mode steps within 10 s of the last line. */
+static void put(int cell, const char *fmt, va_list ap)
 {
 	char buf[512];
 	struct winsize ws;
 	int w = 80;
 
+	if (cb_quiet || mode == M_NONE || (cell && mode == M_STEPS && now_s() - last_line < 10))
+		return;
 	vsnprintf(buf, sizeof buf, fmt, ap);
-	if (!in_place) {
+	if (mode != M_TTY) {
 		cb_progress_end();
 		fprintf(stderr, "clockbench: %s\n", buf);
 		last_line = now_s();
@@ -80,10 +82,8 @@ void cb_progress(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (cb_quiet || mode == M_NONE)
-		return;
 	va_start(ap, fmt);
-	put(mode == M_TTY, fmt, ap);
+	put(0, fmt, ap);
 	va_end(ap);
 }
 
@@ -91,20 +91,19 @@ void cb_progress_cell(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (cb_quiet || mode == M_NONE || (mode == M_STEPS && now_s() - last_line < 10))
-		return;
 	va_start(ap, fmt);
-	put(mode == M_TTY, fmt, ap);
+	put(1, fmt, ap);
 	va_end(ap);
 }
 
 /* Reads the first line of path into buf without its newline.
- * Returns 0, or -1 with errno set. */
+ * Returns 0, or -1 with errno set and buf "". */
 int cb_read_line(const char *path, char *buf, size_t n)
 {
 	FILE *f = fopen(path, "re");
 	size_t len;
 
+	buf[0] = '\0';
 	if (!f)
 		return -1;
 	if (!fgets(buf, (int)n, f)) {

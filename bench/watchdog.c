@@ -409,7 +409,7 @@ static long long context_switches(void)
 
 struct loader {
 	pthread_t tid;
-	int cpu, started;
+	int cpu;
 	atomic_int *stop;
 };
 
@@ -439,6 +439,8 @@ int cb_check_watchdog(const struct cb_opts *o, double tpn, struct cb_watchdog *w
 	static uint64_t ticks[BATCH_MAX];
 	static struct loader load[CB_MAX_CPUS];
 	static atomic_int stop;
+	static const char *const devices[] = { [WD_HPET] = "hpet", [WD_ACPI_PM] = "acpi_pm", [WD_FILE] = "stand-in" };
+	static const char *const hows[] = { [WD_HPET] = "hpet-mmap", [WD_ACPI_PM] = "acpi-pm-port", [WD_FILE] = "file-mmap" };
 	struct wd_dev d = { .tpn = tpn };
 	char hpet_why[160] = "", pm_why[160] = "", avail[256] = "";
 	long long irq0, irq1, cs0, cs1;
@@ -451,21 +453,15 @@ int cb_check_watchdog(const struct cb_opts *o, double tpn, struct cb_watchdog *w
 	if (o->test_watchdog_file) {
 		if (open_standin(&d, o->test_watchdog_file) < 0)
 			return -1;
-		w->device = "stand-in";
-		w->how = "file-mmap";
-	} else if (open_hpet(&d, hpet_why, sizeof hpet_why) == 0) {
-		w->device = "hpet";
-		w->how = "hpet-mmap";
-	} else if (open_acpi_pm(&d, pm_why, sizeof pm_why) == 0) {
-		w->device = "acpi_pm";
-		w->how = "acpi-pm-port";
-	} else {
+	} else if (open_hpet(&d, hpet_why, sizeof hpet_why) < 0 && open_acpi_pm(&d, pm_why, sizeof pm_why) < 0) {
 		cb_read_line(CB_CS_SYSFS "/available_clocksource", avail, sizeof avail);
 		snprintf(w->unavailable, sizeof w->unavailable,
 			 "neither device can be read (%s; ACPI PM timer: %s); clocksources here: %s", hpet_why,
 			 pm_why, avail[0] ? avail : "unknown");
 		return 1;
 	}
+	w->device = devices[d.kind];
+	w->how = hows[d.kind];
 
 	if (sched_getaffinity(0, sizeof saved, &saved) < 0 || cb_pin(w->cpu) < 0) {
 		rc = -1;
@@ -475,10 +471,9 @@ int cb_check_watchdog(const struct cb_opts *o, double tpn, struct cb_watchdog *w
 	for (i = 1; o->load && i < o->ncpus; i++) {
 		load[nload] = (struct loader){ .cpu = o->cpus[i], .stop = &stop };
 		if (pthread_create(&load[nload].tid, NULL, load_main, &load[nload]) == 0)
-			load[nload++].started = 1;
+			nload++;
 	}
 	w->load = nload > 0;
-	w->load_cpus = nload;
 	if (o->load && !nload)
 		cb_warn("--load: no other CPU among --cpus to load; measuring without load");
 

@@ -341,7 +341,7 @@ static int run_pair(const struct cb_opts *o, enum cb_workload w, double tpn, str
 	static struct cb_hist lat;
 	struct pair *p = calloc(1, sizeof *p);
 	struct side s[2];
-	int i, started = 0, rc = -1;
+	int i, rc = -1;
 
 	if (!p) {
 		cb_warn("calloc: %s", strerror(errno));
@@ -358,24 +358,14 @@ static int run_pair(const struct cb_opts *o, enum cb_workload w, double tpn, str
 	p->tpn = tpn;
 	p->lat = &lat;
 	cb_hist_init(&lat);
-	cb_gate_init(&p->gate);
 	atomic_store(&p->failed, 0);
 	if (tcp_connect_pair(p->name, w == CB_WL_TCP_RR, p->fd) < 0)
 		goto out;
 	for (i = 0; i < 2; i++) {
-		int e;
 		s[i].p = p;
 		s[i].i = i;
-		if ((e = pthread_create(&s[i].tid, NULL, side_main, &s[i]))) {
-			cb_warn("pthread_create: %s", strerror(e));
-			break;
-		}
-		started++;
 	}
-	cb_gate_open(&p->gate, started, started == 2);
-	for (i = 0; i < started; i++)
-		pthread_join(s[i].tid, NULL);
-	if (started < 2)
+	if (CB_RUN_THREADS(&p->gate, side_main, s, 2) < 0)
 		goto out;
 	if (atomic_load(&p->failed)) {
 		if (p->err[0])
@@ -459,7 +449,7 @@ static void *ticker_main(void *arg)
 
 static int run_timer(const struct cb_opts *o, struct cb_workload_result *r)
 {
-	int n = o->threads[o->nthreads - 1], i, started = 0, rc = -1;
+	int n = o->threads[o->nthreads - 1], i, rc = -1;
 	struct ticker *t = aligned_alloc(64, sizeof *t * (size_t)n);
 	struct cb_hist *all = malloc(sizeof *all * (size_t)(n + 1));
 	struct cb_gate gate;
@@ -469,7 +459,6 @@ static int run_timer(const struct cb_opts *o, struct cb_workload_result *r)
 		cb_warn("malloc: %s", strerror(errno));
 		goto out;
 	}
-	cb_gate_init(&gate);
 	cb_hist_init(&all[n]);
 	for (i = 0; i < n; i++) {
 		memset(&t[i], 0, sizeof t[i]);
@@ -479,18 +468,7 @@ static int run_timer(const struct cb_opts *o, struct cb_workload_result *r)
 		t[i].lat = &all[i];
 		cb_hist_init(&all[i]);
 	}
-	for (i = 0; i < n; i++) {
-		int e = pthread_create(&t[i].tid, NULL, ticker_main, &t[i]);
-		if (e) {
-			cb_warn("pthread_create: %s", strerror(e));
-			break;
-		}
-		started++;
-	}
-	cb_gate_open(&gate, started, started == n);
-	for (i = 0; i < started; i++)
-		pthread_join(t[i].tid, NULL);
-	if (started < n)
+	if (CB_RUN_THREADS(&gate, ticker_main, t, n) < 0)
 		goto out;
 	for (i = 0; i < n; i++) {
 		if (t[i].err)

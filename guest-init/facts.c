@@ -116,7 +116,8 @@ static void settle_json(struct cb_json *j, const struct settle *s)
 	cb_json_end_obj(j);
 }
 
-void gf_facts_json(struct cb_json *j, const char *key, const struct gf_facts *g)
+/* Writes g as the object key (NULL in an array); escaping is the engine's. */
+static void gf_facts_json(struct cb_json *j, const char *key, const struct gf_facts *g)
 {
 	const struct gf_log *lf = g->log;
 

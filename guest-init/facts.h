@@ -39,9 +39,6 @@ void gf_log_line(struct gf_log *lf, const char *msg);
  * /dev/kmsg cannot be read; lf->source stays NULL when neither can. */
 void gf_log_read(struct gf_log *lf);
 
-/* Writes g as the object key (NULL in an array); escaping is the engine's. */
-void gf_facts_json(struct cb_json *j, const char *key, const struct gf_facts *g);
-
 /* The result document {"schema":"clockbench-guest/1","guest":...,"bench":...}
  * in a new buffer (*olen bytes, ending in a newline), bench being the
  * engine's JSON object of len bytes, copied as it is.  NULL on failure. */

@@ -6,7 +6,8 @@
 #include <termios.h>
 #include <unistd.h>
 
-uint32_t frame_crc32(const void *data, size_t n)
+/* CRC-32 of zlib (polynomial 0xEDB88320). */
+static uint32_t frame_crc32(const void *data, size_t n)
 {
 	static uint32_t t[256];
 	const unsigned char *p = data;

@@ -11,9 +11,6 @@ struct frame_chan {
 	unsigned seq; /* frames sent so far */
 };
 
-/* CRC-32 of zlib (polynomial 0xEDB88320). */
-uint32_t frame_crc32(const void *data, size_t n);
-
 /* The hello line: /init runs, at guest CLOCK_BOOTTIME uptime_ms.
  * Returns 0, or -1 with errno set. */
 int frame_hello(struct frame_chan *c, long uptime_ms);

@@ -158,14 +158,12 @@ static int open_channel(const char *name)
 
 static long io_now(void *arg)
 {
-	(void)arg;
 	return uptime_ms();
 }
 
 static void io_nap(void *arg, long ms)
 {
 	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
-	(void)arg;
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
 }
@@ -191,34 +189,27 @@ static void settle(struct settle *s, long limit_ms)
  * engine cannot end PID 1.  Returns the raw wait status, or -1. */
 static int run_engine(const struct params *p, char *threads_default)
 {
+	/* Each option with its value: the parameter's, else the default;
+	 * left out where it has neither (NULL). */
+	const char *const opts[][2] = {
+		{ "--format", "json" },
+		{ "--output", RESULT_PATH },
+		{ "--threads", p->threads ? p->threads : threads_default },
+		{ "--duration", p->duration ? p->duration : "0.5" },
+		{ "--check", p->check ? p->check : "all" },
+		{ "--clocks", p->clock },
+		{ "--methods", p->method },
+		{ "--cpus", p->cpus },
+		{ "--workloads", p->workload },
+	};
 	char **argv = eargv;
 	int argc = 0;
 	argv[argc++] = "clockbench";
-	argv[argc++] = "--format";
-	argv[argc++] = "json";
-	argv[argc++] = "--output";
-	argv[argc++] = RESULT_PATH;
-	argv[argc++] = "--threads";
-	argv[argc++] = (char *)(p->threads ? p->threads : threads_default);
-	argv[argc++] = "--duration";
-	argv[argc++] = (char *)(p->duration ? p->duration : "0.5");
-	argv[argc++] = "--check";
-	argv[argc++] = (char *)(p->check ? p->check : "all");
-	if (p->clock) {
-		argv[argc++] = "--clocks";
-		argv[argc++] = (char *)p->clock;
-	}
-	if (p->method) {
-		argv[argc++] = "--methods";
-		argv[argc++] = (char *)p->method;
-	}
-	if (p->cpus) {
-		argv[argc++] = "--cpus";
-		argv[argc++] = (char *)p->cpus;
-	}
-	if (p->workload) {
-		argv[argc++] = "--workloads";
-		argv[argc++] = (char *)p->workload;
+	for (size_t i = 0; i < sizeof opts / sizeof *opts; i++) {
+		if (opts[i][1]) {
+			argv[argc++] = (char *)opts[i][0];
+			argv[argc++] = (char *)opts[i][1];
+		}
 	}
 	if (!p->cost)
 		argv[argc++] = "--no-cost";
@@ -301,15 +292,13 @@ static char *slurp(const char *path, size_t *len)
 
 /* Runs the engine once and sends its result, framed with the guest's facts;
  * a failure ends the guest (fail()). */
-static void measure(const struct params *pp, char *threads_default, struct cb_context *ctxp, struct settle *swp,
-		    long t_init)
+static void measure(const struct params *p, char *threads_default, const struct cb_context *ctx,
+		    struct settle *swp, long t_init)
 {
-	const struct params p = *pp;
-	struct cb_context ctx = *ctxp;
 	struct gf_log *log;
 	unlink(RESULT_PATH); /* the engine never replaces a file: a repeat's result is a new one */
 	long t_engine = uptime_ms();
-	int st = run_engine(&p, threads_default);
+	int st = run_engine(p, threads_default);
 	long t_end = uptime_ms();
 	if (st < 0)
 		fail(GX_SETUP, "engine", "fork: %s", strerror(errno));
@@ -342,9 +331,9 @@ static void measure(const struct params *pp, char *threads_default, struct cb_co
 		say("kernel: %s", log->line[i]);
 	said = 1;
 	struct gf_facts g = {
-		.clocksource_before = ctx.clocksource[0] ? ctx.clocksource : NULL,
+		.clocksource_before = ctx->clocksource[0] ? ctx->clocksource : NULL,
 		.settle = swp,
-		.channel = p.channel,
+		.channel = p->channel,
 		.engine_argv = eargv,
 		.engine_argc = eargc,
 		.uptime_ms_init = t_init,
@@ -382,8 +371,7 @@ int main(void)
 	mount_one("devtmpfs", "/dev", "devtmpfs", MS_NOSUID, "mode=0755");
 	mount_one("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
 
-	if (cb_read_line("/proc/cmdline", cmdline, sizeof cmdline))
-		cmdline[0] = 0;
+	cb_read_line("/proc/cmdline", cmdline, sizeof cmdline);
 	/* The channel comes first so that a bad parameter can be reported on it. */
 	static char channel[PARAMS_NAME_MAX];
 	if (params_channel(cmdline, channel, sizeof channel))
@@ -395,9 +383,7 @@ int main(void)
 		say("write results channel: %s", strerror(errno));
 	say("up at %ld ms; results on /dev/%s", t_init, p.channel);
 
-	char parsebuf[sizeof cmdline];
-	memcpy(parsebuf, cmdline, sizeof cmdline);
-	if (params_parse(parsebuf, &p, err, sizeof err))
+	if (params_parse(cmdline, &p, err, sizeof err))
 		fail(GX_PARAM, "params", "%s", err);
 	if (p.probe)
 		finish(0);

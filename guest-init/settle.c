@@ -70,7 +70,10 @@ static void record_line(struct settle *s, char *line)
 		settle_log_line(s, msg + 1);
 }
 
-void settle_log_read(struct settle *s, int fd)
+/* Reads what fd (/dev/kmsg opened O_NONBLOCK, or a file of such records)
+ * holds now, record by record, into settle_log_line; a bounded number of
+ * reads, so a flood of messages cannot hold /init here. */
+static void settle_log_read(struct settle *s, int fd)
 {
 	/* /dev/kmsg gives one record a read; a regular file gives many, the
 	 * last one possibly cut: kept in carry for the next read. */

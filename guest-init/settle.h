@@ -40,11 +40,6 @@ void settle_look(struct settle *s, long now_ms, const char *current, const char 
  * the TSC detected or marked unstable. */
 void settle_log_line(struct settle *s, const char *msg);
 
-/* Reads what fd (/dev/kmsg opened O_NONBLOCK, or a file of such records)
- * holds now, record by record, into settle_log_line; a bounded number of
- * reads, so a flood of messages cannot hold /init here. */
-void settle_log_read(struct settle *s, int fd);
-
 /* The decision after the latest look; sets and returns s->end.  Settled:
  * the current clocksource is none of tsc-early, jiffies, refined-jiffies,
  * and no switch is pending (tsc-early still listed: the kernel's refined
