@@ -132,26 +132,33 @@ def _variants(items):
     return out
 
 
-def _ordered(series):
+def _ordered(series, variant_of=lambda s: s.label.split(":")[0]):
+    """series by clocksource and label, each given its point type: what
+    variant_of(s) tells apart within a clocksource (by default the run)."""
     series.sort(key=lambda s: (cs_key(s.cs), s.label))
-    for s, v in zip(series, _variants([(s.cs, s.label.split(":")[0]) for s in series])):
+    for s, v in zip(series, _variants([(s.cs, variant_of(s)) for s in series])):
         s.variant = v
     return series
 
 
-def series_threads(measurements, multi_run):
-    """Host files: one series per host clocksource, x = threads."""
+def _by_threads(measurements, kind, label_of):
+    """One series per state of kind (host or guest) with a point, x = threads."""
     out = []
     for m in interval.firsts(measurements):
-        if m.kind != "host":
-            continue
-        pts = _pts(m, measurements)
+        pts = _pts(m, measurements) if m.kind == kind else []
         if pts:
-            label = ("%s: %s" % (m.run, m.host_cs)) if multi_run else m.host_cs
-            if m.emulated:
-                label += " [EMULATED: tcg host]"
-            out.append(Series(label, m.host_cs, pts, m.emulated))
-    return _ordered(out)
+            out.append(Series(label_of(m), m.host_cs, pts, m.emulated))
+    return out
+
+
+def _host_label(m, multi_run):
+    label = "%s: %s" % (m.run, m.host_cs) if multi_run else m.host_cs
+    return label + (" [EMULATED: tcg host]" if m.emulated else "")
+
+
+def series_threads(measurements, multi_run):
+    """Host files: one series per host clocksource, x = threads."""
+    return _ordered(_by_threads(measurements, "host", lambda m: _host_label(m, multi_run)))
 
 
 def _guest_label(m, multi_run, vcpus):
@@ -181,18 +188,9 @@ def series_vcpus(measurements, multi_run):
 
 def series_guest_threads(measurements, multi_run):
     """Guest files: one series per guest (host clocksource, vCPUs), x = threads."""
-    out = []
-    for m in interval.firsts(measurements):
-        if m.kind != "guest":
-            continue
-        pts = _pts(m, measurements)
-        if pts:
-            out.append(Series(_guest_label(m, multi_run, True), m.host_cs, pts, m.emulated))
-    out.sort(key=lambda s: (cs_key(s.cs), s.label))
+    out = _by_threads(measurements, "guest", lambda m: _guest_label(m, multi_run, True))
     # vCPU counts (not runs) tell apart the lines of one clocksource here.
-    for s, v in zip(out, _variants([(s.cs, s.label.rsplit(", ", 1)[-1]) for s in out])):
-        s.variant = v
-    return out
+    return _ordered(out, lambda s: s.label.rsplit(", ", 1)[-1])
 
 
 def _pts(m, ms):
