@@ -150,9 +150,9 @@ def work_from(measurements, multi_run):
             fig = (lambda x, name=w.workload: x.workload(name).rate if x.workload(name) else None)
             after = any(x.workload(w.workload) and x.workload(w.workload).after_change
                         for x in interval.over_rounds(m, ms))
-            st = WorkState(state_label(m, multi_run), w.workload, w.rate if n == 1 else interval.value(m, ms, fig), w.rate_unit,
-                           "%s/%s: %s%s" % (m.run, os.path.basename(m.path), w.workload,
-                                            ", median of %d rounds" % n if n > 1 else ""), after)
+            st = WorkState(state_label(m, multi_run), w.workload, w.rate if n == 1 else interval.value(m, ms, fig),
+                           w.rate_unit, "%s/%s: %s%s" % (m.run, os.path.basename(m.path), w.workload,
+                                                         ", median of %d rounds" % n if n > 1 else ""), after)
             st.ratio = interval.across(m, ms, lambda x: interval.tsc_of(x, ms), fig)
             st.key = (m.run, m.kind, m.vcpus, m.backend, w.workload)
             out.append(st)

@@ -377,10 +377,8 @@ def mitigation_lines(ms):
     runs = sorted({m.run for m in ms})
     for run in runs:
         for kind in ("host", "guest"):
-            texts = []
-            for m in ms:
-                if m.run == run and m.kind == kind and mitigation_text(m.mitigations) not in texts:
-                    texts.append(mitigation_text(m.mitigations))
+            # Each text once, in the order of ms.
+            texts = list(dict.fromkeys(mitigation_text(m.mitigations) for m in ms if m.run == run and m.kind == kind))
             if texts:
                 out.append("- %s%s: %s" % (run + ", " if len(runs) > 1 else "", kind, " | ".join(texts)))
     if not out:
@@ -424,7 +422,9 @@ def guest_facts(m):
     pin = la.get("pinning") if isinstance(la.get("pinning"), dict) else {}
     t = m.trace
     life = t.life if t is not None and t.available else {}
+    host = obj(la, "host")
     facts = [
+        ("host kernel / clocksource at launch", "%s / %s" % (host.get("kernel", "n/a"), host.get("clocksource", "n/a"))),
         ("accel", accel_cell(m)),
         ("accel note", la.get("accel_note")),
         ("QEMU", la.get("qemu_version")),
@@ -469,10 +469,6 @@ def context_tables(ms, outdir):
             continue
         hdr = ["fact"] + ["[%s](%s)" % (os.path.basename(m.path), os.path.relpath(m.path, outdir)) for m in sel]
         facts = [ctx_facts(m) if kind == "host" else guest_facts(m) for m in sel]
-        if kind == "guest":
-            facts = [[("host kernel / clocksource at launch", "%s / %s" % (
-                obj(m.launcher, "host").get("kernel", "n/a"),
-                obj(m.launcher, "host").get("clocksource", "n/a")))] + f for m, f in zip(sel, facts)]
         rows = []
         for i, (k, _) in enumerate(facts[0]):
             rows.append([k] + [cell(f[i][1]) for f in facts])

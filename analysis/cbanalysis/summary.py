@@ -279,15 +279,8 @@ def ratio_text(d, k, is_base=False):
         return ""
     if is_base:
         return " (x%.2f)" % q
-    return " (%s)" % interval_text(d.get(k + "_interval"), q)
-
-
-def interval_text(doc, q=None):
-    """A ratio's text from its interval document (summary.json's
-    FIELD_interval): as interval.Ratio.text."""
-    if not doc:
-        return "n/a" if q is None else "x%.2f" % q
-    return interval.Ratio(doc["ratios"]).text()
+    # merge() gives every ratio its interval document beside it.
+    return " (%s)" % verdict.ratio_of(d, k).text()
 
 
 def host_state(run_dir):
