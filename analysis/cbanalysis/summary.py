@@ -67,10 +67,14 @@ def _base(rows):
     return next((r for r in rows if r["clocksource"] == "tsc"), None)
 
 
-def _ratio(pairs):
-    """(median ratio or None, its interval document or None)."""
+def _put(d, k, pairs):
+    """d[k] the median of the rounds' figures (pairs: (figure, tsc's) a
+    round; None without one), d[k + '_ratio'] the median of their paired
+    ratios and d[k + '_interval'] its interval document (both None without)."""
+    vs = [v for v, _ in pairs if v is not None]
+    d[k] = interval.median(vs) if vs else None
     q = interval.paired(pairs)
-    return (q.median, q.doc()) if q.n else (None, None)
+    d[k + "_ratio"], d[k + "_interval"] = (q.median, q.doc()) if q.n else (None, None)
 
 
 def merge(per_round):
@@ -78,26 +82,22 @@ def merge(per_round):
     figures the median over the rounds that have it, each ratio the median
     of the rounds' paired ratios (x and tsc of the same round) with its
     interval; the facts (trace, paths) those of the state's first round."""
-    order, first = [], {}
+    first = {}  # each state's row of its first round, in order
     for rows in per_round:
         for r in rows:
-            if _rkey(r) not in first:
-                first[_rkey(r)] = r
-                order.append(_rkey(r))
+            first.setdefault(_rkey(r), r)
     bases = [_base(rows) for rows in per_round]
     found = [{_rkey(r): r for r in rows} for rows in per_round]
     out = []
-    for key in order:
+    for key in first:
         r = dict(first[key])
         got = [(f[key], b) for f, b in zip(found, bases) if key in f]
         r["rounds"] = len(got)
         r["below_overhead"] = [k for k in first[key]["below_overhead"]]
         for k in FIGURES:
-            vs = [x[k] for x, _ in got if x.get(k) is not None]
-            r[k] = interval.median(vs) if vs else None
+            _put(r, k, [(x.get(k), b and b.get(k)) for x, b in got])
             if r[k] is not None and k in r["below_overhead"]:
                 r["below_overhead"].remove(k)
-            r[k + "_ratio"], r[k + "_interval"] = _ratio([(x.get(k), b and b.get(k)) for x, b in got])
         r["workloads"] = {}
         for x, b in got:
             for n, w in x["workloads"].items():
@@ -107,11 +107,8 @@ def merge(per_round):
                     r["workloads"][n]["_pairs"].setdefault(side, []).append((w.get(side), bw.get(side)))
         for n, w in r["workloads"].items():
             for side, pairs in w.pop("_pairs").items():
-                vs = [v for v, _ in pairs if v is not None]
-                if not vs:
-                    continue
-                w[side] = interval.median(vs)
-                w[side + "_ratio"], w[side + "_interval"] = _ratio(pairs)
+                if any(v is not None for v, _ in pairs):
+                    _put(w, side, pairs)
         out.append(r)
     return out
 
