@@ -224,7 +224,6 @@ def headline_bars(measurements, multi_run, baseline):
         b = baseline(m)
         if m.kind not in ("host", "guest") or m.emulated or b is None or b is m:
             continue
-        where = "host" if m.kind == "host" else m.where
         pre = (m.run,) if multi_run else ()
         r = _first_read(m)
         br = b.row(r.clock, r.method, r.threads) if r else None
@@ -248,7 +247,7 @@ def headline_bars(measurements, multi_run, baseline):
                 continue
             v, bv = interval.value(m, measurements, fig), interval.value(b, measurements, fig)
             gkey = (m.run, m.kind != "host", m.vcpus or 0, m.backend or "", order)
-            found.setdefault(gkey, (pre + (where,) + what, []))[1].append(
+            found.setdefault(gkey, (pre + (m.where,) + what, []))[1].append(
                 (m.host_cs, v, bv, unit, q.inverted() if rate else q))
     groups, bars = [], []
     for gkey in sorted(found):

@@ -538,9 +538,8 @@ def running_vm_section(ms, outdir):
             folders.append(d)
     lines = []
     for d in folders:
-        vms = load.running_vms(d)
         lines += ["- %s ([%s](%s))" % (v.line(), v.file, os.path.relpath(os.path.join(d, v.file), outdir))
-                  for v in vms]
+                  for v in load.running_vms(d)]
     if not lines:
         return []
     return ["## VMs running across a switch", "",

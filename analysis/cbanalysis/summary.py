@@ -152,9 +152,7 @@ def _rows_one(ms):
                          trace_subject=t.subject_text if t is not None and t.available else None,
                          trace_note=_trace_note(g, f))
                 _ends(r, g, "guest_1", "guest_all")
-                r["label"] = cs if len(hs) == 1 else "%s (%s)" % (cs, g.where)
-            else:
-                r["label"] = cs
+            r["label"] = cs if g is None or len(hs) == 1 else "%s (%s)" % (cs, g.where)
             rows.append(r)
     return rows
 
@@ -176,7 +174,6 @@ def _trace_note(g, f):
 
 # Under TCG the guest's own clocksource and path are the emulator's.
 EMULATORS = " (TCG's: the emulator's)"
-from_text = verdict.summary_from  # whose master clock and stable bit a row shows
 
 
 def mechanism(rows):
@@ -228,7 +225,6 @@ def render(run, rows, vms=()):
             return "%.1f%s" % (v, ratio_text(r, k, r is base)) + (" (TCG, emulated)" if emulated else "")
         guest = "guest_file" in r
         mc = _onoff(r.get("master_clock")) + (" (hostclock %s)" % r["hostclock"] if r.get("hostclock") else "")
-        sb = stable_text(r)
         def work(n):
             w = r["workloads"].get(n, {})
             return " / ".join(
@@ -239,7 +235,7 @@ def render(run, rows, vms=()):
         lines.append("| %s | %s | %s | %s | %s | %s%s | %s%s | %s | %s | %s | %s |" % (
             r["label"], fig("host_1", r["host_emulated"]), fig("host_all", r["host_emulated"]),
             fig("guest_1", r.get("emulated")), fig("guest_all", r.get("emulated")),
-            mc if guest else "n/a", mark, sb, mark, from_text(r) if guest else "n/a",
+            mc if guest else "n/a", mark, stable_text(r), mark, verdict.summary_from(r) if guest else "n/a",
             (r.get("guest_clocksource") or "n/a") + em, (r.get("guest_path") or "n/a") + em, r.get("accel") or "n/a")
             + "".join(" %s |" % work(n) for n in wls))
     lines += [""] + ([interval.method_note(sorted({r.get("rounds", 1) for r in rows}))] if base else [])
