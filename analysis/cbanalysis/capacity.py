@@ -87,6 +87,21 @@ def parse_count(text, what):
     return n
 
 
+def state_label(m, multi_run=False):
+    """'host on CS', or 'WHERE, host on CS' for a guest; after 'RUN: ' with several runs."""
+    label = "host on %s" % m.host_cs if m.kind == "host" else "%s, host on %s" % (m.where, m.host_cs)
+    return "%s: %s" % (m.run, label) if multi_run else label
+
+
+def headline_read(m, ms, r):
+    """(ns, source) of m's headline row r: its median, over rounds the
+    median of the rounds' (None: below the loop overhead), and the row named."""
+    n = len(interval.over_rounds(m, ms))
+    ns = r.median if n == 1 else interval.value(m, ms, interval.row_fig(r))
+    return ns, "monotonic vdso, %d thread%s, median%s" % (r.threads, "" if r.threads == 1 else "s",
+                                                          " of %d rounds" % n if n > 1 else "")
+
+
 def states_from(measurements, multi_run):
     """One State per measured, non-emulated state: CLOCK_MONOTONIC through
     the C library, median, with every thread (vCPU) reading; its baseline is
@@ -97,17 +112,9 @@ def states_from(measurements, multi_run):
         if not rows:
             continue
         r = rows[-1]
-        what = "host" if m.kind == "host" else "%s, host on" % m.where
-        label = "%s %s" % (what, m.host_cs) if m.kind == "guest" else "host on %s" % m.host_cs
-        if multi_run:
-            label = "%s: %s" % (m.run, label)
-        n = len(interval.over_rounds(m, ms))
-        src = "monotonic vdso, %d thread%s, median%s" % (r.threads, "" if r.threads == 1 else "s",
-                                                         " of %d rounds" % n if n > 1 else "")
-        fig = interval.row_fig(r)
-        # None: below the loop overhead (render leaves it out, saying so)
-        st = State(label, r.median if n == 1 else interval.value(m, ms, fig), src)
-        st.ratio = interval.across(m, ms, lambda x: interval.tsc_of(x, ms), fig)
+        # ns None: below the loop overhead (render leaves it out, saying so)
+        st = State(state_label(m, multi_run), *headline_read(m, ms, r))
+        st.ratio = interval.across(m, ms, lambda x: interval.tsc_of(x, ms), interval.row_fig(r))
         st.key = (m.run, m.kind, m.vcpus, m.backend)
         st.cs = m.host_cs
         out.append(st)
@@ -140,15 +147,12 @@ def work_from(measurements, multi_run):
     for m in interval.firsts(ms):
         n = len(interval.over_rounds(m, ms))
         for w in m.workloads:
-            label = "host on %s" % m.host_cs if m.kind == "host" else "%s, host on %s" % (m.where, m.host_cs)
-            if multi_run:
-                label = "%s: %s" % (m.run, label)
             fig = (lambda x, name=w.workload: x.workload(name).rate if x.workload(name) else None)
             after = any(x.workload(w.workload) and x.workload(w.workload).after_change
                         for x in interval.over_rounds(m, ms))
-            st = WorkState(label, w.workload, w.rate if n == 1 else interval.value(m, ms, fig), w.rate_unit,
-                           "%s/%s: %s%s" % (m.run, os.path.basename(m.path), w.workload,
-                                            ", median of %d rounds" % n if n > 1 else ""), after)
+            st = WorkState(state_label(m, multi_run), w.workload, w.rate if n == 1 else interval.value(m, ms, fig),
+                           w.rate_unit, "%s/%s: %s%s" % (m.run, os.path.basename(m.path), w.workload,
+                                                         ", median of %d rounds" % n if n > 1 else ""), after)
             st.ratio = interval.across(m, ms, lambda x: interval.tsc_of(x, ms), fig)
             st.key = (m.run, m.kind, m.vcpus, m.backend, w.workload)
             out.append(st)
@@ -210,17 +214,15 @@ def render_work(work, hosts, excluded=0):
     rows, working, same = [], [], []
     for s in ex:
         b = s.baseline
+        rates = [s.label + (" (after a clocksource change)" if s.after_change else ""), s.workload,
+                 "%g %s" % (s.rate, s.unit), "%g %s" % (b.rate, b.unit)]
         if no_difference(s):
-            rows.append([s.label + (" (after a clocksource change)" if s.after_change else ""), s.workload,
-                         "%g %s" % (s.rate, s.unit), "%g %s" % (b.rate, b.unit),
-                         "none counted (%s)" % ratio_text(s), "0 (no difference measured)", s.source, b.source])
+            rows.append(rates + ["none counted (%s)" % ratio_text(s), "0 (no difference measured)", s.source, b.source])
             same.append("- %s, %s: its interval %s holds 1: no difference measured, so no work lost and no host "
                         "more counted (neither a gain nor a loss)" % (s.label, s.workload, s.ratio.interval_text()))
             continue
         exact, n = more_hosts(hosts, s)
-        rows.append([s.label + (" (after a clocksource change)" if s.after_change else ""), s.workload,
-                     "%g %s" % (s.rate, s.unit), "%g %s" % (b.rate, b.unit), lost_text(s),
-                     "none (no work done)" if n is None else str(n), s.source, b.source])
+        rows.append(rates + [lost_text(s), "none (no work done)" if n is None else str(n), s.source, b.source])
         if n is not None and s.ratio is not None and s.ratio.n > 1:
             working.append("- %s, %s: %d / %.4g (the median of %d rounds' rate ratios) - %d = %.2f, rounded up: %d" % (
                 s.label, s.workload, hosts, s.ratio.median, s.ratio.n, hosts, exact, n))
@@ -254,14 +256,10 @@ def tsc_state(measurements, named=True):
             rows = m.headline()
             if not rows or rows[-1].median is None:
                 continue
-            r = rows[-1]
-            what = "host on tsc" if kind == "host" else "%s, host on tsc" % m.where
-            n = len(interval.over_rounds(m, measurements))
-            ns = r.median if n == 1 else interval.value(m, measurements, interval.row_fig(r))
+            what = state_label(m)
+            ns, src = headline_read(m, measurements, rows[-1])
             st = State("%s (%s)" % (what, m.run) if named else what, ns,
-                       "measured: %s/%s, monotonic vdso, %d thread%s, median%s" % (
-                           m.run, os.path.basename(m.path), r.threads, "" if r.threads == 1 else "s",
-                           " of %d rounds" % n if n > 1 else ""))
+                       "measured: %s/%s, %s" % (m.run, os.path.basename(m.path), src))
             st.cs = "tsc"
             return st
     return None
@@ -326,18 +324,17 @@ def _render_reads(states, rates, hosts, vcpus, excluded, note=None):
     rows = [[s.label, "%.2f" % s.ns, s.source] + [fshare(share(r, s.ns)) for r in rates] for s in states]
     lines += ["### Share of one vCPU", "", md_table(hdr, rows, "lrl" + "r" * len(rates)), ""]
     hdr = ["state"] + ["cores at %s reads/s" % frate(r) for r in rates]
-    rows = []
-    for s in states:
-        cells = [s.label]
-        for r in rates:
-            c = "%.2f" % cores(hosts, vcpus, r, s.ns)
-            if s.baseline is not None and no_difference(s):
-                c += " (no cost counted: no difference measured vs %s)" % s.baseline.label
-            elif s.baseline is not None:
-                c += " (%+.2f vs %s)" % (cores(hosts, vcpus, r, s.ns) - cores(hosts, vcpus, r, s.baseline.ns),
-                                         s.baseline.label)
-            cells.append(c)
-        rows.append(cells)
+
+    def cores_cell(s, r):
+        """The cores s spends at r reads/s, and how many more than its baseline."""
+        c = "%.2f" % cores(hosts, vcpus, r, s.ns)
+        if s.baseline is None:
+            return c
+        if no_difference(s):
+            return c + " (no cost counted: no difference measured vs %s)" % s.baseline.label
+        return c + " (%+.2f vs %s)" % (cores(hosts, vcpus, r, s.ns) - cores(hosts, vcpus, r, s.baseline.ns),
+                                       s.baseline.label)
+    rows = [[s.label] + [cores_cell(s, r) for r in rates] for s in states]
     lines += ["### Fleet: cores spent on clock reads (%d x %d vCPUs)" % (hosts, vcpus), "",
               md_table(hdr, rows, "l" + "r" * len(rates)), ""]
     same = [s for s in states if s.baseline is not None and no_difference(s)]

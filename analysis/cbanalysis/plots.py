@@ -132,26 +132,33 @@ def _variants(items):
     return out
 
 
-def _ordered(series):
+def _ordered(series, variant_of=lambda s: s.label.split(":")[0]):
+    """series by clocksource and label, each given its point type: what
+    variant_of(s) tells apart within a clocksource (by default the run)."""
     series.sort(key=lambda s: (cs_key(s.cs), s.label))
-    for s, v in zip(series, _variants([(s.cs, s.label.split(":")[0]) for s in series])):
+    for s, v in zip(series, _variants([(s.cs, variant_of(s)) for s in series])):
         s.variant = v
     return series
 
 
-def series_threads(measurements, multi_run):
-    """Host files: one series per host clocksource, x = threads."""
+def _by_threads(measurements, kind, label_of):
+    """One series per state of kind (host or guest) with a point, x = threads."""
     out = []
     for m in interval.firsts(measurements):
-        if m.kind != "host":
-            continue
-        pts = _pts(m, measurements)
+        pts = _pts(m, measurements) if m.kind == kind else []
         if pts:
-            label = ("%s: %s" % (m.run, m.host_cs)) if multi_run else m.host_cs
-            if m.emulated:
-                label += " [EMULATED: tcg host]"
-            out.append(Series(label, m.host_cs, pts, m.emulated))
-    return _ordered(out)
+            out.append(Series(label_of(m), m.host_cs, pts, m.emulated))
+    return out
+
+
+def _host_label(m, multi_run):
+    label = "%s: %s" % (m.run, m.host_cs) if multi_run else m.host_cs
+    return label + (" [EMULATED: tcg host]" if m.emulated else "")
+
+
+def series_threads(measurements, multi_run):
+    """Host files: one series per host clocksource, x = threads."""
+    return _ordered(_by_threads(measurements, "host", lambda m: _host_label(m, multi_run)))
 
 
 def _guest_label(m, multi_run, vcpus):
@@ -181,18 +188,9 @@ def series_vcpus(measurements, multi_run):
 
 def series_guest_threads(measurements, multi_run):
     """Guest files: one series per guest (host clocksource, vCPUs), x = threads."""
-    out = []
-    for m in interval.firsts(measurements):
-        if m.kind != "guest":
-            continue
-        pts = _pts(m, measurements)
-        if pts:
-            out.append(Series(_guest_label(m, multi_run, True), m.host_cs, pts, m.emulated))
-    out.sort(key=lambda s: (cs_key(s.cs), s.label))
+    out = _by_threads(measurements, "guest", lambda m: _guest_label(m, multi_run, True))
     # vCPU counts (not runs) tell apart the lines of one clocksource here.
-    for s, v in zip(out, _variants([(s.cs, s.label.rsplit(", ", 1)[-1]) for s in out])):
-        s.variant = v
-    return out
+    return _ordered(out, lambda s: s.label.rsplit(", ", 1)[-1])
 
 
 def _pts(m, ms):
@@ -226,7 +224,6 @@ def headline_bars(measurements, multi_run, baseline):
         b = baseline(m)
         if m.kind not in ("host", "guest") or m.emulated or b is None or b is m:
             continue
-        where = "host" if m.kind == "host" else m.where
         pre = (m.run,) if multi_run else ()
         r = _first_read(m)
         br = b.row(r.clock, r.method, r.threads) if r else None
@@ -250,7 +247,7 @@ def headline_bars(measurements, multi_run, baseline):
                 continue
             v, bv = interval.value(m, measurements, fig), interval.value(b, measurements, fig)
             gkey = (m.run, m.kind != "host", m.vcpus or 0, m.backend or "", order)
-            found.setdefault(gkey, (pre + (where,) + what, []))[1].append(
+            found.setdefault(gkey, (pre + (m.where,) + what, []))[1].append(
                 (m.host_cs, v, bv, unit, q.inverted() if rate else q))
     groups, bars = [], []
     for gkey in sorted(found):

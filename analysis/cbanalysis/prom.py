@@ -38,9 +38,6 @@ HELP = {
 }
 
 
-esc = textfile.esc  # the textfile's escaping, in cbcontract.textfile
-
-
 def epoch(iso):
     try:
         return datetime.datetime.strptime(iso, "%Y-%m-%dT%H:%M:%SZ").replace(

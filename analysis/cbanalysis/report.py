@@ -15,7 +15,7 @@ from cbcontract import load, runfolder
 from cbcontract.load import QUANTS, WORKLOADS, trace_facts
 from cbcontract.runfolder import write_atomic
 from cbcontract.util import cut, obj, printable
-from .fmt import fquant, md_table
+from .fmt import fnum, fquant, md_table
 
 EMU_MARK = "†"
 EMU_NOTE = ("%s EMULATED: QEMU's TCG emulator is under these rows (a guest under TCG, or an emulated "
@@ -60,15 +60,13 @@ def rounds_of(m, ms):
     return len(interval.over_rounds(m, ms))
 
 
-def figure_cell(m, ms, r, q="median", nd=2, fig=None):
+def figure_cell(m, ms, r, q="median"):
     """Row r's quantile q (of m) for a table: as fquant with one round;
-    over rounds, the median of the rounds' figures (fig: a figure of a
-    measurement, default the same row's quantile)."""
+    over rounds, the median of the rounds' figures of the same row."""
     if rounds_of(m, ms) == 1:
-        return fquant(r, q, nd)
-    fig = fig or interval.row_fig(r, q)
-    v = interval.value(m, ms, fig)
-    return fquant(r, q, nd) if v is None else "%.*f" % (nd, v)
+        return fquant(r, q)
+    v = interval.value(m, ms, interval.row_fig(r, q))
+    return fquant(r, q) if v is None else "%.2f" % v
 
 
 def rounds_note(ms):
@@ -206,15 +204,14 @@ def kernel_read_section(ms, multi):
             without.append(os.path.basename(m.path))
             continue
         for r in sys_rows:
-            kr, nm = interval.row_fig(r, "kernel_read"), interval.row_fig(r, "null_median")
-            several = rounds_of(m, ms) > 1
-            krv, nmv = interval.value(m, ms, kr), interval.value(m, ms, nm)
+            kr = interval.row_fig(r, "kernel_read")
+            if rounds_of(m, ms) > 1:
+                nmv, krv = interval.value(m, ms, interval.row_fig(r, "null_median")), interval.value(m, ms, kr)
+            else:
+                nmv, krv = r.null_median, r.kernel_read
             rows.append(([m.run] if multi else []) + [
                 "%s%s" % (m.where, EMU_MARK if m.emulated else ""), m.host_cs, r.threads, figure_cell(m, ms, r),
-                ("n/a" if nmv is None else "%.2f" % nmv) if several else
-                ("n/a" if r.null_median is None else "%.2f" % r.null_median),
-                ("%.2f" % krv if krv is not None else kernel_read_cell(r)) if several else kernel_read_cell(r),
-                ratio_cell(m, ms, kr)])
+                fnum(nmv), kernel_read_cell(r) if krv is None else "%.2f" % krv, ratio_cell(m, ms, kr)])
     if rows:
         hdr = pre + ["where", "host clocksource", "threads", "syscall median ns", "null median ns",
                      "kernel read ns", "x tsc"]
@@ -377,10 +374,8 @@ def mitigation_lines(ms):
     runs = sorted({m.run for m in ms})
     for run in runs:
         for kind in ("host", "guest"):
-            texts = []
-            for m in ms:
-                if m.run == run and m.kind == kind and mitigation_text(m.mitigations) not in texts:
-                    texts.append(mitigation_text(m.mitigations))
+            # Each text once, in the order of ms.
+            texts = list(dict.fromkeys(mitigation_text(m.mitigations) for m in ms if m.run == run and m.kind == kind))
             if texts:
                 out.append("- %s%s: %s" % (run + ", " if len(runs) > 1 else "", kind, " | ".join(texts)))
     if not out:
@@ -424,7 +419,9 @@ def guest_facts(m):
     pin = la.get("pinning") if isinstance(la.get("pinning"), dict) else {}
     t = m.trace
     life = t.life if t is not None and t.available else {}
+    host = obj(la, "host")
     facts = [
+        ("host kernel / clocksource at launch", "%s / %s" % (host.get("kernel", "n/a"), host.get("clocksource", "n/a"))),
         ("accel", accel_cell(m)),
         ("accel note", la.get("accel_note")),
         ("QEMU", la.get("qemu_version")),
@@ -469,10 +466,6 @@ def context_tables(ms, outdir):
             continue
         hdr = ["fact"] + ["[%s](%s)" % (os.path.basename(m.path), os.path.relpath(m.path, outdir)) for m in sel]
         facts = [ctx_facts(m) if kind == "host" else guest_facts(m) for m in sel]
-        if kind == "guest":
-            facts = [[("host kernel / clocksource at launch", "%s / %s" % (
-                obj(m.launcher, "host").get("kernel", "n/a"),
-                obj(m.launcher, "host").get("clocksource", "n/a")))] + f for m, f in zip(sel, facts)]
         rows = []
         for i, (k, _) in enumerate(facts[0]):
             rows.append([k] + [cell(f[i][1]) for f in facts])
@@ -545,9 +538,8 @@ def running_vm_section(ms, outdir):
             folders.append(d)
     lines = []
     for d in folders:
-        vms = load.running_vms(d)
         lines += ["- %s ([%s](%s))" % (v.line(), v.file, os.path.relpath(os.path.join(d, v.file), outdir))
-                  for v in vms]
+                  for v in load.running_vms(d)]
     if not lines:
         return []
     return ["## VMs running across a switch", "",
@@ -583,9 +575,8 @@ def check_replace(outdir):
 
 def build(ms, outdir, rates, hosts, vcpus, given, want_plots, warn):
     """Writes outdir/report.md (and the plots); returns its path."""
-    ms = sorted(ms, key=sort_key)
-    every = ms
-    ms = [m for m in ms if m.kind != "tsc-rate"]  # the TSC rate check alone: its own section
+    every = sorted(ms, key=sort_key)
+    ms = [m for m in every if m.kind != "tsc-rate"]  # the TSC rate check alone: its own section
     runs = sorted({m.run for m in every})
     multi = len(runs) > 1
     lines = [HEAD + ", ".join(runs), "",

@@ -67,10 +67,14 @@ def _base(rows):
     return next((r for r in rows if r["clocksource"] == "tsc"), None)
 
 
-def _ratio(pairs):
-    """(median ratio or None, its interval document or None)."""
+def _put(d, k, pairs):
+    """d[k] the median of the rounds' figures (pairs: (figure, tsc's) a
+    round; None without one), d[k + '_ratio'] the median of their paired
+    ratios and d[k + '_interval'] its interval document (both None without)."""
+    vs = [v for v, _ in pairs if v is not None]
+    d[k] = interval.median(vs) if vs else None
     q = interval.paired(pairs)
-    return (q.median, q.doc()) if q.n else (None, None)
+    d[k + "_ratio"], d[k + "_interval"] = (q.median, q.doc()) if q.n else (None, None)
 
 
 def merge(per_round):
@@ -78,26 +82,22 @@ def merge(per_round):
     figures the median over the rounds that have it, each ratio the median
     of the rounds' paired ratios (x and tsc of the same round) with its
     interval; the facts (trace, paths) those of the state's first round."""
-    order, first = [], {}
+    first = {}  # each state's row of its first round, in order
     for rows in per_round:
         for r in rows:
-            if _rkey(r) not in first:
-                first[_rkey(r)] = r
-                order.append(_rkey(r))
+            first.setdefault(_rkey(r), r)
     bases = [_base(rows) for rows in per_round]
     found = [{_rkey(r): r for r in rows} for rows in per_round]
     out = []
-    for key in order:
+    for key in first:
         r = dict(first[key])
         got = [(f[key], b) for f, b in zip(found, bases) if key in f]
         r["rounds"] = len(got)
         r["below_overhead"] = [k for k in first[key]["below_overhead"]]
         for k in FIGURES:
-            vs = [x[k] for x, _ in got if x.get(k) is not None]
-            r[k] = interval.median(vs) if vs else None
+            _put(r, k, [(x.get(k), b and b.get(k)) for x, b in got])
             if r[k] is not None and k in r["below_overhead"]:
                 r["below_overhead"].remove(k)
-            r[k + "_ratio"], r[k + "_interval"] = _ratio([(x.get(k), b and b.get(k)) for x, b in got])
         r["workloads"] = {}
         for x, b in got:
             for n, w in x["workloads"].items():
@@ -107,11 +107,8 @@ def merge(per_round):
                     r["workloads"][n]["_pairs"].setdefault(side, []).append((w.get(side), bw.get(side)))
         for n, w in r["workloads"].items():
             for side, pairs in w.pop("_pairs").items():
-                vs = [v for v, _ in pairs if v is not None]
-                if not vs:
-                    continue
-                w[side] = interval.median(vs)
-                w[side + "_ratio"], w[side + "_interval"] = _ratio(pairs)
+                if any(v is not None for v, _ in pairs):
+                    _put(w, side, pairs)
         out.append(r)
     return out
 
@@ -155,9 +152,7 @@ def _rows_one(ms):
                          trace_subject=t.subject_text if t is not None and t.available else None,
                          trace_note=_trace_note(g, f))
                 _ends(r, g, "guest_1", "guest_all")
-                r["label"] = cs if len(hs) == 1 else "%s (%s)" % (cs, g.where)
-            else:
-                r["label"] = cs
+            r["label"] = cs if g is None or len(hs) == 1 else "%s (%s)" % (cs, g.where)
             rows.append(r)
     return rows
 
@@ -179,7 +174,6 @@ def _trace_note(g, f):
 
 # Under TCG the guest's own clocksource and path are the emulator's.
 EMULATORS = " (TCG's: the emulator's)"
-from_text = verdict.summary_from  # whose master clock and stable bit a row shows
 
 
 def mechanism(rows):
@@ -231,7 +225,6 @@ def render(run, rows, vms=()):
             return "%.1f%s" % (v, ratio_text(r, k, r is base)) + (" (TCG, emulated)" if emulated else "")
         guest = "guest_file" in r
         mc = _onoff(r.get("master_clock")) + (" (hostclock %s)" % r["hostclock"] if r.get("hostclock") else "")
-        sb = stable_text(r)
         def work(n):
             w = r["workloads"].get(n, {})
             return " / ".join(
@@ -242,7 +235,7 @@ def render(run, rows, vms=()):
         lines.append("| %s | %s | %s | %s | %s | %s%s | %s%s | %s | %s | %s | %s |" % (
             r["label"], fig("host_1", r["host_emulated"]), fig("host_all", r["host_emulated"]),
             fig("guest_1", r.get("emulated")), fig("guest_all", r.get("emulated")),
-            mc if guest else "n/a", mark, sb, mark, from_text(r) if guest else "n/a",
+            mc if guest else "n/a", mark, stable_text(r), mark, verdict.summary_from(r) if guest else "n/a",
             (r.get("guest_clocksource") or "n/a") + em, (r.get("guest_path") or "n/a") + em, r.get("accel") or "n/a")
             + "".join(" %s |" % work(n) for n in wls))
     lines += [""] + ([interval.method_note(sorted({r.get("rounds", 1) for r in rows}))] if base else [])
@@ -279,15 +272,8 @@ def ratio_text(d, k, is_base=False):
         return ""
     if is_base:
         return " (x%.2f)" % q
-    return " (%s)" % interval_text(d.get(k + "_interval"), q)
-
-
-def interval_text(doc, q=None):
-    """A ratio's text from its interval document (summary.json's
-    FIELD_interval): as interval.Ratio.text."""
-    if not doc:
-        return "n/a" if q is None else "x%.2f" % q
-    return interval.Ratio(doc["ratios"]).text()
+    # merge() gives every ratio its interval document beside it.
+    return " (%s)" % verdict.ratio_of(d, k).text()
 
 
 def host_state(run_dir):

@@ -255,11 +255,7 @@ def screen(rows, available, now=None, width=WIDTH, state=None):
                               g.get("guest_path") or "n/a",
                               "TCG: the emulator's" if g.get("emulated") else (g.get("accel") or "n/a")]
                              for g in guests], width)
-    wls = []
-    for r in rows:
-        for n in r.get("workloads", {}):
-            if n not in wls:
-                wls.append(n)
+    wls = list(dict.fromkeys(n for r in rows for n in r.get("workloads", {})))  # each once, in order
     body = []
     for r in rows:
         if r is base:
