@@ -88,7 +88,11 @@ def machine(cpu_flag=None, cpuid_vendor=None, log_hypervisor=None, sys_hyperviso
         guest = True
     else:
         guest = None
-    return {"guest": guest, "hypervisor": names[0] if guest and names else None, "evidence": ev}
+    name = names[0] if guest and names else None
+    kernel = (log_hypervisor or "")[:40]
+    if name and kernel and not {w.lower() for w in name.split()} & {w.lower() for w in kernel.split()}:
+        name = "%s (the kernel says %s)" % (name, kernel)  # a hypervisor that shows another's signature
+    return {"guest": guest, "hypervisor": name, "evidence": ev}
 
 
 def judge(guest, current, path=None, flags=None, vms=None):

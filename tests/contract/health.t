@@ -66,4 +66,11 @@ t.ok(health.judge(True, "tsc", None, {}, vms=[True])[0] == "degraded",
      "a guest on tsc without an invariant TSC that runs a VM: degraded by its own clock")
 t.ok(health.judge(True, None, "user", INV, vms=[False])[0] == "unknown",
      "the clocksource not read: unknown, whatever its VMs")
+# The name: CPUID's, and the kernel's beside it where the two disagree (a PVM host shows bhyve's signature).
+m = health.machine(True, "bhyve bhyve ", "PVM")
+t.ok(m["guest"] and m["hypervisor"] == "bhyve (the kernel says PVM)",
+     "CPUID says bhyve, the kernel PVM: both named", m)
+same = [health.machine(True, v, k)["hypervisor"] for v, k in
+        (("KVMKVMKVM", "KVM"), ("Microsoft Hv", "Microsoft Hyper-V"), ("XenVMMXenVMM", "Xen HVM"), ("KVMKVMKVM", None))]
+t.ok(same == ["KVM", "Hyper-V", "Xen", "KVM"], "CPUID and the kernel agree (or the kernel is silent): one name", same)
 t.done()
