@@ -2,6 +2,7 @@
 #include "clockbench.h"
 
 #include <math.h>
+#include <string.h>
 
 /* Length of the valid UTF-8 sequence at p (RFC 3629: no overlong form, no
  * surrogate, nothing past U+10FFFF), or 0. */
@@ -29,32 +30,28 @@ static int utf8_len(const unsigned char *p)
 /* s as a JSON string: quoted, escaped, valid UTF-8. */
 static void cb_json_escape(FILE *f, const char *s)
 {
+	/* the bytes with a short escape, and the letter after the backslash */
+	static const char shorts[] = "\"\\\n\r\t\b\f";
+	static const char letters[] = "\"\\nrtbf";
 	const unsigned char *p = (const unsigned char *)s;
+	const char *e;
 	int n;
 
 	fputc('"', f);
 	for (; *p; p++) {
-		switch (*p) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\b': fputs("\\b", f); break;
-		case '\f': fputs("\\f", f); break;
-		default:
-			/* Control bytes escaped; invalid UTF-8 replaced, one U+FFFD a
-			 * byte, so the output always parses, even strictly. */
-			if (*p < 0x20 || *p == 0x7f) {
-				fprintf(f, "\\u%04x", *p);
-			} else if (*p < 0x80) {
-				fputc(*p, f);
-			} else if ((n = utf8_len(p))) {
-				fwrite(p, 1, (size_t)n, f);
-				p += n - 1;
-			} else {
-				fputs("\\ufffd", f);
-			}
+		/* Control bytes escaped; invalid UTF-8 replaced, one U+FFFD a
+		 * byte, so the output always parses, even strictly. */
+		if ((e = strchr(shorts, *p))) {
+			fprintf(f, "\\%c", letters[e - shorts]);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\u%04x", *p);
+		} else if (*p < 0x80) {
+			fputc(*p, f);
+		} else if ((n = utf8_len(p))) {
+			fwrite(p, 1, (size_t)n, f);
+			p += n - 1;
+		} else {
+			fputs("\\ufffd", f);
 		}
 	}
 	fputc('"', f);
