@@ -383,7 +383,7 @@ def plan(results, run_id, rounds, css, s, guest_opts, accel_opts, original):
                           "tsc_rate_seconds": s["tsc_rate"] if n == 1 else "0",
                           "guest": s["guest"], "observe": s["observe"] if n == 1 else "0"})
     fallbacks = [c for c in css if c not in names.TSC_NAMES] if s["guest"] else []
-    tcg = any(o == "--accel=tcg" for o in guest_opts)
+    tcg = "--accel=tcg" in guest_opts
     p = {"schema": runfolder.SCHEMA_PLAN, "run_id": os.path.basename(run_dir), "rounds": rounds, "clocksources": css,
          "original": original, "force": s["force"], "guest": s["guest"],
          "host_options": host_options(s), "guest_options": guest_opts + accel_opts if s["guest"] else [],
@@ -646,11 +646,9 @@ def _main(argv, b):
     if rc or b.signal:
         return b.signal or 1
     if s["guest"]:
-        try:
+        with contextlib.suppress(OSError, kvmtrace.TraceError, kvmtrace.Unavailable):
             for inst in kvmtrace.clean():
                 say("removed stale tracing instance %s (its process is gone)" % inst)
-        except (OSError, kvmtrace.TraceError, kvmtrace.Unavailable):
-            pass
     if kernel and not s["quiet"]:
         say(kernel[1])
     accel_opts = probe(a) if s["guest"] else []
