@@ -34,8 +34,6 @@ from . import accel, kvmtrace, launcher, msg, preflight, qemu, settings
 from .msg import RunError, Usage
 
 HERE = os.path.join(cbhost.TOP, "host-scripts")
-REPORT_TOOL = launcher.REPORT_TOOL
-SCHEMA_PLAN = runfolder.SCHEMA_PLAN
 # The defaults: 4 rounds (the [min, max] of 4 per-round ratios holds their
 # median with probability 7/8; 6 rounds would reach 31/32, 96.9 %), of 50
 # ms a cell, host and guest.  A round and clocksource costs some 9 s beyond
@@ -200,11 +198,9 @@ def parse(argv):
              kernel_given=False, engine=[], guest_opts=[], guest_only=[], help=False, version=False)
     args = list(argv)
     while args:
-        opt, val, has = args[0], "", False
-        if opt.startswith("--") and "=" in opt:
-            opt, val, has = opt.split("=", 1)[0], opt.split("=", 1)[1], True
+        opt, eq, val = args[0].partition("=") if args[0].startswith("--") else (args[0], "", "")
         if opt in FLAGS:
-            if has:
+            if eq:
                 raise Usage("%s takes no value" % opt)
             args.pop(0)
             key = FLAGS[opt]
@@ -217,7 +213,7 @@ def parse(argv):
             args.pop(0)
             break
         elif re.match(r"--[a-z]", opt):
-            if not has:
+            if not eq:
                 if len(args) < 2:
                     raise Usage("%s needs a value" % opt)
                 val = args.pop(1)
@@ -387,8 +383,8 @@ def plan(results, run_id, rounds, css, s, guest_opts, accel_opts, original):
                           "tsc_rate_seconds": s["tsc_rate"] if n == 1 else "0",
                           "guest": s["guest"], "observe": s["observe"] if n == 1 else "0"})
     fallbacks = [c for c in css if c not in names.TSC_NAMES] if s["guest"] else []
-    tcg = any(o == "--accel=tcg" for o in guest_opts)
-    p = {"schema": SCHEMA_PLAN, "run_id": os.path.basename(run_dir), "rounds": rounds, "clocksources": css,
+    tcg = "--accel=tcg" in guest_opts
+    p = {"schema": runfolder.SCHEMA_PLAN, "run_id": os.path.basename(run_dir), "rounds": rounds, "clocksources": css,
          "original": original, "force": s["force"], "guest": s["guest"],
          "host_options": host_options(s), "guest_options": guest_opts + accel_opts if s["guest"] else [],
          "steps": steps,
@@ -539,10 +535,9 @@ class Sweep:
             return
         vm = ["--kernel", qemu.default_kernel()]
         for o in guest_opts:
-            if o.startswith("--kernel="):
-                vm += ["--kernel", o[len("--kernel="):]]
-            elif o.startswith("--qemu="):
-                vm += ["--qemu", o[len("--qemu="):]]
+            name, _, value = o.partition("=")
+            if name in ("--kernel", "--qemu"):
+                vm += [name, value]
         if self.s["force"]:
             vm.append("--force")
         if self.plan["running_vm"].get("in_guest"):
@@ -576,11 +571,11 @@ class Sweep:
         says so in its line and does not stop the other.  Its status."""
         try:
             with own():
-                return subprocess.run([REPORT_TOOL, "summary", self.dir, "--screen", "--host-clocksource",
+                return subprocess.run([launcher.REPORT_TOOL, "summary", self.dir, "--screen", "--host-clocksource",
                                        self.plan["original"], "--report-out", report_out],
                                       stdin=subprocess.DEVNULL).returncode and 1
         except OSError as e:
-            say("%s: %s" % (REPORT_TOOL, e.strerror))
+            say("%s: %s" % (launcher.REPORT_TOOL, e.strerror))
             return 1
 
 
@@ -629,8 +624,7 @@ def _main(argv, b):
     css = clocksources(s, offered.split(), rounds)
     kernel = stand_in_kernel(s)
     guest_opts = s["guest_opts"] + ([kernel[0]] if kernel else [])
-    common = ["--duration=%s" % s["duration"], "--workloads=%s" % s["workloads"]] + s["engine"]
-    guest_opts += common
+    guest_opts += ["--duration=%s" % s["duration"], "--workloads=%s" % s["workloads"]] + s["engine"]
     report_out = s["report_out"] or os.path.join(report_default, run_id)
     # Every setting, once, before anything is made or switched: each
     # command judges its own with the code its run uses (the engine's
@@ -652,11 +646,9 @@ def _main(argv, b):
     if rc or b.signal:
         return b.signal or 1
     if s["guest"]:
-        try:
+        with contextlib.suppress(OSError, kvmtrace.TraceError, kvmtrace.Unavailable):
             for inst in kvmtrace.clean():
                 say("removed stale tracing instance %s (its process is gone)" % inst)
-        except (OSError, kvmtrace.TraceError, kvmtrace.Unavailable):
-            pass
     if kernel and not s["quiet"]:
         say(kernel[1])
     accel_opts = probe(a) if s["guest"] else []

@@ -139,13 +139,12 @@ def vm_name(pid, domains=None):
     args = raw.split("\0")
     for i, a in enumerate(args[:-1]):
         if a in ("-name", "--name"):
-            v = args[i + 1]
-            for part in v.split(","):
+            parts = args[i + 1].split(",")
+            for part in parts:
                 if part.startswith("guest="):
                     return part[6:][:NAME_MAX], "cmdline"
-            first = v.split(",")[0]
-            if first and "=" not in first:
-                return first[:NAME_MAX], "cmdline"
+            if parts[0] and "=" not in parts[0]:
+                return parts[0][:NAME_MAX], "cmdline"
     return str(pid), "pid"
 
 
