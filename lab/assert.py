@@ -347,13 +347,21 @@ def l1_tsc(ev):
     switched = [c for c in map(switched_to, lines) if c]
     if not switched:
         raise NoEvidence("%s: no 'clocksource: Switched to clocksource' line" % ev.boot["dmesg"])
+    return tsc_verdict(lines, [("switched to", switched[-1]), ("current", cur)])
+
+
+def tsc_verdict(lines, seen):
+    """'unstable' where a line of L1's log gives the TSC up and every
+    clocksource seen ([(words, name)]) is off it, 'stable' where none does
+    and every one is tsc; else 'no verdict' with what was seen."""
     marked = any(marks_tsc_unstable(line) for line in lines)
-    if marked and switched[-1] not in ON_TSC and cur not in ON_TSC:
+    names = [cs for _, cs in seen]
+    if marked and all(cs not in ON_TSC for cs in names):
         return "unstable"
-    if not marked and switched[-1] == "tsc" and cur == "tsc":
+    if not marked and all(cs == "tsc" for cs in names):
         return "stable"
-    return "no verdict: marked unstable %s, switched to %s, current %s" % (
-        "yes" if marked else "no", switched[-1], cur)
+    return "no verdict: marked unstable %s, %s" % (
+        "yes" if marked else "no", ", ".join("%s %s" % pair for pair in seen))
 
 
 def l1_watched(ev):
@@ -446,12 +454,7 @@ def l1_tsc_after(ev):
     the TSC up) and the clocksource L1 read after the run."""
     lines = ev.dmesg_after()
     cur = text(os.path.join(ev.d, ev.files["after"])).strip()
-    marked = any(marks_tsc_unstable(line) for line in lines)
-    if marked and cur not in ON_TSC:
-        return "unstable"
-    if not marked and cur == "tsc":
-        return "stable"
-    return "no verdict: marked unstable %s, current %s" % ("yes" if marked else "no", cur)
+    return tsc_verdict(lines, [("current", cur)])
 
 
 def readout_margin_pct(ev):

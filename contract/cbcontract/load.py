@@ -221,16 +221,10 @@ class Measurement:
 
     def workload(self, name):
         """The Workload row of that name, None when not run."""
-        for w in self.workloads:
-            if w.workload == name:
-                return w
-        return None
+        return next((w for w in self.workloads if w.workload == name), None)
 
     def row(self, clock, method, threads):
-        for r in self.rows:
-            if r.clock == clock and r.method == method and r.threads == threads:
-                return r
-        return None
+        return next((r for r in self.rows if (r.clock, r.method, r.threads) == (clock, method, threads)), None)
 
     def headline(self):
         """CLOCK_MONOTONIC through the C library, by thread count; a row
@@ -488,20 +482,22 @@ def _positive(path, at, v):
     return v
 
 
-def _str(path, at, v, null=False):
+def _typed(path, at, v, good, want, null):
+    """v if good(v) is true (or None where null is allowed), else one line
+    saying it is not want."""
     if v is None and null:
         return None
-    if not isinstance(v, str) or not v:
-        raise InputError(path, "%s: expected a string%s, got %s" % (at, " or null" if null else "", _v(v)))
+    if not good(v):
+        raise InputError(path, "%s: expected %s%s, got %s" % (at, want, " or null" if null else "", _v(v)))
     return v
+
+
+def _str(path, at, v, null=False):
+    return _typed(path, at, v, lambda x: isinstance(x, str) and x, "a string", null)
 
 
 def _bool(path, at, v, null=False):
-    if v is None and null:
-        return None
-    if not isinstance(v, bool):
-        raise InputError(path, "%s: expected true or false%s, got %s" % (at, " or null" if null else "", _v(v)))
-    return v
+    return _typed(path, at, v, lambda x: isinstance(x, bool), "true or false", null)
 
 
 def _agrees(a, b, rel):
@@ -730,11 +726,8 @@ class Trace:
 
 
 def _int(path, at, v, null=False):
-    if v is None and null:
-        return None
-    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-        raise InputError(path, "%s: expected an integer >= 0%s, got %s" % (at, " or null" if null else "", _v(v)))
-    return v
+    return _typed(path, at, v, lambda x: isinstance(x, int) and not isinstance(x, bool) and x >= 0,
+                  "an integer >= 0", null)
 
 
 def _obj(path, at, v):
