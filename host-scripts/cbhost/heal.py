@@ -79,14 +79,9 @@ def is_kvm(path, want):
     """True when the open file behind path (a /proc/PID/fd link, followed
     by the kernel to the file itself, not by its name) is the KVM device
     want (kvm_device()).  A file bind-mounted over /dev/kvm in another
-    mount namespace reads as "/dev/kvm" and is not it."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return False
-    if want[0] == "chr":
-        return stat.S_ISCHR(st.st_mode) and st.st_rdev == want[1]
-    return not stat.S_ISCHR(st.st_mode) and (st.st_dev, st.st_ino) == want[1]
+    mount namespace reads as "/dev/kvm" and is not it; a file that cannot
+    be stat()ed is not it either."""
+    return kvm_device(path) == want
 
 
 def kvm_pids():
