@@ -222,7 +222,9 @@ t.ok(rc == 0 and len(err.splitlines()) == 1 and "no-such-log" in err
 # stop it; as root, the lock folder is root's alone and nobody cannot open the lock in it.
 os.chmod(t.tmp, 0o755)
 d8 = folder("flocked")
-holder = ["flock", "-n", d8, "sleep", "3600"]  # killed below; a loaded machine's watch run can outlast a minute
+# The holder waits for the lock (no -n): the probe below holds it for an instant, and a holder that gave up then
+# was the flake of a loaded machine.  Killed below; a loaded machine's watch run can outlast a minute.
+holder = ["flock", d8, "sleep", "3600"]
 if os.geteuid() == 0:
     holder = ["runuser", "-u", "nobody", "--"] + holder
 h = subprocess.Popen(holder, start_new_session=True)  # its group killed below: runuser's children too
